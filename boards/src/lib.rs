@@ -1,0 +1,5 @@
+//! DGT electronic chess boards: the byte protocol (sans-I/O), the serial transport with
+//! single-board and bus mode, port discovery, and an emulator that speaks the protocol over a
+//! pseudo-terminal.
+
+pub mod protocol;
