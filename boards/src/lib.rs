@@ -3,3 +3,5 @@
 //! pseudo-terminal.
 
 pub mod protocol;
+pub mod emulator;
+pub mod transport;

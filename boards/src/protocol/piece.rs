@@ -19,6 +19,11 @@ impl DgtSquare {
         (index < 64).then_some(DgtSquare(index))
     }
 
+    /// All 64 squares in index order.
+    pub fn all() -> impl Iterator<Item = DgtSquare> {
+        (0u8..64).map(DgtSquare)
+    }
+
     pub fn index(self) -> u8 {
         self.0
     }

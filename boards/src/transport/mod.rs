@@ -1,0 +1,6 @@
+//! Serial ports and the sessions that read boards over them.
+
+pub mod ports;
+pub mod session;
+
+pub use session::{PortEvent, ProbeResult, SessionConfig, probe, run};

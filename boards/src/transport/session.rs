@@ -1,0 +1,627 @@
+//! One port's session: open it, bring the board(s) into the right mode, read, keep alive,
+//! notice silence, and come back after an unplug — under a new port name if need be, found by
+//! the e-board's serial number.
+//!
+//! The session only moves bytes and turns decoded frames into [`PortEvent`]s; all protocol
+//! knowledge is in [`crate::protocol`]. It runs on its own thread (a blocking loop with a short
+//! read timeout) and reports through a callback, so it works the same under any runtime.
+
+use super::ports;
+use crate::protocol::{
+    BusCommand, BusReplyKind, ClockMessage, Command, Decoded, Decoder, EeRecord, LineMode, Message,
+};
+use serde::Serialize;
+use serialport::SerialPort;
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How a session behaves; [`SessionConfig::new`] gives the defaults for real boards.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    pub path: String,
+    pub mode: LineMode,
+    /// A cheap request this often keeps the line alive and proves the board is there.
+    pub keepalive: Duration,
+    /// Re-request the update mode and a full board dump this often (guards against a board
+    /// that was power-cycled into bus mode, or a lost field update).
+    pub refresh: Duration,
+    /// No byte for this long: the board is reported lost (the port stays open).
+    pub lost_after: Duration,
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+    /// Where else to look for the board after an unplug (paths or `dir/prefix*`), besides the
+    /// ports the system lists.
+    pub rescan: Vec<String>,
+    /// Bus mode: how long to wait for an addressed reply.
+    pub bus_reply_timeout: Duration,
+    /// Bus mode: pause between two polling rounds.
+    pub bus_poll_gap: Duration,
+    /// Bus mode: look for boards newly added to the chain this often.
+    pub bus_rediscover: Duration,
+    /// Ports held by other sessions of this process; never probed.
+    pub in_use: Option<Arc<Mutex<HashSet<String>>>>,
+}
+
+impl SessionConfig {
+    pub fn new(path: &str, mode: LineMode) -> SessionConfig {
+        SessionConfig {
+            path: path.to_string(),
+            mode,
+            keepalive: Duration::from_secs(2),
+            refresh: Duration::from_secs(10),
+            lost_after: Duration::from_secs(5),
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(5),
+            rescan: Vec::new(),
+            bus_reply_timeout: Duration::from_millis(150),
+            bus_poll_gap: Duration::from_millis(100),
+            bus_rediscover: Duration::from_secs(20),
+            in_use: None,
+        }
+    }
+}
+
+/// What a session reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum PortEvent {
+    Opened { path: String },
+    /// An e-board on this port answered with its serial number.
+    Identified { serial: String, address: Option<u16>, path: String },
+    /// A decoded message from a board (bus replies are turned into the same messages).
+    Message {
+        serial: Option<String>,
+        message: Message,
+        #[serde(skip)]
+        raw: Vec<u8>,
+        #[serde(skip)]
+        at: SystemTime,
+    },
+    Garbage { bytes: Vec<u8> },
+    /// A bus reply failed its checksum; the session asked again.
+    ChecksumError { address: u16 },
+    Lost { serial: Option<String> },
+    Back { serial: Option<String> },
+    /// The port closed (unplugged, read error, end of file); the session will try again.
+    Closed { path: String, reason: String },
+    /// The board was found again under another name.
+    Moved { serial: String, from: String, to: String },
+}
+
+type Port = Box<dyn SerialPort>;
+
+fn canonical(path: &str) -> String {
+    std::fs::canonicalize(path).map_or_else(|_| path.to_string(), |p| p.display().to_string())
+}
+
+struct Claim {
+    set: Option<Arc<Mutex<HashSet<String>>>>,
+    key: String,
+}
+
+impl Claim {
+    fn new(set: &Option<Arc<Mutex<HashSet<String>>>>, path: &str) -> Claim {
+        let key = canonical(path);
+        if let Some(s) = set {
+            s.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone());
+        }
+        Claim { set: set.clone(), key }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(s) = &self.set {
+            s.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+        }
+    }
+}
+
+fn send(port: &mut Port, commands: &[Command]) -> io::Result<()> {
+    let bytes: Vec<u8> = commands.iter().flat_map(Command::encode).collect();
+    port.write_all(&bytes)?;
+    port.flush()
+}
+
+/// Reads what is there (waiting at most the port's timeout). `Ok(None)` = nothing yet.
+fn read_some(port: &mut Port, buf: &mut [u8]) -> Result<Option<usize>, String> {
+    match port.read(buf) {
+        Ok(0) => Err("end of file (device gone)".into()),
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
+    let end = Instant::now() + d;
+    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+    }
+}
+
+/// Runs a session until `stop` is set. Every event goes to `sink`.
+pub fn run(cfg: SessionConfig, sink: &mut dyn FnMut(PortEvent), stop: &AtomicBool) {
+    let mut path = cfg.path.clone();
+    let mut known: Vec<String> = Vec::new();
+    let mut backoff = cfg.backoff_min;
+    let mut reported_failure = false;
+    while !stop.load(Ordering::Relaxed) {
+        match ports::open(&path) {
+            Ok(mut port) => {
+                let _claim = Claim::new(&cfg.in_use, &path);
+                backoff = cfg.backoff_min;
+                reported_failure = false;
+                sink(PortEvent::Opened { path: path.clone() });
+                let reason = match cfg.mode {
+                    LineMode::Single => single(&cfg, &path, &mut port, &mut known, sink, stop),
+                    LineMode::Bus => bus(&cfg, &path, &mut port, &mut known, sink, stop),
+                };
+                sink(PortEvent::Closed { path: path.clone(), reason });
+            }
+            Err(e) => {
+                if !reported_failure {
+                    sink(PortEvent::Closed { path: path.clone(), reason: format!("cannot open: {e}") });
+                    reported_failure = true;
+                }
+            }
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        sleep_unless_stopped(backoff, stop);
+        backoff = (backoff * 2).min(cfg.backoff_max);
+        // The same name may come back; if not, look for our board under another one.
+        if !known.is_empty() && !Path::new(&path).exists()
+            && let Some(found) = find_again(&cfg, &path, &known, stop)
+        {
+            sink(PortEvent::Moved { serial: known[0].clone(), from: path.clone(), to: found.clone() });
+            path = found;
+            backoff = cfg.backoff_min;
+        }
+    }
+}
+
+/// Probes candidate ports not held by anyone for one of `serials`.
+fn find_again(cfg: &SessionConfig, old: &str, serials: &[String], stop: &AtomicBool) -> Option<String> {
+    let mut candidates: Vec<String> = ports::list(&cfg.rescan).into_iter().map(|p| p.path).collect();
+    candidates.retain(|c| c != old);
+    for c in candidates {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let busy = cfg.in_use.as_ref().is_some_and(|s| {
+            s.lock().unwrap_or_else(|e| e.into_inner()).contains(&canonical(&c))
+        });
+        if busy {
+            continue;
+        }
+        if let Ok(found) = probe(&c, cfg.mode, Duration::from_millis(700))
+            && found.serials.iter().any(|s| serials.contains(s))
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// What a probe found on a port.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProbeResult {
+    pub path: String,
+    pub mode: Option<LineMode>,
+    pub serials: Vec<String>,
+    pub long_serial: Option<String>,
+    pub version: Option<(u8, u8)>,
+    pub trademark: Option<String>,
+}
+
+/// Asks whatever is on `path` who it is: first as a single board, then as a bus. Leaves a
+/// single board idle (a probe must not start a board talking).
+pub fn probe(path: &str, prefer: LineMode, wait: Duration) -> io::Result<ProbeResult> {
+    let mut port = ports::open(path).map_err(io::Error::from)?;
+    let mut result = ProbeResult { path: path.to_string(), ..ProbeResult::default() };
+    let order = match prefer {
+        LineMode::Single => [LineMode::Single, LineMode::Bus],
+        LineMode::Bus => [LineMode::Bus, LineMode::Single],
+    };
+    for mode in order {
+        let mut dec = Decoder::new(mode);
+        match mode {
+            LineMode::Single => send(&mut port, &[
+                Command::Reset,
+                Command::ReturnSerialNumber,
+                Command::ReturnLongSerialNumber,
+                Command::SendVersion,
+            ])?,
+            LineMode::Bus => send(&mut port, &[Command::Bus { command: BusCommand::Ping, address: 0 }])?,
+        }
+        let end = Instant::now() + if mode == LineMode::Bus { wait.max(Duration::from_millis(1200)) } else { wait };
+        let mut buf = [0u8; 256];
+        while Instant::now() < end {
+            let n = match read_some(&mut port, &mut buf) {
+                Ok(Some(n)) => n,
+                Ok(None) => continue,
+                Err(e) => return Err(io::Error::other(e)),
+            };
+            for (item, _) in dec.feed(&buf[..n]) {
+                match item {
+                    Decoded::Message { message } => match message {
+                        Message::SerialNumber { serial } => result.serials.push(serial),
+                        Message::LongSerialNumber { serial } => result.long_serial = Some(serial),
+                        Message::Version { major, minor } => result.version = Some((major, minor)),
+                        Message::Trademark { text } => result.trademark = Some(text),
+                        _ => {}
+                    },
+                    Decoded::Bus { reply } if reply.reply == BusReplyKind::Ping => {
+                        result.serials.push(format!("{:05}", reply.address));
+                    }
+                    _ => {}
+                }
+            }
+            if mode == LineMode::Single && result.version.is_some() && !result.serials.is_empty() {
+                break;
+            }
+        }
+        if !result.serials.is_empty() {
+            result.serials.sort();
+            result.serials.dedup();
+            result.mode = Some(mode);
+            if mode == LineMode::Single {
+                let _ = send(&mut port, &[Command::Reset]);
+            }
+            return Ok(result);
+        }
+    }
+    Ok(result)
+}
+
+const SINGLE_START: [Command; 8] = [
+    Command::Reset,
+    Command::ReturnSerialNumber,
+    Command::ReturnLongSerialNumber,
+    Command::SendVersion,
+    Command::ReturnBusAddress,
+    Command::SendUpdateNice,
+    Command::SendBoard,
+    Command::SendClock,
+];
+
+fn single(
+    cfg: &SessionConfig,
+    path: &str,
+    port: &mut Port,
+    known: &mut Vec<String>,
+    sink: &mut dyn FnMut(PortEvent),
+    stop: &AtomicBool,
+) -> String {
+    let mut dec = Decoder::new(LineMode::Single);
+    let mut serial: Option<String> = None;
+    if let Err(e) = send(port, &SINGLE_START) {
+        return e.to_string();
+    }
+    let mut last_rx = Instant::now();
+    let mut last_keepalive = Instant::now();
+    let mut last_refresh = Instant::now();
+    let mut lost = false;
+    let mut buf = [0u8; 1024];
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return "stopped".into();
+        }
+        let n = match read_some(port, &mut buf) {
+            Ok(n) => n.unwrap_or(0),
+            Err(reason) => return reason,
+        };
+        let at = SystemTime::now();
+        for (item, raw) in dec.feed(&buf[..n]) {
+            last_rx = Instant::now();
+            if lost {
+                lost = false;
+                sink(PortEvent::Back { serial: serial.clone() });
+                // It may have been switched off and on (back in bus mode): start it again.
+                if let Err(e) = send(port, &SINGLE_START) {
+                    return e.to_string();
+                }
+            }
+            match item {
+                Decoded::Message { message } => {
+                    if let Message::SerialNumber { serial: s } = &message
+                        && serial.as_ref() != Some(s)
+                    {
+                        serial = Some(s.clone());
+                        if !known.contains(s) {
+                            known.insert(0, s.clone());
+                        }
+                        sink(PortEvent::Identified { serial: s.clone(), address: None, path: path.to_string() });
+                    }
+                    sink(PortEvent::Message { serial: serial.clone(), message, raw, at });
+                }
+                Decoded::Garbage { bytes } => sink(PortEvent::Garbage { bytes }),
+                // Bus replies cannot be decoded in single mode; nothing else to do.
+                Decoded::Bus { .. } | Decoded::BadChecksum { .. } => {}
+            }
+        }
+        let now = Instant::now();
+        if !lost && now.duration_since(last_rx) > cfg.lost_after {
+            lost = true;
+            sink(PortEvent::Lost { serial: serial.clone() });
+        }
+        if now.duration_since(last_refresh) >= cfg.refresh {
+            last_refresh = now;
+            last_keepalive = now;
+            if let Err(e) = send(port, &[Command::SendUpdateNice, Command::SendBoard, Command::ReturnSerialNumber]) {
+                return e.to_string();
+            }
+        } else if now.duration_since(last_keepalive) >= cfg.keepalive {
+            last_keepalive = now;
+            if let Err(e) = send(port, &[Command::ReturnSerialNumber]) {
+                return e.to_string();
+            }
+        }
+    }
+}
+
+/// One board on a bus, as the session tracks it.
+struct BusBoard {
+    serial: String,
+    last_ok: Instant,
+    last_dump: Instant,
+    last_clock: Option<ClockMessage>,
+    lost: bool,
+}
+
+enum BusAnswer {
+    Reply(BusReplyKind, Vec<u8>),
+    BadChecksum,
+    Timeout,
+}
+
+struct BusLine<'a> {
+    cfg: &'a SessionConfig,
+    port: &'a mut Port,
+    dec: Decoder,
+    sink: &'a mut dyn FnMut(PortEvent),
+    buf: Vec<u8>,
+}
+
+impl BusLine<'_> {
+    fn command(&mut self, command: BusCommand, address: u16) -> Result<(), String> {
+        send(self.port, &[Command::Bus { command, address }]).map_err(|e| e.to_string())
+    }
+
+    /// Reads until `deadline`, handing every item to `f`; stops early when `f` says so.
+    fn read_until(
+        &mut self,
+        deadline: Instant,
+        f: &mut dyn FnMut(Decoded, Vec<u8>) -> bool,
+    ) -> Result<(), String> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = loop {
+            if Instant::now() >= deadline {
+                break Ok(());
+            }
+            let n = match read_some(self.port, &mut buf) {
+                Ok(n) => n.unwrap_or(0),
+                Err(reason) => break Err(reason),
+            };
+            let mut done = false;
+            for (item, raw) in self.dec.feed(&buf[..n]) {
+                if let Decoded::Garbage { bytes } = &item {
+                    (self.sink)(PortEvent::Garbage { bytes: bytes.clone() });
+                }
+                done |= f(item, raw);
+            }
+            if done {
+                break Ok(());
+            }
+        };
+        self.buf = buf;
+        result
+    }
+
+    /// Sends a command to one board and waits for its answer.
+    fn request(&mut self, command: BusCommand, address: u16) -> Result<BusAnswer, String> {
+        self.command(command, address)?;
+        let mut answer = BusAnswer::Timeout;
+        let deadline = Instant::now() + self.cfg.bus_reply_timeout;
+        self.read_until(deadline, &mut |item, raw| match item {
+            Decoded::Bus { reply } if reply.address == address => {
+                answer = BusAnswer::Reply(reply.reply, raw);
+                true
+            }
+            Decoded::BadChecksum { address: a, .. } if a == address => {
+                answer = BusAnswer::BadChecksum;
+                true
+            }
+            _ => false,
+        })?;
+        if matches!(answer, BusAnswer::BadChecksum) {
+            (self.sink)(PortEvent::ChecksumError { address });
+        }
+        Ok(answer)
+    }
+
+    /// A request that is safe to repeat (dump, clock): asked once more after a bad checksum.
+    fn request_idempotent(&mut self, command: BusCommand, address: u16) -> Result<BusAnswer, String> {
+        match self.request(command, address)? {
+            BusAnswer::BadChecksum => self.request(command, address),
+            other => Ok(other),
+        }
+    }
+}
+
+fn bus(
+    cfg: &SessionConfig,
+    path: &str,
+    port: &mut Port,
+    known: &mut Vec<String>,
+    sink: &mut dyn FnMut(PortEvent),
+    stop: &AtomicBool,
+) -> String {
+    let mut line = BusLine { cfg, port, dec: Decoder::new(LineMode::Bus), sink, buf: vec![0u8; 1024] };
+    match bus_loop(&mut line, path, known, stop) {
+        Ok(()) => "stopped".into(),
+        Err(reason) => reason,
+    }
+}
+
+/// Finds the boards on the line (§10: ping the known ones, then repeatedly mute the found ones
+/// and broadcast a ping until nobody new answers).
+fn discover(line: &mut BusLine<'_>, boards: &BTreeMap<u16, BusBoard>, known: &[String]) -> Result<Vec<u16>, String> {
+    let mut found: Vec<u16> = boards.keys().copied().collect();
+    for s in known {
+        if let Ok(a) = s.parse::<u16>()
+            && !found.contains(&a)
+            && matches!(line.request(BusCommand::Ping, a)?, BusAnswer::Reply(BusReplyKind::Ping, _))
+        {
+            found.push(a);
+        }
+    }
+    for _round in 0..16 {
+        for a in found.clone() {
+            line.request(BusCommand::IgnoreNextPing, a)?;
+        }
+        line.command(BusCommand::Ping, 0)?;
+        let mut new = Vec::new();
+        let deadline = Instant::now() + Duration::from_millis(1200);
+        line.read_until(deadline, &mut |item, _| {
+            if let Decoded::Bus { reply } = item
+                && reply.reply == BusReplyKind::Ping
+                && !found.contains(&reply.address)
+                && !new.contains(&reply.address)
+            {
+                new.push(reply.address);
+            }
+            false
+        })?;
+        if new.is_empty() {
+            break;
+        }
+        found.extend(new);
+    }
+    found.retain(|a| !boards.contains_key(a));
+    Ok(found)
+}
+
+fn bus_loop(line: &mut BusLine<'_>, path: &str, known: &mut Vec<String>, stop: &AtomicBool) -> Result<(), String> {
+    let cfg = line.cfg;
+    let mut boards: BTreeMap<u16, BusBoard> = BTreeMap::new();
+    let mut last_discovery: Option<Instant> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let due = last_discovery.is_none_or(|t| {
+            t.elapsed() >= if boards.is_empty() { Duration::from_secs(2) } else { cfg.bus_rediscover }
+        });
+        if due {
+            last_discovery = Some(Instant::now());
+            for address in discover(line, &boards, known)? {
+                let serial = format!("{address:05}");
+                if !known.contains(&serial) {
+                    known.push(serial.clone());
+                }
+                (line.sink)(PortEvent::Identified { serial: serial.clone(), address: Some(address), path: path.to_string() });
+                if let BusAnswer::Reply(BusReplyKind::Version { major, minor }, raw) =
+                    line.request(BusCommand::SendVersion, address)?
+                {
+                    let message = Message::Version { major, minor };
+                    (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw, at: SystemTime::now() });
+                }
+                let then = Instant::now();
+                boards.insert(address, BusBoard {
+                    serial,
+                    last_ok: then,
+                    // Due at once: the first round dumps the board.
+                    last_dump: then.checked_sub(cfg.refresh).unwrap_or(then),
+                    last_clock: None,
+                    lost: false,
+                });
+            }
+        }
+        let addresses: Vec<u16> = boards.keys().copied().collect();
+        for address in addresses {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            poll_board(line, &mut boards, address)?;
+        }
+        sleep_unless_stopped(cfg.bus_poll_gap, stop);
+    }
+    Ok(())
+}
+
+fn poll_board(line: &mut BusLine<'_>, boards: &mut BTreeMap<u16, BusBoard>, address: u16) -> Result<(), String> {
+    let cfg = line.cfg;
+    let Some(serial) = boards.get(&address).map(|b| b.serial.clone()) else { return Ok(()) };
+    let mut answered = false;
+    let mut doubt = false;
+    // Changes since the last poll; repeat (not re-request) after a bad checksum, so nothing
+    // the board already handed over is lost.
+    let mut answer = line.request(BusCommand::SendChanges, address)?;
+    for _ in 0..3 {
+        if !matches!(answer, BusAnswer::BadChecksum) {
+            break;
+        }
+        answer = line.request(BusCommand::RepeatChanges, address)?;
+    }
+    match answer {
+        BusAnswer::Reply(BusReplyKind::Changes { records }, raw) => {
+            answered = true;
+            let at = SystemTime::now();
+            for r in records {
+                match r {
+                    EeRecord::Field { square, piece, .. } => {
+                        let message = Message::FieldUpdate { square, piece };
+                        (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw: raw.clone(), at });
+                    }
+                    EeRecord::Clock { .. } | EeRecord::Nop => {}
+                    // The board restarted, was set up anew, or sent something we cannot place:
+                    // read the whole board rather than trust the log.
+                    _ => doubt = true,
+                }
+            }
+        }
+        BusAnswer::BadChecksum => doubt = true,
+        BusAnswer::Reply(..) | BusAnswer::Timeout => {}
+    }
+    let refresh_due = boards.get(&address).is_some_and(|b| b.last_dump.elapsed() >= cfg.refresh);
+    if doubt || refresh_due {
+        if let BusAnswer::Reply(BusReplyKind::BoardDump { placement }, raw) = line.request_idempotent(BusCommand::SendBoard, address)? {
+            answered = true;
+            if let Some(b) = boards.get_mut(&address) {
+                b.last_dump = Instant::now();
+            }
+            let message = Message::BoardDump { placement };
+            (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw, at: SystemTime::now() });
+        }
+    }
+    if let BusAnswer::Reply(BusReplyKind::Clock { clock }, raw) = line.request_idempotent(BusCommand::SendClock, address)? {
+        answered = true;
+        let changed = boards.get(&address).is_some_and(|b| b.last_clock != Some(clock));
+        if let Some(b) = boards.get_mut(&address) {
+            b.last_clock = Some(clock);
+        }
+        if changed {
+            let message = Message::Clock { clock };
+            (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw, at: SystemTime::now() });
+        }
+    }
+    let Some(b) = boards.get_mut(&address) else { return Ok(()) };
+    if answered {
+        b.last_ok = Instant::now();
+        if b.lost {
+            b.lost = false;
+            // Force a dump next round: moves made while it was away show up there.
+            b.last_dump = b.last_dump.checked_sub(cfg.refresh).unwrap_or(b.last_dump);
+            (line.sink)(PortEvent::Back { serial: Some(serial) });
+        }
+    } else if !b.lost && b.last_ok.elapsed() > cfg.lost_after {
+        b.lost = true;
+        (line.sink)(PortEvent::Lost { serial: Some(serial) });
+    }
+    Ok(())
+}
