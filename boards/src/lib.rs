@@ -2,6 +2,6 @@
 //! single-board and bus mode, port discovery, and an emulator that speaks the protocol over a
 //! pseudo-terminal.
 
-pub mod protocol;
 pub mod emulator;
+pub mod protocol;
 pub mod transport;

@@ -4,7 +4,9 @@
 use boards::emulator::board::{BoardIdentity, EmulatedBoard};
 use boards::emulator::clock::ChessClock;
 use boards::emulator::line::{Line, VirtualClock};
-use boards::protocol::{ClockMessage, ClockSide, DgtSquare, LineMode, Message, Orientation, PieceCode};
+use boards::protocol::{
+    ClockMessage, ClockSide, DgtSquare, LineMode, Message, Orientation, PieceCode,
+};
 use boards::transport::{PortEvent, SessionConfig};
 use shakmaty::Square;
 use std::path::{Path, PathBuf};
@@ -33,11 +35,19 @@ impl Session {
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let thread = std::thread::spawn(move || {
-            boards::transport::run(cfg, &mut |e| {
-                let _ = tx.send(e);
-            }, &s)
+            boards::transport::run(
+                cfg,
+                &mut |e| {
+                    let _ = tx.send(e);
+                },
+                &s,
+            )
         });
-        Session { events, stop, thread: Some(thread) }
+        Session {
+            events,
+            stop,
+            thread: Some(thread),
+        }
     }
 
     /// Waits for an event matching `want`, returning it; panics with what arrived on timeout.
@@ -53,7 +63,10 @@ impl Session {
             }
         }
         let tail = seen.len().saturating_sub(15);
-        panic!("no {what} within 10 s; last events:\n{}", seen[tail..].join("\n"));
+        panic!(
+            "no {what} within 10 s; last events:\n{}",
+            seen[tail..].join("\n")
+        );
     }
 }
 
@@ -97,8 +110,15 @@ const AFTER_E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR";
 
 fn play_e4(line: &Line, index: usize) {
     let t = line.clock().now_ms();
-    line.act(index, |b| ((), b.set_square(sq(Square::E2), PieceCode::Empty, t)));
-    line.act(index, |b| ((), b.set_square(sq(Square::E4), PieceCode::from_byte(1), t + 300)));
+    line.act(index, |b| {
+        ((), b.set_square(sq(Square::E2), PieceCode::Empty, t))
+    });
+    line.act(index, |b| {
+        (
+            (),
+            b.set_square(sq(Square::E4), PieceCode::from_byte(1), t + 300),
+        )
+    });
 }
 
 #[test]
@@ -108,16 +128,31 @@ fn single_board_round_trip_with_unplug_and_replug() {
     let line = Line::open(vec![board(1025)], clock, Some(&dir.join("dgt-a"))).expect("pty");
     let session = Session::start(line.path(), LineMode::Single, &dir);
 
-    session.expect("identification", |e| matches!(e, PortEvent::Identified { serial, .. } if serial == "01025"));
-    session.expect("version", |e| matches!(e, PortEvent::Message { message: Message::Version { major: 1, minor: 2 }, .. }));
+    session.expect(
+        "identification",
+        |e| matches!(e, PortEvent::Identified { serial, .. } if serial == "01025"),
+    );
+    session.expect("version", |e| {
+        matches!(
+            e,
+            PortEvent::Message {
+                message: Message::Version { major: 1, minor: 2 },
+                ..
+            }
+        )
+    });
     session.expect("start position", |e| is_dump_with(e, "01025", START));
 
     // Garbage on the line is reported and skipped; the next real message still arrives.
     line.inject(&[0x01, 0x02, 0x8E, 0x00]);
     play_e4(&line, 0);
     session.expect("garbage", |e| matches!(e, PortEvent::Garbage { .. }));
-    session.expect("e2 lifted", |e| is_field(e, "01025", Square::E2, PieceCode::Empty));
-    session.expect("e4 placed", |e| is_field(e, "01025", Square::E4, PieceCode::from_byte(1)));
+    session.expect("e2 lifted", |e| {
+        is_field(e, "01025", Square::E2, PieceCode::Empty)
+    });
+    session.expect("e4 placed", |e| {
+        is_field(e, "01025", Square::E4, PieceCode::from_byte(1))
+    });
 
     // The clock: started, left side runs; a lever press hands over to the right side.
     let t = line.clock().now_ms();
@@ -133,14 +168,24 @@ fn single_board_round_trip_with_unplug_and_replug() {
     let boards = line.unplug();
     session.expect("close", |e| matches!(e, PortEvent::Closed { .. }));
     let line = Line::open(boards, clock, Some(&dir.join("dgt-b"))).expect("pty");
-    let moved = session.expect("move to the new name", |e| matches!(e, PortEvent::Moved { .. }));
-    let PortEvent::Moved { serial, to, .. } = moved else { unreachable!() };
+    let moved = session.expect("move to the new name", |e| {
+        matches!(e, PortEvent::Moved { .. })
+    });
+    let PortEvent::Moved { serial, to, .. } = moved else {
+        unreachable!()
+    };
     assert_eq!(serial, "01025");
     assert_eq!(to, line.path().display().to_string());
-    session.expect("board dump after replug", |e| is_dump_with(e, "01025", AFTER_E4));
+    session.expect("board dump after replug", |e| {
+        is_dump_with(e, "01025", AFTER_E4)
+    });
     let t = line.clock().now_ms();
-    line.act(0, |b| ((), b.set_square(sq(Square::E7), PieceCode::Empty, t)));
-    session.expect("e7 lifted after replug", |e| is_field(e, "01025", Square::E7, PieceCode::Empty));
+    line.act(0, |b| {
+        ((), b.set_square(sq(Square::E7), PieceCode::Empty, t))
+    });
+    session.expect("e7 lifted after replug", |e| {
+        is_field(e, "01025", Square::E7, PieceCode::Empty)
+    });
     drop(session);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -149,15 +194,21 @@ fn single_board_round_trip_with_unplug_and_replug() {
 fn bus_round_trip_with_three_boards_checksum_errors_and_replug() {
     let dir = temp_dir("bus");
     let clock = VirtualClock::new(1.0);
-    let line = Line::open(vec![board(1025), board(2049), board(77)], clock, Some(&dir.join("dgt-bus-a")))
-        .expect("pty");
+    let line = Line::open(
+        vec![board(1025), board(2049), board(77)],
+        clock,
+        Some(&dir.join("dgt-bus-a")),
+    )
+    .expect("pty");
     let session = Session::start(line.path(), LineMode::Bus, &dir);
 
     let mut found = Vec::new();
     while found.len() < 3 {
-        if let PortEvent::Identified { serial, address, .. } =
-            session.expect("three boards", |e| matches!(e, PortEvent::Identified { .. }))
-        {
+        if let PortEvent::Identified {
+            serial, address, ..
+        } = session.expect("three boards", |e| {
+            matches!(e, PortEvent::Identified { .. })
+        }) {
             assert_eq!(address, serial.parse().ok());
             found.push(serial);
         }
@@ -169,14 +220,22 @@ fn bus_round_trip_with_three_boards_checksum_errors_and_replug() {
     }
 
     play_e4(&line, 1);
-    session.expect("e2 lifted on 02049", |e| is_field(e, "02049", Square::E2, PieceCode::Empty));
-    session.expect("e4 placed on 02049", |e| is_field(e, "02049", Square::E4, PieceCode::from_byte(1)));
+    session.expect("e2 lifted on 02049", |e| {
+        is_field(e, "02049", Square::E2, PieceCode::Empty)
+    });
+    session.expect("e4 placed on 02049", |e| {
+        is_field(e, "02049", Square::E4, PieceCode::from_byte(1))
+    });
 
     // A damaged reply: the session asks for a repeat and loses nothing.
     line.corrupt_next(1);
-    session.expect("checksum error", |e| matches!(e, PortEvent::ChecksumError { .. }));
+    session.expect("checksum error", |e| {
+        matches!(e, PortEvent::ChecksumError { .. })
+    });
     play_e4(&line, 0);
-    session.expect("e4 placed on 01025", |e| is_field(e, "01025", Square::E4, PieceCode::from_byte(1)));
+    session.expect("e4 placed on 01025", |e| {
+        is_field(e, "01025", Square::E4, PieceCode::from_byte(1))
+    });
 
     let t = line.clock().now_ms();
     line.act(2, |b| ((), b.start_clock(t)));
@@ -187,10 +246,16 @@ fn bus_round_trip_with_three_boards_checksum_errors_and_replug() {
     session.expect("close", |e| matches!(e, PortEvent::Closed { .. }));
     let line = Line::open(boards, clock, Some(&dir.join("dgt-bus-b"))).expect("pty");
     session.expect("moved", |e| matches!(e, PortEvent::Moved { .. }));
-    session.expect("dump of 02049 after replug", |e| is_dump_with(e, "02049", AFTER_E4));
+    session.expect("dump of 02049 after replug", |e| {
+        is_dump_with(e, "02049", AFTER_E4)
+    });
     let t = line.clock().now_ms();
-    line.act(0, |b| ((), b.set_square(sq(Square::D7), PieceCode::Empty, t)));
-    session.expect("d7 lifted on 01025", |e| is_field(e, "01025", Square::D7, PieceCode::Empty));
+    line.act(0, |b| {
+        ((), b.set_square(sq(Square::D7), PieceCode::Empty, t))
+    });
+    session.expect("d7 lifted on 01025", |e| {
+        is_field(e, "01025", Square::D7, PieceCode::Empty)
+    });
     drop(session);
     drop(line);
     let _ = std::fs::remove_dir_all(&dir);

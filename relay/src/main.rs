@@ -1,1 +1,52 @@
-fn main() {}
+//! `relay`: the command-line entry point. Each subcommand lives in `cli/`.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "relay",
+    version,
+    about = "Live-broadcast relay for DGT electronic chess boards"
+)]
+struct Args {
+    /// Log as JSON lines instead of human-readable text (logs go to stderr).
+    #[arg(long, global = true, env = "RELAY_LOG_JSON")]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List serial ports, marking those that look like DGT boards; --probe asks each who it is.
+    Ports(cli::ports::PortsArgs),
+    /// Print every message a board sends, one JSON object per line, until interrupted.
+    Sniff(cli::sniff::SniffArgs),
+    /// Emulated DGT boards on pseudo-terminals, playing real games like humans do.
+    Emulate(cli::emulate::EmulateArgs),
+    /// Emulated boards read back through the real serial path, printed as they are read.
+    Demo(cli::demo::DemoArgs),
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RELAY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if args.log_json {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
+    match args.command {
+        Command::Ports(a) => cli::ports::run(a),
+        Command::Sniff(a) => cli::sniff::run(a),
+        Command::Emulate(a) => cli::emulate::run(a),
+        Command::Demo(a) => cli::demo::run(a),
+    }
+}

@@ -56,7 +56,11 @@ pub struct BoardIdentity {
 
 impl BoardIdentity {
     pub fn from_number(n: u16) -> BoardIdentity {
-        BoardIdentity { serial: format!("{:05}", n % 16384), version: (1, 2), bluetooth: false }
+        BoardIdentity {
+            serial: format!("{:05}", n % 16384),
+            version: (1, 2),
+            bluetooth: false,
+        }
     }
 
     pub fn bus_address(&self) -> u16 {
@@ -103,7 +107,12 @@ impl EmulatedBoard {
             changes: Vec::new(),
             last_changes: Vec::new(),
             from_start: Vec::new(),
-            eeprom: vec![EeRecord::Nop, EeRecord::Nop, EeRecord::Nop, EeRecord::PowerUp],
+            eeprom: vec![
+                EeRecord::Nop,
+                EeRecord::Nop,
+                EeRecord::Nop,
+                EeRecord::PowerUp,
+            ],
             last_field_ms: None,
             last_clock_sent: None,
             ignore_next_ping: false,
@@ -137,7 +146,12 @@ impl EmulatedBoard {
 
     /// Puts a whole position on the board at once (the arbiter setting up), as real squares in
     /// the given orientation; reported square by square like any change.
-    pub fn set_position(&mut self, board: &shakmaty::Board, orientation: Orientation, now_ms: u64) -> Vec<Outgoing> {
+    pub fn set_position(
+        &mut self,
+        board: &shakmaty::Board,
+        orientation: Orientation,
+        now_ms: u64,
+    ) -> Vec<Outgoing> {
         self.orientation = orientation;
         let target = Placement::from_board(board, orientation);
         let mut out = Vec::new();
@@ -150,18 +164,31 @@ impl EmulatedBoard {
     }
 
     /// A piece is lifted (`PieceCode::Empty`) or set down on a square, in the board's numbering.
-    pub fn set_square(&mut self, square: DgtSquare, piece: PieceCode, now_ms: u64) -> Vec<Outgoing> {
+    pub fn set_square(
+        &mut self,
+        square: DgtSquare,
+        piece: PieceCode,
+        now_ms: u64,
+    ) -> Vec<Outgoing> {
         if self.placement.get(square) == piece {
             return Vec::new();
         }
         self.placement.set(square, piece);
-        let quick = self.last_field_ms.is_some_and(|t| now_ms.saturating_sub(t) < 250);
+        let quick = self
+            .last_field_ms
+            .is_some_and(|t| now_ms.saturating_sub(t) < 250);
         self.last_field_ms = Some(now_ms);
-        let record = EeRecord::Field { square, piece, quick };
+        let record = EeRecord::Field {
+            square,
+            piece,
+            quick,
+        };
         self.log(record);
         match self.mode {
             BoardMode::UpdateBoard | BoardMode::Update | BoardMode::UpdateNice => {
-                vec![Outgoing::now(Message::FieldUpdate { square, piece }.encode())]
+                vec![Outgoing::now(
+                    Message::FieldUpdate { square, piece }.encode(),
+                )]
             }
             BoardMode::Bus | BoardMode::Idle => Vec::new(),
         }
@@ -179,7 +206,9 @@ impl EmulatedBoard {
 
     /// The player on `side` presses the lever.
     pub fn press_lever(&mut self, side: ClockSide, now_ms: u64) -> Vec<Outgoing> {
-        let Some(clock) = self.clock.as_mut() else { return Vec::new() };
+        let Some(clock) = self.clock.as_mut() else {
+            return Vec::new();
+        };
         if !clock.press(side, now_ms) {
             return Vec::new();
         }
@@ -223,7 +252,10 @@ impl EmulatedBoard {
             return Vec::new();
         }
         self.last_clock_sent = Some((payload, now_ms));
-        vec![Outgoing::now(crate::protocol::message::frame(id::BWTIME, &payload))]
+        vec![Outgoing::now(crate::protocol::message::frame(
+            id::BWTIME,
+            &payload,
+        ))]
     }
 
     /// Bytes from the host.
@@ -253,17 +285,24 @@ impl EmulatedBoard {
                 Vec::new()
             }
             Command::SendClock => vec![Outgoing::now(self.clock_frame(now_ms))],
-            Command::SendBoard => reply(Message::BoardDump { placement: self.placement }),
+            Command::SendBoard => reply(Message::BoardDump {
+                placement: self.placement,
+            }),
             Command::SendUpdate => self.enter(BoardMode::Update),
             Command::SendUpdateBoard => self.enter(BoardMode::UpdateBoard),
             Command::SendUpdateNice => self.enter(BoardMode::UpdateNice),
-            Command::ReturnSerialNumber => reply(Message::SerialNumber { serial: self.identity.serial.clone() }),
-            Command::ReturnLongSerialNumber => {
-                reply(Message::LongSerialNumber { serial: self.identity.long_serial() })
-            }
-            Command::ReturnBusAddress => reply(Message::BusAddress { address: self.identity.bus_address() }),
+            Command::ReturnSerialNumber => reply(Message::SerialNumber {
+                serial: self.identity.serial.clone(),
+            }),
+            Command::ReturnLongSerialNumber => reply(Message::LongSerialNumber {
+                serial: self.identity.long_serial(),
+            }),
+            Command::ReturnBusAddress => reply(Message::BusAddress {
+                address: self.identity.bus_address(),
+            }),
             Command::SendTrademark => reply(Message::Trademark {
-                text: "Digital Game Technology\r\nCopyright (c) 2026 relay emulator\r\n".to_string(),
+                text: "Digital Game Technology\r\nCopyright (c) 2026 relay emulator\r\n"
+                    .to_string(),
             }),
             Command::SendVersion => {
                 let (major, minor) = self.identity.version;
@@ -302,7 +341,11 @@ impl EmulatedBoard {
     }
 
     fn handle_clock(&mut self, cc: ClockCommand, now_ms: u64) -> Vec<Outgoing> {
-        if let ClockCommand::SetAndRun { left, right, control } = &cc
+        if let ClockCommand::SetAndRun {
+            left,
+            right,
+            control,
+        } = &cc
             && let Some(clock) = self.clock.as_mut()
         {
             let run = match control & 0x07 {
@@ -311,20 +354,25 @@ impl EmulatedBoard {
                 0x02 => Some(ClockSide::Right),
                 _ => None,
             };
-            clock.set_and_run(u64::from(*left) * 1000, u64::from(*right) * 1000, run, now_ms);
+            clock.set_and_run(
+                u64::from(*left) * 1000,
+                u64::from(*right) * 1000,
+                run,
+                now_ms,
+            );
         }
         if self.clock.is_none() || !matches!(self.mode, BoardMode::Update | BoardMode::UpdateNice) {
             // Acks only come in the update modes (§3), and only from a clock that is there.
             return Vec::new();
         }
         let ack = match cc {
-            ClockCommand::Version => ClockAck { ack: [0x10, 0x09, 0x21, 0] },
+            ClockCommand::Version => ClockAck {
+                ack: [0x10, 0x09, 0x21, 0],
+            },
             other => ClockAck::for_command(other.ack_code()),
         };
-        let frame = crate::protocol::message::frame(
-            id::BWTIME,
-            &ClockMessage::Ack(ack).to_payload(),
-        );
+        let frame =
+            crate::protocol::message::frame(id::BWTIME, &ClockMessage::Ack(ack).to_payload());
         vec![Outgoing::now(frame)]
     }
 
@@ -351,7 +399,10 @@ impl EmulatedBoard {
                     return Vec::new();
                 }
                 let delay_ms = self.next_random() % 1100;
-                vec![Outgoing { delay_ms, bytes: BusReplyKind::Ping.encode(me) }]
+                vec![Outgoing {
+                    delay_ms,
+                    bytes: BusReplyKind::Ping.encode(me),
+                }]
             }
             _ if broadcast => {
                 if command == BusCommand::EndBusMode {
@@ -365,28 +416,44 @@ impl EmulatedBoard {
                 reply(BusReplyKind::Ping)
             }
             BusCommand::SendClock => {
-                let clock = ClockMessage::decode(&self.clock_payload(now_ms)).unwrap_or(ClockMessage::Blank);
+                let clock = ClockMessage::decode(&self.clock_payload(now_ms))
+                    .unwrap_or(ClockMessage::Blank);
                 reply(BusReplyKind::Clock { clock })
             }
-            BusCommand::SendBoard => reply(BusReplyKind::BoardDump { placement: self.placement }),
+            BusCommand::SendBoard => reply(BusReplyKind::BoardDump {
+                placement: self.placement,
+            }),
             BusCommand::SendChanges => {
                 self.last_changes = std::mem::take(&mut self.changes);
-                reply(BusReplyKind::Changes { records: self.last_changes.clone() })
+                reply(BusReplyKind::Changes {
+                    records: self.last_changes.clone(),
+                })
             }
-            BusCommand::RepeatChanges => reply(BusReplyKind::Changes { records: self.last_changes.clone() }),
+            BusCommand::RepeatChanges => reply(BusReplyKind::Changes {
+                records: self.last_changes.clone(),
+            }),
             BusCommand::SetStartGame => {
                 self.from_start.clear();
                 self.from_start.push(EeRecord::StartTag);
                 for square in DgtSquare::all() {
                     let piece = self.placement.get(square);
                     if piece != PieceCode::Empty {
-                        self.from_start.push(EeRecord::Field { square, piece, quick: true });
+                        self.from_start.push(EeRecord::Field {
+                            square,
+                            piece,
+                            quick: true,
+                        });
                     }
                 }
                 self.changes.clear();
-                vec![Outgoing { delay_ms: 70, bytes: BusReplyKind::StartGameWritten.encode(me) }]
+                vec![Outgoing {
+                    delay_ms: 70,
+                    bytes: BusReplyKind::StartGameWritten.encode(me),
+                }]
             }
-            BusCommand::SendFromStart => reply(BusReplyKind::FromStart { records: self.from_start.clone() }),
+            BusCommand::SendFromStart => reply(BusReplyKind::FromStart {
+                records: self.from_start.clone(),
+            }),
             BusCommand::EndBusMode => {
                 self.mode = BoardMode::Idle;
                 Vec::new()
@@ -402,10 +469,19 @@ impl EmulatedBoard {
             }
             BusCommand::SendAll => {
                 self.last_changes = std::mem::take(&mut self.changes);
-                let clock = ClockMessage::decode(&self.clock_payload(now_ms)).unwrap_or(ClockMessage::Blank);
-                let mut bytes = BusReplyKind::Changes { records: self.last_changes.clone() }.encode(me);
+                let clock = ClockMessage::decode(&self.clock_payload(now_ms))
+                    .unwrap_or(ClockMessage::Blank);
+                let mut bytes = BusReplyKind::Changes {
+                    records: self.last_changes.clone(),
+                }
+                .encode(me);
                 bytes.extend(BusReplyKind::Clock { clock }.encode(me));
-                bytes.extend(BusReplyKind::BoardDump { placement: self.placement }.encode(me));
+                bytes.extend(
+                    BusReplyKind::BoardDump {
+                        placement: self.placement,
+                    }
+                    .encode(me),
+                );
                 vec![Outgoing::now(bytes)]
             }
             BusCommand::SendBoard50B => Vec::new(),
@@ -435,19 +511,29 @@ mod tests {
 
     fn decode(mode: LineMode, out: &[Outgoing]) -> Vec<Decoded> {
         let mut d = Decoder::new(mode);
-        out.iter().flat_map(|o| d.feed(&o.bytes)).map(|(m, _)| m).collect()
+        out.iter()
+            .flat_map(|o| d.feed(&o.bytes))
+            .map(|(m, _)| m)
+            .collect()
     }
 
     #[test]
     fn silent_until_asked() {
         let mut b = board();
         let sq = DgtSquare::new(52).expect("square");
-        assert!(b.set_square(sq, PieceCode::Empty, 0).is_empty(), "bus mode after power-up");
+        assert!(
+            b.set_square(sq, PieceCode::Empty, 0).is_empty(),
+            "bus mode after power-up"
+        );
         assert!(b.receive(&Command::Reset.encode(), 0).is_empty());
         assert!(b.tick(10).is_empty(), "idle sends no clock");
         let out = b.receive(&Command::SendUpdateNice.encode(), 20);
         assert!(out.is_empty());
-        let out = b.set_square(DgtSquare::new(36).expect("square"), PieceCode::from_byte(1), 30);
+        let out = b.set_square(
+            DgtSquare::new(36).expect("square"),
+            PieceCode::from_byte(1),
+            30,
+        );
         assert_eq!(out[0].bytes, vec![0x8E, 0x00, 0x05, 36, 1]);
         assert_eq!(b.tick(40).len(), 1, "first clock reading in UPDATE_NICE");
         assert!(b.tick(50).is_empty(), "nothing changed");
@@ -457,29 +543,64 @@ mod tests {
     fn answers_requests() {
         let mut b = board();
         let mut bytes = Vec::new();
-        for c in [Command::ReturnSerialNumber, Command::SendVersion, Command::ReturnBusAddress, Command::SendBoard] {
+        for c in [
+            Command::ReturnSerialNumber,
+            Command::SendVersion,
+            Command::ReturnBusAddress,
+            Command::SendBoard,
+        ] {
             bytes.extend(c.encode());
         }
         let got = decode(LineMode::Single, &b.receive(&bytes, 0));
         assert_eq!(got.len(), 4);
-        assert!(matches!(&got[0], Decoded::Message { message: Message::SerialNumber { serial } } if serial == "01025"));
-        assert!(matches!(&got[2], Decoded::Message { message: Message::BusAddress { address: 1025 } }));
+        assert!(
+            matches!(&got[0], Decoded::Message { message: Message::SerialNumber { serial } } if serial == "01025")
+        );
+        assert!(matches!(
+            &got[2],
+            Decoded::Message {
+                message: Message::BusAddress { address: 1025 }
+            }
+        ));
     }
 
     #[test]
     fn bus_changes_and_repeat() {
         let mut b = board();
-        let bus = |c: BusCommand| Command::Bus { command: c, address: 1025 }.encode();
+        let bus = |c: BusCommand| {
+            Command::Bus {
+                command: c,
+                address: 1025,
+            }
+            .encode()
+        };
         b.set_square(DgtSquare::new(52).expect("square"), PieceCode::Empty, 0);
         let got = decode(LineMode::Bus, &b.receive(&bus(BusCommand::SendChanges), 0));
-        let [Decoded::Bus { reply }] = got.as_slice() else { panic!("{got:?}") };
+        let [Decoded::Bus { reply }] = got.as_slice() else {
+            panic!("{got:?}")
+        };
         assert!(matches!(&reply.reply, BusReplyKind::Changes { records } if records.len() == 1));
-        let again = decode(LineMode::Bus, &b.receive(&bus(BusCommand::RepeatChanges), 0));
+        let again = decode(
+            LineMode::Bus,
+            &b.receive(&bus(BusCommand::RepeatChanges), 0),
+        );
         assert_eq!(again, got);
         let empty = decode(LineMode::Bus, &b.receive(&bus(BusCommand::SendChanges), 0));
-        assert!(matches!(&empty[0], Decoded::Bus { reply } if reply.reply == BusReplyKind::Changes { records: vec![] }));
+        assert!(
+            matches!(&empty[0], Decoded::Bus { reply } if reply.reply == BusReplyKind::Changes { records: vec![] })
+        );
         // Not addressed to this board: silence.
-        assert!(b.receive(&Command::Bus { command: BusCommand::SendBoard, address: 7 }.encode(), 0).is_empty());
+        assert!(
+            b.receive(
+                &Command::Bus {
+                    command: BusCommand::SendBoard,
+                    address: 7
+                }
+                .encode(),
+                0
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -490,6 +611,13 @@ mod tests {
         b.receive(&Command::SendUpdateNice.encode(), 0);
         b.tick(0);
         let got = decode(LineMode::Single, &b.receive(&v, 0));
-        assert!(matches!(got[0], Decoded::Message { message: Message::Clock { clock: ClockMessage::Ack(_) } }));
+        assert!(matches!(
+            got[0],
+            Decoded::Message {
+                message: Message::Clock {
+                    clock: ClockMessage::Ack(_)
+                }
+            }
+        ));
     }
 }

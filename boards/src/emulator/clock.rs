@@ -56,7 +56,11 @@ impl FromStr for TimeControl {
                 increment_ms: (inc * 1000.0).round() as u64,
             });
         }
-        if periods.is_empty() || periods[..periods.len() - 1].iter().any(|p| p.moves.is_none()) {
+        if periods.is_empty()
+            || periods[..periods.len() - 1]
+                .iter()
+                .any(|p| p.moves.is_none())
+        {
             return Err(bad());
         }
         Ok(TimeControl { periods })
@@ -86,21 +90,23 @@ impl TimeControl {
     pub fn bonus_after(&self, moves_done: u32) -> u64 {
         let mut boundary = 0;
         for (i, p) in self.periods.iter().enumerate() {
-            match p.moves {
-                Some(m) => {
-                    boundary += m;
-                    if moves_done == boundary {
-                        return self.periods.get(i + 1).map_or(0, |n| n.base_ms);
-                    }
-                }
-                None => return 0,
+            let Some(m) = p.moves else { return 0 };
+            boundary += m;
+            if moves_done == boundary {
+                // The next period's time; a last period with a move count repeats itself.
+                return self.periods.get(i + 1).unwrap_or(p).base_ms;
+            }
+            if moves_done < boundary {
+                return 0;
             }
         }
-        // The last period repeats when it has a move count (e.g. 40/7200 = 40 moves every 2h).
+        // Past every boundary: only a last period with a move count repeats.
         match self.periods.last() {
-            Some(Period { moves: Some(m), base_ms, .. }) if boundary > 0 && moves_done > boundary => {
-                if (moves_done - boundary) % m == 0 { *base_ms } else { 0 }
-            }
+            Some(Period {
+                moves: Some(m),
+                base_ms,
+                ..
+            }) if (moves_done - boundary).is_multiple_of(*m) => *base_ms,
             _ => 0,
         }
     }
@@ -162,7 +168,11 @@ impl ChessClock {
     /// Time left on `side` at `now_ms` (never below zero).
     pub fn remaining_ms(&self, side: ClockSide, now_ms: u64) -> u64 {
         let r = self.remaining[idx(side)];
-        if self.running == Some(side) { r.saturating_sub(now_ms.saturating_sub(self.since_ms)) } else { r }
+        if self.running == Some(side) {
+            r.saturating_sub(now_ms.saturating_sub(self.since_ms))
+        } else {
+            r
+        }
     }
 
     fn settle(&mut self, now_ms: u64) {
@@ -216,7 +226,13 @@ impl ChessClock {
     }
 
     /// Set-and-run from the host: both times, which side runs (None = paused).
-    pub fn set_and_run(&mut self, left_ms: u64, right_ms: u64, run: Option<ClockSide>, now_ms: u64) {
+    pub fn set_and_run(
+        &mut self,
+        left_ms: u64,
+        right_ms: u64,
+        run: Option<ClockSide>,
+        now_ms: u64,
+    ) {
         self.remaining = [left_ms, right_ms];
         self.since_ms = now_ms;
         self.running = run;
@@ -267,7 +283,13 @@ mod tests {
 
     #[test]
     fn time_controls_parse_and_print() {
-        for s in ["5400+30", "180+2", "40/5400+30:1800+30", "40/7200:3600", "300"] {
+        for s in [
+            "5400+30",
+            "180+2",
+            "40/5400+30:1800+30",
+            "40/7200:3600",
+            "300",
+        ] {
             let tc: TimeControl = s.parse().expect("parses");
             assert_eq!(tc.to_string(), s);
         }
@@ -287,6 +309,10 @@ mod tests {
         let tc: TimeControl = "40/7200:3600".parse().expect("parses");
         assert_eq!(tc.bonus_after(40), 3_600_000);
         assert_eq!(tc.bonus_after(80), 0);
+        let tc: TimeControl = "40/7200".parse().expect("parses");
+        assert_eq!(tc.bonus_after(40), 7_200_000);
+        assert_eq!(tc.bonus_after(80), 7_200_000);
+        assert_eq!(tc.bonus_after(79), 0);
     }
 
     #[test]
@@ -295,14 +321,25 @@ mod tests {
         c.start(0);
         assert_eq!(c.reading(1_500).left.seconds, 179);
         assert_eq!(c.reading(1_500).running_side(), Some(ClockSide::Left));
-        assert!(!c.press(ClockSide::Right, 2_000), "the waiting side cannot press");
+        assert!(
+            !c.press(ClockSide::Right, 2_000),
+            "the waiting side cannot press"
+        );
         assert!(c.press(ClockSide::Left, 3_000));
         let r = c.reading(3_000);
         assert_eq!((r.left.seconds, r.right.seconds), (179, 180));
         assert_eq!(r.running_side(), Some(ClockSide::Right));
-        assert_eq!(r.status.to_byte(), 0x13, "right running looks like the capture");
+        assert_eq!(
+            r.status.to_byte(),
+            0x13,
+            "right running looks like the capture"
+        );
         c.press(ClockSide::Right, 4_000);
-        assert_eq!(c.reading(4_000).status.to_byte(), 0x09, "left running looks like the capture");
+        assert_eq!(
+            c.reading(4_000).status.to_byte(),
+            0x09,
+            "left running looks like the capture"
+        );
         // Let the left flag fall.
         let r = c.reading(400_000);
         assert!(r.left.flag_fallen && r.running_side().is_none());

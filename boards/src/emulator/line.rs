@@ -23,7 +23,10 @@ pub struct VirtualClock {
 
 impl VirtualClock {
     pub fn new(speed: f64) -> VirtualClock {
-        VirtualClock { origin: Instant::now(), speed: if speed > 0.0 { speed } else { 1.0 } }
+        VirtualClock {
+            origin: Instant::now(),
+            speed: if speed > 0.0 { speed } else { 1.0 },
+        }
     }
 
     pub fn speed(&self) -> f64 {
@@ -60,7 +63,8 @@ impl LineState {
     fn queue(&mut self, out: Vec<Outgoing>) {
         let now = Instant::now();
         for o in out {
-            self.outbox.push((now + Duration::from_millis(o.delay_ms), o.bytes));
+            self.outbox
+                .push((now + Duration::from_millis(o.delay_ms), o.bytes));
         }
     }
 }
@@ -77,7 +81,9 @@ pub struct Line {
 
 impl std::fmt::Debug for Line {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Line").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Line")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -90,12 +96,20 @@ fn lock(state: &Mutex<LineState>) -> MutexGuard<'_, LineState> {
 impl Line {
     /// Opens a pseudo-terminal carrying `boards`. If `link` is given, a symlink of that name
     /// points at the terminal (like /dev/serial/by-id), and [`Line::path`] returns it.
-    pub fn open(boards: Vec<EmulatedBoard>, clock: VirtualClock, link: Option<&Path>) -> io::Result<Line> {
+    pub fn open(
+        boards: Vec<EmulatedBoard>,
+        clock: VirtualClock,
+        link: Option<&Path>,
+    ) -> io::Result<Line> {
         let (mut master, slave) = TTYPort::pair().map_err(io::Error::from)?;
-        let pts = slave.name().ok_or_else(|| io::Error::other("pseudo-terminal has no name"))?;
+        let pts = slave
+            .name()
+            .ok_or_else(|| io::Error::other("pseudo-terminal has no name"))?;
         // Close our end of the slave: the relay opens it by name, as it would a real port.
         drop(slave);
-        master.set_timeout(Duration::from_millis(5)).map_err(io::Error::from)?;
+        master
+            .set_timeout(Duration::from_millis(5))
+            .map_err(io::Error::from)?;
         let path = match link {
             Some(l) => {
                 let _ = std::fs::remove_file(l);
@@ -104,7 +118,11 @@ impl Line {
             }
             None => PathBuf::from(&pts),
         };
-        let state = Arc::new(Mutex::new(LineState { boards, outbox: Vec::new(), corrupt_next: 0 }));
+        let state = Arc::new(Mutex::new(LineState {
+            boards,
+            outbox: Vec::new(),
+            corrupt_next: 0,
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (state, stop) = (state.clone(), stop.clone());
@@ -112,7 +130,14 @@ impl Line {
                 .name(format!("emulated line {pts}"))
                 .spawn(move || serve(master, state, clock, stop))?
         };
-        Ok(Line { state, clock, path, link: link.map(Path::to_path_buf), stop, thread: Some(thread) })
+        Ok(Line {
+            state,
+            clock,
+            path,
+            link: link.map(Path::to_path_buf),
+            stop,
+            thread: Some(thread),
+        })
     }
 
     /// The name the host opens.
@@ -130,7 +155,11 @@ impl Line {
 
     /// Does something to board `index` at virtual time `now_ms` (a hand on the board, a lever
     /// press) and sends what the board says about it.
-    pub fn act<R>(&self, index: usize, f: impl FnOnce(&mut EmulatedBoard) -> (R, Vec<Outgoing>)) -> Option<R> {
+    pub fn act<R>(
+        &self,
+        index: usize,
+        f: impl FnOnce(&mut EmulatedBoard) -> (R, Vec<Outgoing>),
+    ) -> Option<R> {
         let mut state = lock(&self.state);
         let board = state.boards.get_mut(index)?;
         let (r, out) = f(board);
@@ -145,7 +174,9 @@ impl Line {
 
     /// Puts raw bytes on the line (noise, as a bad cable makes).
     pub fn inject(&self, bytes: &[u8]) {
-        lock(&self.state).outbox.push((Instant::now(), bytes.to_vec()));
+        lock(&self.state)
+            .outbox
+            .push((Instant::now(), bytes.to_vec()));
     }
 
     /// Flips a bit in the last byte of the next `frames` frames the boards send.
@@ -177,7 +208,12 @@ impl Drop for Line {
     }
 }
 
-fn serve(mut master: TTYPort, state: Arc<Mutex<LineState>>, clock: VirtualClock, stop: Arc<AtomicBool>) {
+fn serve(
+    mut master: TTYPort,
+    state: Arc<Mutex<LineState>>,
+    clock: VirtualClock,
+    stop: Arc<AtomicBool>,
+) {
     let mut buf = [0u8; 512];
     while !stop.load(Ordering::Relaxed) {
         let input = match master.read(&mut buf) {

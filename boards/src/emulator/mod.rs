@@ -4,3 +4,5 @@
 pub mod board;
 pub mod clock;
 pub mod line;
+pub mod play;
+pub mod player;

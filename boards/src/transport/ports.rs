@@ -1,7 +1,7 @@
 //! Finding and opening serial ports.
 
-use serialport::{SerialPort, SerialPortType};
 use serde::Serialize;
+use serialport::{SerialPort, SerialPortType};
 use std::time::Duration;
 
 /// DGT's USB vendor id (1115).
@@ -99,7 +99,14 @@ pub fn expand(patterns: &[String]) -> Vec<String> {
     for p in patterns {
         if let Some(prefix) = p.strip_suffix('*') {
             let (dir, stem) = match prefix.rsplit_once('/') {
-                Some((d, s)) => (if d.is_empty() { "/".to_string() } else { d.to_string() }, s.to_string()),
+                Some((d, s)) => (
+                    if d.is_empty() {
+                        "/".to_string()
+                    } else {
+                        d.to_string()
+                    },
+                    s.to_string(),
+                ),
                 None => (".".to_string(), prefix.to_string()),
             };
             let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -138,7 +145,13 @@ mod tests {
             std::fs::write(dir.join(n), b"").expect("write");
         }
         let got = expand(&[format!("{}/dgt-*", dir.display())]);
-        assert_eq!(got, vec![format!("{}/dgt-a", dir.display()), format!("{}/dgt-b", dir.display())]);
+        assert_eq!(
+            got,
+            vec![
+                format!("{}/dgt-a", dir.display()),
+                format!("{}/dgt-b", dir.display())
+            ]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

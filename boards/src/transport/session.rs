@@ -69,9 +69,15 @@ impl SessionConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "event")]
 pub enum PortEvent {
-    Opened { path: String },
+    Opened {
+        path: String,
+    },
     /// An e-board on this port answered with its serial number.
-    Identified { serial: String, address: Option<u16>, path: String },
+    Identified {
+        serial: String,
+        address: Option<u16>,
+        path: String,
+    },
     /// A decoded message from a board (bus replies are turned into the same messages).
     Message {
         serial: Option<String>,
@@ -81,15 +87,30 @@ pub enum PortEvent {
         #[serde(skip)]
         at: SystemTime,
     },
-    Garbage { bytes: Vec<u8> },
+    Garbage {
+        bytes: Vec<u8>,
+    },
     /// A bus reply failed its checksum; the session asked again.
-    ChecksumError { address: u16 },
-    Lost { serial: Option<String> },
-    Back { serial: Option<String> },
+    ChecksumError {
+        address: u16,
+    },
+    Lost {
+        serial: Option<String>,
+    },
+    Back {
+        serial: Option<String>,
+    },
     /// The port closed (unplugged, read error, end of file); the session will try again.
-    Closed { path: String, reason: String },
+    Closed {
+        path: String,
+        reason: String,
+    },
     /// The board was found again under another name.
-    Moved { serial: String, from: String, to: String },
+    Moved {
+        serial: String,
+        from: String,
+        to: String,
+    },
 }
 
 type Port = Box<dyn SerialPort>;
@@ -107,16 +128,23 @@ impl Claim {
     fn new(set: &Option<Arc<Mutex<HashSet<String>>>>, path: &str) -> Claim {
         let key = canonical(path);
         if let Some(s) = set {
-            s.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone());
+            s.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.clone());
         }
-        Claim { set: set.clone(), key }
+        Claim {
+            set: set.clone(),
+            key,
+        }
     }
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
         if let Some(s) = &self.set {
-            s.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+            s.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.key);
         }
     }
 }
@@ -132,7 +160,9 @@ fn read_some(port: &mut Port, buf: &mut [u8]) -> Result<Option<usize>, String> {
     match port.read(buf) {
         Ok(0) => Err("end of file (device gone)".into()),
         Ok(n) => Ok(Some(n)),
-        Err(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => {
+            Ok(None)
+        }
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
         Err(e) => Err(e.to_string()),
     }
@@ -162,11 +192,17 @@ pub fn run(cfg: SessionConfig, sink: &mut dyn FnMut(PortEvent), stop: &AtomicBoo
                     LineMode::Single => single(&cfg, &path, &mut port, &mut known, sink, stop),
                     LineMode::Bus => bus(&cfg, &path, &mut port, &mut known, sink, stop),
                 };
-                sink(PortEvent::Closed { path: path.clone(), reason });
+                sink(PortEvent::Closed {
+                    path: path.clone(),
+                    reason,
+                });
             }
             Err(e) => {
                 if !reported_failure {
-                    sink(PortEvent::Closed { path: path.clone(), reason: format!("cannot open: {e}") });
+                    sink(PortEvent::Closed {
+                        path: path.clone(),
+                        reason: format!("cannot open: {e}"),
+                    });
                     reported_failure = true;
                 }
             }
@@ -177,10 +213,15 @@ pub fn run(cfg: SessionConfig, sink: &mut dyn FnMut(PortEvent), stop: &AtomicBoo
         sleep_unless_stopped(backoff, stop);
         backoff = (backoff * 2).min(cfg.backoff_max);
         // The same name may come back; if not, look for our board under another one.
-        if !known.is_empty() && !Path::new(&path).exists()
+        if !known.is_empty()
+            && !Path::new(&path).exists()
             && let Some(found) = find_again(&cfg, &path, &known, stop)
         {
-            sink(PortEvent::Moved { serial: known[0].clone(), from: path.clone(), to: found.clone() });
+            sink(PortEvent::Moved {
+                serial: known[0].clone(),
+                from: path.clone(),
+                to: found.clone(),
+            });
             path = found;
             backoff = cfg.backoff_min;
         }
@@ -188,15 +229,25 @@ pub fn run(cfg: SessionConfig, sink: &mut dyn FnMut(PortEvent), stop: &AtomicBoo
 }
 
 /// Probes candidate ports not held by anyone for one of `serials`.
-fn find_again(cfg: &SessionConfig, old: &str, serials: &[String], stop: &AtomicBool) -> Option<String> {
-    let mut candidates: Vec<String> = ports::list(&cfg.rescan).into_iter().map(|p| p.path).collect();
+fn find_again(
+    cfg: &SessionConfig,
+    old: &str,
+    serials: &[String],
+    stop: &AtomicBool,
+) -> Option<String> {
+    let mut candidates: Vec<String> = ports::list(&cfg.rescan)
+        .into_iter()
+        .map(|p| p.path)
+        .collect();
     candidates.retain(|c| c != old);
     for c in candidates {
         if stop.load(Ordering::Relaxed) {
             return None;
         }
         let busy = cfg.in_use.as_ref().is_some_and(|s| {
-            s.lock().unwrap_or_else(|e| e.into_inner()).contains(&canonical(&c))
+            s.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&canonical(&c))
         });
         if busy {
             continue;
@@ -225,7 +276,10 @@ pub struct ProbeResult {
 /// single board idle (a probe must not start a board talking).
 pub fn probe(path: &str, prefer: LineMode, wait: Duration) -> io::Result<ProbeResult> {
     let mut port = ports::open(path).map_err(io::Error::from)?;
-    let mut result = ProbeResult { path: path.to_string(), ..ProbeResult::default() };
+    let mut result = ProbeResult {
+        path: path.to_string(),
+        ..ProbeResult::default()
+    };
     let order = match prefer {
         LineMode::Single => [LineMode::Single, LineMode::Bus],
         LineMode::Bus => [LineMode::Bus, LineMode::Single],
@@ -233,15 +287,29 @@ pub fn probe(path: &str, prefer: LineMode, wait: Duration) -> io::Result<ProbeRe
     for mode in order {
         let mut dec = Decoder::new(mode);
         match mode {
-            LineMode::Single => send(&mut port, &[
-                Command::Reset,
-                Command::ReturnSerialNumber,
-                Command::ReturnLongSerialNumber,
-                Command::SendVersion,
-            ])?,
-            LineMode::Bus => send(&mut port, &[Command::Bus { command: BusCommand::Ping, address: 0 }])?,
+            LineMode::Single => send(
+                &mut port,
+                &[
+                    Command::Reset,
+                    Command::ReturnSerialNumber,
+                    Command::ReturnLongSerialNumber,
+                    Command::SendVersion,
+                ],
+            )?,
+            LineMode::Bus => send(
+                &mut port,
+                &[Command::Bus {
+                    command: BusCommand::Ping,
+                    address: 0,
+                }],
+            )?,
         }
-        let end = Instant::now() + if mode == LineMode::Bus { wait.max(Duration::from_millis(1200)) } else { wait };
+        let end = Instant::now()
+            + if mode == LineMode::Bus {
+                wait.max(Duration::from_millis(1200))
+            } else {
+                wait
+            };
         let mut buf = [0u8; 256];
         while Instant::now() < end {
             let n = match read_some(&mut port, &mut buf) {
@@ -323,7 +391,9 @@ fn single(
             last_rx = Instant::now();
             if lost {
                 lost = false;
-                sink(PortEvent::Back { serial: serial.clone() });
+                sink(PortEvent::Back {
+                    serial: serial.clone(),
+                });
                 // It may have been switched off and on (back in bus mode): start it again.
                 if let Err(e) = send(port, &SINGLE_START) {
                     return e.to_string();
@@ -338,9 +408,18 @@ fn single(
                         if !known.contains(s) {
                             known.insert(0, s.clone());
                         }
-                        sink(PortEvent::Identified { serial: s.clone(), address: None, path: path.to_string() });
+                        sink(PortEvent::Identified {
+                            serial: s.clone(),
+                            address: None,
+                            path: path.to_string(),
+                        });
                     }
-                    sink(PortEvent::Message { serial: serial.clone(), message, raw, at });
+                    sink(PortEvent::Message {
+                        serial: serial.clone(),
+                        message,
+                        raw,
+                        at,
+                    });
                 }
                 Decoded::Garbage { bytes } => sink(PortEvent::Garbage { bytes }),
                 // Bus replies cannot be decoded in single mode; nothing else to do.
@@ -350,12 +429,21 @@ fn single(
         let now = Instant::now();
         if !lost && now.duration_since(last_rx) > cfg.lost_after {
             lost = true;
-            sink(PortEvent::Lost { serial: serial.clone() });
+            sink(PortEvent::Lost {
+                serial: serial.clone(),
+            });
         }
         if now.duration_since(last_refresh) >= cfg.refresh {
             last_refresh = now;
             last_keepalive = now;
-            if let Err(e) = send(port, &[Command::SendUpdateNice, Command::SendBoard, Command::ReturnSerialNumber]) {
+            if let Err(e) = send(
+                port,
+                &[
+                    Command::SendUpdateNice,
+                    Command::SendBoard,
+                    Command::ReturnSerialNumber,
+                ],
+            ) {
                 return e.to_string();
             }
         } else if now.duration_since(last_keepalive) >= cfg.keepalive {
@@ -413,7 +501,9 @@ impl BusLine<'_> {
             let mut done = false;
             for (item, raw) in self.dec.feed(&buf[..n]) {
                 if let Decoded::Garbage { bytes } = &item {
-                    (self.sink)(PortEvent::Garbage { bytes: bytes.clone() });
+                    (self.sink)(PortEvent::Garbage {
+                        bytes: bytes.clone(),
+                    });
                 }
                 done |= f(item, raw);
             }
@@ -448,7 +538,11 @@ impl BusLine<'_> {
     }
 
     /// A request that is safe to repeat (dump, clock): asked once more after a bad checksum.
-    fn request_idempotent(&mut self, command: BusCommand, address: u16) -> Result<BusAnswer, String> {
+    fn request_idempotent(
+        &mut self,
+        command: BusCommand,
+        address: u16,
+    ) -> Result<BusAnswer, String> {
         match self.request(command, address)? {
             BusAnswer::BadChecksum => self.request(command, address),
             other => Ok(other),
@@ -464,7 +558,13 @@ fn bus(
     sink: &mut dyn FnMut(PortEvent),
     stop: &AtomicBool,
 ) -> String {
-    let mut line = BusLine { cfg, port, dec: Decoder::new(LineMode::Bus), sink, buf: vec![0u8; 1024] };
+    let mut line = BusLine {
+        cfg,
+        port,
+        dec: Decoder::new(LineMode::Bus),
+        sink,
+        buf: vec![0u8; 1024],
+    };
     match bus_loop(&mut line, path, known, stop) {
         Ok(()) => "stopped".into(),
         Err(reason) => reason,
@@ -473,12 +573,19 @@ fn bus(
 
 /// Finds the boards on the line (§10: ping the known ones, then repeatedly mute the found ones
 /// and broadcast a ping until nobody new answers).
-fn discover(line: &mut BusLine<'_>, boards: &BTreeMap<u16, BusBoard>, known: &[String]) -> Result<Vec<u16>, String> {
+fn discover(
+    line: &mut BusLine<'_>,
+    boards: &BTreeMap<u16, BusBoard>,
+    known: &[String],
+) -> Result<Vec<u16>, String> {
     let mut found: Vec<u16> = boards.keys().copied().collect();
     for s in known {
         if let Ok(a) = s.parse::<u16>()
             && !found.contains(&a)
-            && matches!(line.request(BusCommand::Ping, a)?, BusAnswer::Reply(BusReplyKind::Ping, _))
+            && matches!(
+                line.request(BusCommand::Ping, a)?,
+                BusAnswer::Reply(BusReplyKind::Ping, _)
+            )
         {
             found.push(a);
         }
@@ -509,13 +616,23 @@ fn discover(line: &mut BusLine<'_>, boards: &BTreeMap<u16, BusBoard>, known: &[S
     Ok(found)
 }
 
-fn bus_loop(line: &mut BusLine<'_>, path: &str, known: &mut Vec<String>, stop: &AtomicBool) -> Result<(), String> {
+fn bus_loop(
+    line: &mut BusLine<'_>,
+    path: &str,
+    known: &mut Vec<String>,
+    stop: &AtomicBool,
+) -> Result<(), String> {
     let cfg = line.cfg;
     let mut boards: BTreeMap<u16, BusBoard> = BTreeMap::new();
     let mut last_discovery: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) {
         let due = last_discovery.is_none_or(|t| {
-            t.elapsed() >= if boards.is_empty() { Duration::from_secs(2) } else { cfg.bus_rediscover }
+            t.elapsed()
+                >= if boards.is_empty() {
+                    Duration::from_secs(2)
+                } else {
+                    cfg.bus_rediscover
+                }
         });
         if due {
             last_discovery = Some(Instant::now());
@@ -524,22 +641,34 @@ fn bus_loop(line: &mut BusLine<'_>, path: &str, known: &mut Vec<String>, stop: &
                 if !known.contains(&serial) {
                     known.push(serial.clone());
                 }
-                (line.sink)(PortEvent::Identified { serial: serial.clone(), address: Some(address), path: path.to_string() });
+                (line.sink)(PortEvent::Identified {
+                    serial: serial.clone(),
+                    address: Some(address),
+                    path: path.to_string(),
+                });
                 if let BusAnswer::Reply(BusReplyKind::Version { major, minor }, raw) =
                     line.request(BusCommand::SendVersion, address)?
                 {
                     let message = Message::Version { major, minor };
-                    (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw, at: SystemTime::now() });
+                    (line.sink)(PortEvent::Message {
+                        serial: Some(serial.clone()),
+                        message,
+                        raw,
+                        at: SystemTime::now(),
+                    });
                 }
                 let then = Instant::now();
-                boards.insert(address, BusBoard {
-                    serial,
-                    last_ok: then,
-                    // Due at once: the first round dumps the board.
-                    last_dump: then.checked_sub(cfg.refresh).unwrap_or(then),
-                    last_clock: None,
-                    lost: false,
-                });
+                boards.insert(
+                    address,
+                    BusBoard {
+                        serial,
+                        last_ok: then,
+                        // Due at once: the first round dumps the board.
+                        last_dump: then.checked_sub(cfg.refresh).unwrap_or(then),
+                        last_clock: None,
+                        lost: false,
+                    },
+                );
             }
         }
         let addresses: Vec<u16> = boards.keys().copied().collect();
@@ -554,9 +683,15 @@ fn bus_loop(line: &mut BusLine<'_>, path: &str, known: &mut Vec<String>, stop: &
     Ok(())
 }
 
-fn poll_board(line: &mut BusLine<'_>, boards: &mut BTreeMap<u16, BusBoard>, address: u16) -> Result<(), String> {
+fn poll_board(
+    line: &mut BusLine<'_>,
+    boards: &mut BTreeMap<u16, BusBoard>,
+    address: u16,
+) -> Result<(), String> {
     let cfg = line.cfg;
-    let Some(serial) = boards.get(&address).map(|b| b.serial.clone()) else { return Ok(()) };
+    let Some(serial) = boards.get(&address).map(|b| b.serial.clone()) else {
+        return Ok(());
+    };
     let mut answered = false;
     let mut doubt = false;
     // Changes since the last poll; repeat (not re-request) after a bad checksum, so nothing
@@ -576,7 +711,12 @@ fn poll_board(line: &mut BusLine<'_>, boards: &mut BTreeMap<u16, BusBoard>, addr
                 match r {
                     EeRecord::Field { square, piece, .. } => {
                         let message = Message::FieldUpdate { square, piece };
-                        (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw: raw.clone(), at });
+                        (line.sink)(PortEvent::Message {
+                            serial: Some(serial.clone()),
+                            message,
+                            raw: raw.clone(),
+                            at,
+                        });
                     }
                     EeRecord::Clock { .. } | EeRecord::Nop => {}
                     // The board restarted, was set up anew, or sent something we cannot place:
@@ -588,40 +728,63 @@ fn poll_board(line: &mut BusLine<'_>, boards: &mut BTreeMap<u16, BusBoard>, addr
         BusAnswer::BadChecksum => doubt = true,
         BusAnswer::Reply(..) | BusAnswer::Timeout => {}
     }
-    let refresh_due = boards.get(&address).is_some_and(|b| b.last_dump.elapsed() >= cfg.refresh);
-    if doubt || refresh_due {
-        if let BusAnswer::Reply(BusReplyKind::BoardDump { placement }, raw) = line.request_idempotent(BusCommand::SendBoard, address)? {
-            answered = true;
-            if let Some(b) = boards.get_mut(&address) {
-                b.last_dump = Instant::now();
-            }
-            let message = Message::BoardDump { placement };
-            (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw, at: SystemTime::now() });
-        }
-    }
-    if let BusAnswer::Reply(BusReplyKind::Clock { clock }, raw) = line.request_idempotent(BusCommand::SendClock, address)? {
+    let refresh_due = boards
+        .get(&address)
+        .is_some_and(|b| b.last_dump.elapsed() >= cfg.refresh);
+    if (doubt || refresh_due)
+        && let BusAnswer::Reply(BusReplyKind::BoardDump { placement }, raw) =
+            line.request_idempotent(BusCommand::SendBoard, address)?
+    {
         answered = true;
-        let changed = boards.get(&address).is_some_and(|b| b.last_clock != Some(clock));
+        if let Some(b) = boards.get_mut(&address) {
+            b.last_dump = Instant::now();
+        }
+        let message = Message::BoardDump { placement };
+        (line.sink)(PortEvent::Message {
+            serial: Some(serial.clone()),
+            message,
+            raw,
+            at: SystemTime::now(),
+        });
+    }
+    if let BusAnswer::Reply(BusReplyKind::Clock { clock }, raw) =
+        line.request_idempotent(BusCommand::SendClock, address)?
+    {
+        answered = true;
+        let changed = boards
+            .get(&address)
+            .is_some_and(|b| b.last_clock != Some(clock));
         if let Some(b) = boards.get_mut(&address) {
             b.last_clock = Some(clock);
         }
         if changed {
             let message = Message::Clock { clock };
-            (line.sink)(PortEvent::Message { serial: Some(serial.clone()), message, raw, at: SystemTime::now() });
+            (line.sink)(PortEvent::Message {
+                serial: Some(serial.clone()),
+                message,
+                raw,
+                at: SystemTime::now(),
+            });
         }
     }
-    let Some(b) = boards.get_mut(&address) else { return Ok(()) };
+    let Some(b) = boards.get_mut(&address) else {
+        return Ok(());
+    };
     if answered {
         b.last_ok = Instant::now();
         if b.lost {
             b.lost = false;
             // Force a dump next round: moves made while it was away show up there.
             b.last_dump = b.last_dump.checked_sub(cfg.refresh).unwrap_or(b.last_dump);
-            (line.sink)(PortEvent::Back { serial: Some(serial) });
+            (line.sink)(PortEvent::Back {
+                serial: Some(serial),
+            });
         }
     } else if !b.lost && b.last_ok.elapsed() > cfg.lost_after {
         b.lost = true;
-        (line.sink)(PortEvent::Lost { serial: Some(serial) });
+        (line.sink)(PortEvent::Lost {
+            serial: Some(serial),
+        });
     }
     Ok(())
 }

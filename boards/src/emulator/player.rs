@@ -1,0 +1,1625 @@
+//! The emulated player: turns a game read from PGN into a timed script of the physical things
+//! people do at a DGT board — lifting and setting down pieces, pressing the clock lever — with
+//! the untidy habits real players have (dgt-protocol.md §12.1).
+//!
+//! The script is written against virtual time in milliseconds since its start. The position of
+//! the game's start is already on the board when the script begins; the arbiter starts the
+//! clock at [`CLOCK_START_MS`]; each move is a handful of lifts and placements followed by the
+//! mover's lever press. The emulator replays the actions at their times, turning them into
+//! field updates and clock messages.
+//!
+//! Clock times in the PGN (`[%clk 1:23:45]`) are honoured exactly where the arithmetic allows:
+//! the press falls at the moment that leaves the mover's clock — increment and period bonus
+//! included, computed as [`ChessClock::press`] does — showing the recorded time. Everything is
+//! reproducible from a seed with a small self-contained generator.
+
+use crate::emulator::clock::{ChessClock, Period, TimeControl};
+use crate::protocol::ClockSide;
+use pgn_reader::{Outcome, RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::{
+    Board, CastlingMode, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square, attacks,
+};
+use std::ops::ControlFlow;
+
+// ---------------------------------------------------------------------------------------------
+// Reading PGN
+// ---------------------------------------------------------------------------------------------
+
+/// One game read from PGN.
+#[derive(Clone, Debug)]
+pub struct GameScore {
+    /// Tag pairs in file order.
+    pub headers: Vec<(String, String)>,
+    /// From `[FEN]` (with `[Variant "Chess960"]` or X-FEN/Shredder castling rights read in
+    /// Chess960 mode), else the standard start.
+    pub start: Chess,
+    /// The main line; variations are skipped.
+    pub moves: Vec<ScoredMove>,
+    /// From `[TimeControl]` when [`TimeControl::from_str`](std::str::FromStr) accepts it, else
+    /// `None` (see [`GameScore::guess_time_control`] for a best effort).
+    pub time_control: Option<TimeControl>,
+    /// The `[Result]` tag (else the movetext's termination marker, else `*`).
+    pub result: String,
+}
+
+/// One main-line move with the clock recorded after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScoredMove {
+    pub mv: Move,
+    /// Normalised SAN with check/mate suffix, as shakmaty writes it.
+    pub san: String,
+    /// The mover's remaining time after the move, from `[%clk h:mm:ss(.f)]` in the comments that
+    /// follow it.
+    pub clk_ms: Option<u64>,
+}
+
+/// Why a game could not be read. `game` counts the games in the text from 1.
+#[derive(Debug, thiserror::Error)]
+pub enum PgnError {
+    #[error("PGN unreadable after game {after_game}: {source}")]
+    Read {
+        after_game: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("game {game}: invalid FEN tag {fen:?}: {reason}")]
+    BadFen {
+        game: usize,
+        fen: String,
+        reason: String,
+    },
+    #[error("game {game}: unsupported variant {variant:?} (standard chess and Chess960 only)")]
+    UnsupportedVariant { game: usize, variant: String },
+    #[error("game {game}: illegal move {label} {san} ({reason}) in position {fen}")]
+    IllegalMove {
+        game: usize,
+        /// Half-moves played before it.
+        ply: usize,
+        /// `23.` or `23...`.
+        label: String,
+        san: String,
+        fen: String,
+        reason: String,
+    },
+}
+
+impl GameScore {
+    /// The value of the first tag called `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header_in(&self.headers, name)
+    }
+
+    /// The position after the last main-line move.
+    pub fn final_position(&self) -> Chess {
+        let mut pos = self.start.clone();
+        for m in &self.moves {
+            pos.play_unchecked(m.mv);
+        }
+        pos
+    }
+
+    /// A best-effort time control: the parsed tag; else a free-text tag such as `15 min/game +
+    /// 10 sec/move` or `90 min/40 moves + 30 min/game + 30 sec/move`; else one inferred from
+    /// the recorded clocks (see [`guess_time_control_from_clocks`]). `None` when the game has
+    /// neither.
+    pub fn guess_time_control(&self) -> Option<TimeControl> {
+        self.time_control
+            .clone()
+            .or_else(|| self.header("TimeControl").and_then(parse_time_control_text))
+            .or_else(|| guess_time_control_from_clocks(self))
+    }
+}
+
+fn header_in<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads every game; the first unreadable game makes the whole text an error.
+pub fn read_games(pgn: &str) -> Result<Vec<GameScore>, PgnError> {
+    read_games_each(pgn).into_iter().collect()
+}
+
+/// Reads every game, one result per game, so that one bad game does not hide the others. Games
+/// with neither tags nor moves (stray text between games) are left out.
+pub fn read_games_each(pgn: &str) -> Vec<Result<GameScore, PgnError>> {
+    let mut reader = Reader::new(pgn.as_bytes());
+    let mut collector = Collector { games: 0 };
+    let mut out = Vec::new();
+    loop {
+        match reader.read_game(&mut collector) {
+            Ok(Some(Ok(game))) if game.headers.is_empty() && game.moves.is_empty() => {}
+            Ok(Some(result)) => out.push(result),
+            Ok(None) => break,
+            Err(source) => {
+                out.push(Err(PgnError::Read {
+                    after_game: collector.games,
+                    source,
+                }));
+                break;
+            }
+        }
+    }
+    out
+}
+
+struct Collector {
+    games: usize,
+}
+
+struct TagsSoFar {
+    game: usize,
+    headers: Vec<(String, String)>,
+}
+
+struct MovetextSoFar {
+    game: usize,
+    headers: Vec<(String, String)>,
+    start: Chess,
+    pos: Chess,
+    moves: Vec<ScoredMove>,
+    /// Comment text seen since the last main-line move.
+    comment: String,
+    outcome: Option<String>,
+}
+
+impl MovetextSoFar {
+    /// Attaches the clock found in the comments after the last move to that move.
+    fn settle_comment(&mut self) {
+        if let Some(last) = self.moves.last_mut()
+            && last.clk_ms.is_none()
+        {
+            last.clk_ms = parse_clk(&self.comment);
+        }
+        self.comment.clear();
+    }
+}
+
+impl Visitor for Collector {
+    type Tags = TagsSoFar;
+    type Movetext = MovetextSoFar;
+    type Output = Result<GameScore, PgnError>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
+        self.games += 1;
+        ControlFlow::Continue(TagsSoFar {
+            game: self.games,
+            headers: Vec::new(),
+        })
+    }
+
+    fn tag(
+        &mut self,
+        tags: &mut Self::Tags,
+        name: &[u8],
+        value: RawTag<'_>,
+    ) -> ControlFlow<Self::Output> {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let value = String::from_utf8_lossy(&value.decode()).into_owned();
+        tags.headers.push((name, value));
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
+        match start_position(tags.game, &tags.headers) {
+            Ok(start) => ControlFlow::Continue(MovetextSoFar {
+                game: tags.game,
+                headers: tags.headers,
+                pos: start.clone(),
+                start,
+                moves: Vec::new(),
+                comment: String::new(),
+                outcome: None,
+            }),
+            Err(e) => ControlFlow::Break(Err(e)),
+        }
+    }
+
+    fn san(&mut self, mt: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        mt.settle_comment();
+        match san_plus.san.to_move(&mt.pos) {
+            Ok(mv) => {
+                let san = SanPlus::from_move_and_play_unchecked(&mut mt.pos, mv).to_string();
+                mt.moves.push(ScoredMove {
+                    mv,
+                    san,
+                    clk_ms: None,
+                });
+                ControlFlow::Continue(())
+            }
+            Err(err) => {
+                let number = mt.pos.fullmoves();
+                let label = match mt.pos.turn() {
+                    Color::White => format!("{number}."),
+                    Color::Black => format!("{number}..."),
+                };
+                let fen = Fen::from_position(&mt.pos, shakmaty::EnPassantMode::Legal).to_string();
+                ControlFlow::Break(Err(PgnError::IllegalMove {
+                    game: mt.game,
+                    ply: mt.moves.len(),
+                    label,
+                    san: san_plus.to_string(),
+                    fen,
+                    reason: err.to_string(),
+                }))
+            }
+        }
+    }
+
+    fn partial_comment(
+        &mut self,
+        mt: &mut Self::Movetext,
+        comment: RawComment<'_>,
+    ) -> ControlFlow<Self::Output> {
+        // A chunk of an over-long comment: glue the chunks without a separator.
+        mt.comment
+            .push_str(&String::from_utf8_lossy(comment.as_bytes()));
+        ControlFlow::Continue(())
+    }
+
+    fn comment(
+        &mut self,
+        mt: &mut Self::Movetext,
+        comment: RawComment<'_>,
+    ) -> ControlFlow<Self::Output> {
+        mt.comment
+            .push_str(&String::from_utf8_lossy(comment.as_bytes()));
+        mt.comment.push(' ');
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _mt: &mut Self::Movetext) -> ControlFlow<Self::Output, Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn outcome(&mut self, mt: &mut Self::Movetext, outcome: Outcome) -> ControlFlow<Self::Output> {
+        mt.outcome = Some(outcome.to_string());
+        ControlFlow::Continue(())
+    }
+
+    fn end_game(&mut self, mut mt: Self::Movetext) -> Self::Output {
+        mt.settle_comment();
+        let time_control =
+            header_in(&mt.headers, "TimeControl").and_then(|v| v.trim().parse().ok());
+        let result = header_in(&mt.headers, "Result")
+            .map(str::to_string)
+            .or(mt.outcome)
+            .unwrap_or_else(|| "*".to_string());
+        Ok(GameScore {
+            headers: mt.headers,
+            start: mt.start,
+            moves: mt.moves,
+            time_control,
+            result,
+        })
+    }
+}
+
+fn start_position(game: usize, headers: &[(String, String)]) -> Result<Chess, PgnError> {
+    let chess960 = match header_in(headers, "Variant").map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v)
+            if matches!(
+                v.as_str(),
+                "" | "standard" | "chess" | "normal" | "from position" | "fromposition"
+            ) =>
+        {
+            false
+        }
+        Some(v) if v.contains("960") || v.contains("fischer") || v.contains("random") => true,
+        Some(v) => {
+            return Err(PgnError::UnsupportedVariant {
+                game,
+                variant: v.to_string(),
+            });
+        }
+    };
+    let Some(text) = header_in(headers, "FEN")
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+    else {
+        // No FEN (also `[SetUp "1"]` alone): the standard start, which plays the same in both
+        // castling modes.
+        return Ok(Chess::default());
+    };
+    let bad = |reason: String| PgnError::BadFen {
+        game,
+        fen: text.to_string(),
+        reason,
+    };
+    let fen = Fen::from_ascii(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
+    let mode = if chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    match fen.clone().into_position::<Chess>(mode) {
+        Ok(pos) => Ok(pos),
+        // X-FEN/Shredder castling rights (rooks not on a/h, king not on e) without a Variant tag.
+        Err(err) if !chess960 => fen
+            .into_position::<Chess>(CastlingMode::Chess960)
+            .map_err(|_| bad(err.to_string())),
+        Err(err) => Err(bad(err.to_string())),
+    }
+}
+
+/// The first well-formed `[%clk …]` in comment text: `h:mm:ss`, `hh:mm:ss`, `m:ss`, each with an
+/// optional fraction of a second; whitespace inside the command (a line wrapped in the middle
+/// of it) is ignored. Other commands (`[%eval …]`, `[%emt …]`) are skipped.
+pub fn parse_clk(comment: &str) -> Option<u64> {
+    let mut rest = comment;
+    while let Some(at) = rest.find("[%clk") {
+        rest = &rest[at + "[%clk".len()..];
+        let end = rest.find(']')?;
+        let body: String = rest[..end].chars().filter(|c| !c.is_whitespace()).collect();
+        if let Some(ms) = parse_hms(&body) {
+            return Some(ms);
+        }
+        rest = &rest[end..];
+    }
+    None
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn parse_hms(s: &str) -> Option<u64> {
+    let fields: Vec<&str> = s.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return None;
+    }
+    let (secs, whole) = fields.split_last()?;
+    let mut total: u64 = 0;
+    for f in whole {
+        if !all_digits(f) {
+            return None;
+        }
+        total = total.checked_mul(60)?.checked_add(f.parse().ok()?)?;
+    }
+    let (int, frac) = secs.split_once('.').unwrap_or((secs, ""));
+    if !all_digits(int) || !(frac.is_empty() || all_digits(frac)) {
+        return None;
+    }
+    let mut frac_ms = 0u64;
+    for (i, digit) in frac.bytes().take(3).enumerate() {
+        frac_ms += u64::from(digit - b'0') * [100, 10, 1][i];
+    }
+    let seconds = total.checked_mul(60)?.checked_add(int.parse().ok()?)?;
+    seconds.checked_mul(1000)?.checked_add(frac_ms)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time controls that the strict parser does not take
+// ---------------------------------------------------------------------------------------------
+
+/// Reads free-text time controls as broadcast software writes them: `15 min/game + 10
+/// sec/move`, `90 min/40 moves + 30 min/game + 30 sec/move`, `90' + 30''`, `1h/40 moves + 30
+/// min + 30 s/move`. Parts are separated by `+`; a part per move is the increment (a trailing
+/// part in seconds without a qualifier is taken as one too).
+pub fn parse_time_control_text(text: &str) -> Option<TimeControl> {
+    if let Ok(tc) = text.trim().parse::<TimeControl>() {
+        return Some(tc);
+    }
+    let lower = text.to_lowercase();
+    let mut periods: Vec<(Option<u32>, u64)> = Vec::new();
+    let mut increment_ms: Option<u64> = None;
+    let parts: Vec<&str> = lower.split('+').map(str::trim).collect();
+    for (i, part) in parts.iter().enumerate() {
+        let num_end = part
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(part.len());
+        let value: f64 = part[..num_end].parse().ok()?;
+        let rest = part[num_end..].trim_start();
+        let (unit, qualifier) = match rest.split_once('/') {
+            Some((u, q)) => (u.trim(), Some(q.trim())),
+            None => (rest.trim(), None),
+        };
+        let unit_ms = if unit.starts_with("''") || unit.starts_with('"') || unit.starts_with('s') {
+            1_000.0
+        } else if unit.starts_with('\'') || unit.starts_with("min") || unit == "m" {
+            60_000.0
+        } else if unit.starts_with('h') {
+            3_600_000.0
+        } else {
+            return None;
+        };
+        let ms = (value * unit_ms).round();
+        if !(ms.is_finite() && ms >= 0.0) {
+            return None;
+        }
+        let ms = ms as u64;
+        match qualifier {
+            Some(q) if q.starts_with("move") || q.starts_with("mv") => increment_ms = Some(ms),
+            Some(q) if q.starts_with("game") || q.starts_with("rest") || q.starts_with("end") => {
+                periods.push((None, ms))
+            }
+            Some(q) => {
+                let n_end = q.find(|c: char| !c.is_ascii_digit()).unwrap_or(q.len());
+                let moves: u32 = q[..n_end].parse().ok()?;
+                if !q[n_end..].trim_start().starts_with("mo") {
+                    return None;
+                }
+                periods.push((Some(moves), ms));
+            }
+            None if unit_ms == 1_000.0 && i + 1 == parts.len() && !periods.is_empty() => {
+                increment_ms = Some(ms)
+            }
+            None => periods.push((None, ms)),
+        }
+    }
+    let inc = increment_ms.unwrap_or(0);
+    let tc = TimeControl {
+        periods: periods
+            .into_iter()
+            .map(|(moves, base_ms)| Period {
+                moves,
+                base_ms,
+                increment_ms: inc,
+            })
+            .collect(),
+    };
+    let valid = !tc.periods.is_empty()
+        && tc.periods.iter().all(|p| p.base_ms > 0)
+        && tc.periods[..tc.periods.len() - 1]
+            .iter()
+            .all(|p| p.moves.is_some());
+    valid.then_some(tc)
+}
+
+/// Infers a time control from the recorded clocks alone (broadcast PGN often has no
+/// `[TimeControl]`): the increment is the largest per-move gain (gains above two minutes are
+/// period bonuses or clock corrections) raised to a usual value; the base is the first clocks
+/// plus thinking, rounded to 5 minutes (minutes below 10 minutes); a bonus of ten minutes or
+/// more seen around move 40 (and then 60) makes periods `40/…:20/…:…`. DGT clocks in Fischer
+/// mode add the increment before the first move too; when the first clocks show that, the
+/// increment is folded into the first period's base. A heuristic: honoured clock times do not
+/// depend on it, only the absolute readings at period changes do.
+pub fn guess_time_control_from_clocks(game: &GameScore) -> Option<TimeControl> {
+    // Per side: (the side's move number from 1, clock after it).
+    let mut clocks: [Vec<(u32, u64)>; 2] = [Vec::new(), Vec::new()];
+    let mut counts = [0u32; 2];
+    let mut turn = game.start.turn();
+    for m in &game.moves {
+        let i = color_index(turn);
+        counts[i] += 1;
+        if let Some(c) = m.clk_ms {
+            clocks[i].push((counts[i], c));
+        }
+        turn = turn.other();
+    }
+    if clocks.iter().all(Vec::is_empty) {
+        return None;
+    }
+    const SMALL_GAIN_MS: i64 = 120_000;
+    let gains = |side: &Vec<(u32, u64)>| -> Vec<(u32, u32, i64)> {
+        side.windows(2)
+            .map(|w| (w[0].0, w[1].0, w[1].1 as i64 - w[0].1 as i64))
+            .collect()
+    };
+    // Positive gains of at most two minutes; the 90th percentile ignores a stray correction.
+    let mut small_gains: Vec<u64> = clocks
+        .iter()
+        .flat_map(|s| gains(s))
+        .filter(|&(a, b, g)| b == a + 1 && g > 0 && g <= SMALL_GAIN_MS)
+        .map(|(_, _, g)| g as u64)
+        .collect();
+    small_gains.sort_unstable();
+    let increment_ms = match small_gains.len() {
+        0 => 0,
+        n => {
+            let gain = small_gains[(n - 1) * 9 / 10];
+            [1u64, 2, 3, 5, 10, 15, 20, 30, 45, 60]
+                .iter()
+                .map(|s| s * 1_000)
+                .find(|&inc| inc >= gain)
+                .unwrap_or_else(|| gain.div_ceil(1_000) * 1_000)
+        }
+    };
+    let first = clocks
+        .iter()
+        .filter_map(|s| s.first())
+        .map(|&(_, c)| c)
+        .max()?;
+    let raw = first.saturating_sub(increment_ms);
+    let unit = if raw >= 600_000 { 300_000 } else { 60_000 };
+    let mut base_ms = ((raw + unit / 2) / unit * unit).max(unit);
+    if first > base_ms + increment_ms {
+        base_ms += increment_ms;
+    }
+    // A bonus of at least ten minutes on the side's move n0..=n0+3 (broadcast clocks lag).
+    let bonus_at = |n0: u32| -> Option<u64> {
+        clocks
+            .iter()
+            .flat_map(|s| gains(s))
+            .filter(|&(_, b, g)| (n0..=n0 + 3).contains(&b) && g >= 600_000)
+            .map(|(_, _, g)| g as u64)
+            .max()
+            .map(|g| (g.saturating_sub(increment_ms) + 150_000) / 300_000 * 300_000)
+    };
+    let period = |moves, base_ms| Period {
+        moves,
+        base_ms,
+        increment_ms,
+    };
+    let periods = match bonus_at(40) {
+        None => vec![period(None, base_ms)],
+        Some(b1) => match bonus_at(60) {
+            None => vec![period(Some(40), base_ms), period(None, b1)],
+            Some(b2) => vec![
+                period(Some(40), base_ms),
+                period(Some(20), b1),
+                period(None, b2),
+            ],
+        },
+    };
+    Some(TimeControl { periods })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts
+// ---------------------------------------------------------------------------------------------
+
+/// What a person at the board does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The arbiter starts the clock (the first mover's side runs).
+    StartClock,
+    /// A piece leaves a (real, White-at-bottom) square.
+    Lift(Square),
+    /// A piece is set down. On an occupied square this means the sensor went from the old piece
+    /// straight to the new one without reading the square empty (a capture done in one motion).
+    Place(Square, Piece),
+    /// The player of this colour presses their lever.
+    PressLever(Color),
+}
+
+/// An action at a virtual time (ms since the script's start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedAction {
+    pub at_ms: u64,
+    pub action: Action,
+}
+
+/// How untidy the player is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NoiseConfig {
+    /// Chance per move of each kind of noise (slide, fidget, take-back-and-replay); 0 = clean.
+    pub probability: f64,
+    /// Min/max time between consecutive physical actions of one move (and from the last of them
+    /// to the lever press).
+    pub handling_ms: (u64, u64),
+}
+
+impl NoiseConfig {
+    /// No noise, the usual handling speed.
+    pub fn clean() -> NoiseConfig {
+        NoiseConfig {
+            probability: 0.0,
+            ..NoiseConfig::default()
+        }
+    }
+}
+
+impl Default for NoiseConfig {
+    fn default() -> NoiseConfig {
+        NoiseConfig {
+            probability: 0.15,
+            handling_ms: (250, 700),
+        }
+    }
+}
+
+/// When one move was completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveTiming {
+    /// The lever press (without a clock: the moment the move counts as done; the next move's
+    /// actions come later).
+    pub press_ms: u64,
+    /// The move's `[%clk]` was reproduced exactly by this press.
+    pub clock_honoured: bool,
+}
+
+/// A game as a timed list of actions.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// Ordered by time; times strictly increase.
+    pub actions: Vec<TimedAction>,
+    /// The clock to set up before the script starts (None: no clock actions in the script):
+    /// the game's time control, its first base raised by one increment when the recorded
+    /// clocks show that the real clock credited it before the first move (as DGT clocks do).
+    pub clock: Option<TimeControl>,
+    /// The side to move in the start position (its lever is up when the clock starts).
+    pub first_to_move: Color,
+    /// One entry per move of the game.
+    pub moves: Vec<MoveTiming>,
+}
+
+impl Script {
+    /// The stopped clock as the arbiter sets it up before [`Action::StartClock`]; White is on
+    /// [`clock_side`]`(White)`.
+    pub fn new_clock(&self) -> Option<ChessClock> {
+        self.clock
+            .clone()
+            .map(|tc| ChessClock::new(tc, clock_side(self.first_to_move)))
+    }
+}
+
+/// When the arbiter starts the clock (and after which the first move's actions come).
+pub const CLOCK_START_MS: u64 = 1_000;
+
+/// The clock side of each colour: White on the left, throughout.
+pub fn clock_side(color: Color) -> ClockSide {
+    match color {
+        Color::White => ClockSide::Left,
+        Color::Black => ClockSide::Right,
+    }
+}
+
+fn color_index(color: Color) -> usize {
+    match color {
+        Color::White => 0,
+        Color::Black => 1,
+    }
+}
+
+/// Think time for a move without a usable recorded clock.
+const RANDOM_THINK_MS: (u64, u64) = (1_000, 20_000);
+
+/// Writes the script for `game`. Same game, seed and configuration → same script.
+pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
+    let mut rng = SplitMix64(seed);
+    let (a, b) = noise.handling_ms;
+    let gap_lo = a.min(b).max(1);
+    let gap_hi = a.max(b).max(gap_lo);
+    let p = if noise.probability.is_finite() {
+        noise.probability.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let first_to_move = game.start.turn();
+    let time_control = game
+        .time_control
+        .clone()
+        .map(|tc| with_start_increment_if_recorded(tc, game));
+    let mut clock = time_control
+        .clone()
+        .map(|tc| ChessClock::new(tc, clock_side(first_to_move)));
+    let mut actions = Vec::new();
+    let mut timings = Vec::with_capacity(game.moves.len());
+    let mut prev = CLOCK_START_MS;
+    if let Some(c) = clock.as_mut() {
+        c.start(prev);
+        actions.push(TimedAction {
+            at_ms: prev,
+            action: Action::StartClock,
+        });
+    }
+    let mut moves_done = [0u32; 2];
+    let mut pos = game.start.clone();
+    for scored in &game.moves {
+        let mover = pos.turn();
+        let side = clock_side(mover);
+        let mut after = pos.clone();
+        after.play_unchecked(scored.mv);
+
+        let mut minimal = Vec::new();
+        core_actions(&pos, scored.mv, false, &mut |_| 0, &mut minimal);
+        let needed = minimal.len() as u64 + 1;
+
+        // How long from the previous press to this one.
+        let remaining = clock.as_ref().map(|c| c.remaining_ms(side, prev));
+        let honoured_think = match (&clock, scored.clk_ms, remaining) {
+            (Some(c), Some(target), Some(before)) => {
+                let n = moves_done[color_index(mover)] + 1;
+                let tc = c.time_control();
+                let gain = tc.increment_for(n) + tc.bonus_after(n);
+                match target.checked_sub(gain) {
+                    Some(left) if left > 0 && before > left && before - left >= needed => {
+                        Some(before - left)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let think = honoured_think.unwrap_or_else(|| {
+            let mut t = rng.range(RANDOM_THINK_MS.0, RANDOM_THINK_MS.1);
+            if let Some(r) = remaining {
+                t = t.min(r / 2);
+            }
+            t.max(needed)
+        });
+        let press = prev + think;
+
+        // The physical actions, noise dropped if they do not fit in the think time.
+        let mut plan = plan_move(&mut rng, &pos, after.board(), scored.mv, p);
+        let mut gaps = draw_gaps(&mut rng, plan.len(), gap_lo, gap_hi);
+        if gaps.iter().sum::<u64>() >= think {
+            plan = plan_move(&mut rng, &pos, after.board(), scored.mv, 0.0);
+            if plan.len() as u64 + 1 > think {
+                plan = minimal;
+            }
+            gaps = draw_gaps(&mut rng, plan.len(), gap_lo, gap_hi);
+        }
+        let k = plan.len() as u64;
+        let times: Vec<u64> = if gaps.iter().sum::<u64>() < think {
+            // Think first, then handle: the last gap ends at the press.
+            let mut t = press;
+            let mut v = vec![0; plan.len()];
+            for j in (0..plan.len()).rev() {
+                t -= gaps[j];
+                v[j] = t;
+            }
+            v
+        } else {
+            // Too little time for the usual handling: spread evenly (think ≥ k + 1 here).
+            (1..=k).map(|j| prev + j * think / (k + 1)).collect()
+        };
+        actions.extend(
+            times
+                .into_iter()
+                .zip(plan)
+                .map(|(at_ms, action)| TimedAction { at_ms, action }),
+        );
+
+        if let Some(c) = clock.as_mut() {
+            // Fails only after a flag fell (possible only with a random think on an almost
+            // empty clock); the script goes on regardless, as players would.
+            let _ = c.press(side, press);
+            actions.push(TimedAction {
+                at_ms: press,
+                action: Action::PressLever(mover),
+            });
+        }
+        moves_done[color_index(mover)] += 1;
+        timings.push(MoveTiming {
+            press_ms: press,
+            clock_honoured: honoured_think.is_some(),
+        });
+        prev = press;
+        pos = after;
+    }
+    Script {
+        actions,
+        clock: time_control,
+        first_to_move,
+        moves: timings,
+    }
+}
+
+/// DGT clocks in Fischer mode credit the increment before the first move too (a 90+30 clock
+/// starts at 1:30:30). [`ChessClock`] starts at the bare base; when a first move's recorded
+/// clock can only be explained by that extra increment, it is folded into the first period's
+/// base so that the recorded times can be reproduced.
+fn with_start_increment_if_recorded(mut tc: TimeControl, game: &GameScore) -> TimeControl {
+    let gain = tc.increment_for(1) + tc.bonus_after(1);
+    let Some(first) = tc.periods.first_mut() else {
+        return tc;
+    };
+    let explained = |c: u64| c > first.base_ms + gain && c <= first.base_ms + 2 * gain;
+    if gain > 0
+        && game
+            .moves
+            .iter()
+            .take(2)
+            .any(|m| m.clk_ms.is_some_and(explained))
+    {
+        first.base_ms += gain;
+    }
+    tc
+}
+
+fn draw_gaps(rng: &mut SplitMix64, n: usize, lo: u64, hi: u64) -> Vec<u64> {
+    (0..n).map(|_| rng.range(lo, hi)).collect()
+}
+
+/// The physical actions of one move, with noise of each kind at chance `p`.
+fn plan_move(rng: &mut SplitMix64, pos: &Chess, after: &Board, mv: Move, p: f64) -> Vec<Action> {
+    let mut out = Vec::new();
+    let color = pos.turn();
+    let board = pos.board();
+    let fidget = rng.chance(p);
+    let slide = rng.chance(p);
+    let retake = rng.chance(p);
+    if fidget {
+        // Adjust one of one's own pieces first. Not the king: lifting a king and putting it
+        // back is the DGT driver's "move now" gesture (dgt-protocol.md §12.3).
+        let own: Vec<Square> = (board.by_color(color) & !board.kings())
+            .into_iter()
+            .collect();
+        if !own.is_empty() {
+            let sq = own[rng.below(own.len() as u64) as usize];
+            if let Some(piece) = board.piece_at(sq) {
+                out.push(Action::Lift(sq));
+                out.push(Action::Place(sq, piece));
+            }
+        }
+    }
+    core_actions(pos, mv, slide, &mut |n| rng.below(n), &mut out);
+    if retake {
+        // Take the move back (pieces back where they were, captured piece restored), then
+        // play it again — before pressing the clock.
+        undo_actions(board, after, &mut out);
+        core_actions(pos, mv, false, &mut |n| rng.below(n), &mut out);
+    }
+    out
+}
+
+/// Lifts and placements that play `mv`. `pick(n)` chooses one of `n` ways (0 = the shortest).
+fn core_actions(
+    pos: &Chess,
+    mv: Move,
+    slide: bool,
+    pick: &mut dyn FnMut(u64) -> u64,
+    out: &mut Vec<Action>,
+) {
+    let color = pos.turn();
+    match mv {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            let moving = Piece { color, role };
+            let landed = Piece {
+                color,
+                role: promotion.unwrap_or(role),
+            };
+            let path = if slide && matches!(role, Role::Bishop | Role::Rook | Role::Queen) {
+                squares_between(from, to)
+            } else {
+                Vec::new()
+            };
+            // A promoting pawn may be set down on the last rank before the new piece.
+            let pawn_first = promotion.is_some() && pick(2) == 1;
+            let carry = |out: &mut Vec<Action>| {
+                out.push(Action::Lift(from));
+                for &sq in &path {
+                    out.push(Action::Place(sq, moving));
+                    out.push(Action::Lift(sq));
+                }
+            };
+            let land = |out: &mut Vec<Action>| {
+                if pawn_first {
+                    out.push(Action::Place(to, moving));
+                    out.push(Action::Lift(to));
+                }
+                out.push(Action::Place(to, landed));
+            };
+            if capture.is_some() {
+                match pick(4) {
+                    // In one motion: the square never reads empty.
+                    0 => {
+                        carry(out);
+                        land(out);
+                    }
+                    // Captured piece off first.
+                    1 => {
+                        out.push(Action::Lift(to));
+                        carry(out);
+                        land(out);
+                    }
+                    // Own piece in hand first; meanwhile the board shows the captured piece
+                    // still on the target.
+                    2 => {
+                        carry(out);
+                        out.push(Action::Lift(to));
+                        land(out);
+                    }
+                    // Set down on the target before the captured piece is pulled away.
+                    _ => {
+                        carry(out);
+                        land(out);
+                        out.push(Action::Lift(to));
+                        out.push(Action::Place(to, landed));
+                    }
+                }
+            } else {
+                carry(out);
+                land(out);
+            }
+        }
+        Move::EnPassant { from, to } => {
+            let pawn = Piece {
+                color,
+                role: Role::Pawn,
+            };
+            let taken = Square::from_coords(to.file(), from.rank());
+            let seq = match pick(3) {
+                0 => [
+                    Action::Lift(taken),
+                    Action::Lift(from),
+                    Action::Place(to, pawn),
+                ],
+                1 => [
+                    Action::Lift(from),
+                    Action::Lift(taken),
+                    Action::Place(to, pawn),
+                ],
+                _ => [
+                    Action::Lift(from),
+                    Action::Place(to, pawn),
+                    Action::Lift(taken),
+                ],
+            };
+            out.extend(seq);
+        }
+        Move::Castle { king, rook } => {
+            let side = CastlingSide::from_king_side(king < rook);
+            let k = (
+                king,
+                side.king_to(color),
+                Piece {
+                    color,
+                    role: Role::King,
+                },
+            );
+            let r = (
+                rook,
+                side.rook_to(color),
+                Piece {
+                    color,
+                    role: Role::Rook,
+                },
+            );
+            // King first (what real captures show) or rook first (the board passes through
+            // the position after a plain rook move).
+            let (first, second) = if pick(2) == 0 { (k, r) } else { (r, k) };
+            let transfers: Vec<(Square, Square, Piece)> = [first, second]
+                .into_iter()
+                .filter(|(src, dst, _)| src != dst)
+                .collect();
+            match transfers.as_slice() {
+                [] => {}
+                [(src, dst, piece)] => {
+                    out.push(Action::Lift(*src));
+                    out.push(Action::Place(*dst, *piece));
+                }
+                [(src1, dst1, p1), (src2, dst2, p2), ..] => {
+                    out.push(Action::Lift(*src1));
+                    if dst1 == src2 {
+                        // Chess960: the first piece's target holds the other one.
+                        out.push(Action::Lift(*src2));
+                        out.push(Action::Place(*dst1, *p1));
+                    } else {
+                        out.push(Action::Place(*dst1, *p1));
+                        out.push(Action::Lift(*src2));
+                    }
+                    out.push(Action::Place(*dst2, *p2));
+                }
+            }
+        }
+        Move::Put { role, to } => out.push(Action::Place(to, Piece { color, role })),
+    }
+}
+
+/// From the board after a move back to the board before it: lift what is new, set down what
+/// is missing.
+fn undo_actions(before: &Board, after: &Board, out: &mut Vec<Action>) {
+    for sq in Square::ALL {
+        if after.piece_at(sq).is_some() && after.piece_at(sq) != before.piece_at(sq) {
+            out.push(Action::Lift(sq));
+        }
+    }
+    for sq in Square::ALL {
+        if let Some(piece) = before.piece_at(sq)
+            && after.piece_at(sq) != Some(piece)
+        {
+            out.push(Action::Place(sq, piece));
+        }
+    }
+}
+
+/// The squares strictly between two aligned squares, nearest to `from` first.
+fn squares_between(from: Square, to: Square) -> Vec<Square> {
+    let mut v: Vec<Square> = attacks::between(from, to).into_iter().collect();
+    v.sort_by_key(|sq| sq.distance(from));
+    v
+}
+
+/// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, and good enough for test scripts.
+#[derive(Clone, Debug)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (0 when n is 0).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        if hi <= lo {
+            return lo;
+        }
+        match (hi - lo).checked_add(1) {
+            Some(span) => lo + self.below(span),
+            None => self.next_u64(),
+        }
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        let x = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        x < p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn data_dir() -> Option<PathBuf> {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/pgn/clocks");
+        if dir.is_dir() {
+            return Some(dir);
+        }
+        if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
+            panic!(
+                "{} not found and RELAY_REQUIRE_SHARED_DATA=1",
+                dir.display()
+            );
+        }
+        println!("skipping: ../shared/data not found");
+        None
+    }
+
+    fn one_game(pgn: &str) -> GameScore {
+        let mut games = read_games(pgn).expect("test PGN reads");
+        assert_eq!(games.len(), 1);
+        games.remove(0)
+    }
+
+    type Squares = [Option<Piece>; 64];
+
+    fn squares_of(board: &Board) -> Squares {
+        let mut m = [None; 64];
+        for sq in Square::ALL {
+            m[sq.to_usize()] = board.piece_at(sq);
+        }
+        m
+    }
+
+    fn fen_of(m: &Squares) -> String {
+        let mut b = Board::empty();
+        for sq in Square::ALL {
+            if let Some(p) = m[sq.to_usize()] {
+                b.set_piece_at(sq, p);
+            }
+        }
+        b.board_fen().to_string()
+    }
+
+    #[derive(Debug, Default)]
+    struct Replay {
+        honoured: usize,
+        with_clk: usize,
+        moves: usize,
+        /// Not honoured because the recorded clock is below the increment (e.g. 0:00:00).
+        below_increment: usize,
+        /// … because it is higher than the previous reading plus increment and bonus allow.
+        unreachable: usize,
+        /// … because it leaves (almost) no time to move the pieces.
+        too_fast: usize,
+    }
+
+    /// Plays the script on a square→piece map and a clock, checking every promise the script
+    /// makes; returns the clock statistics.
+    fn replay(game: &GameScore, s: &Script, noise: &NoiseConfig) -> Replay {
+        let mut map = squares_of(game.start.board());
+        let mut afters = Vec::new();
+        let mut pos = game.start.clone();
+        for m in &game.moves {
+            pos.play_unchecked(m.mv);
+            afters.push(squares_of(pos.board()));
+        }
+        assert_eq!(s.moves.len(), game.moves.len());
+        let mut clock = s.new_clock();
+        assert_eq!(clock.is_some(), game.time_control.is_some());
+        let hi = noise.handling_ms.0.max(noise.handling_ms.1);
+        let mut last_at: Option<u64> = None;
+        let mut i = 0; // the move being played
+        let mut turn = game.start.turn();
+        let mut last_physical: Option<u64> = None;
+        let mut moves_done = [0u32; 2];
+        let mut stats = Replay {
+            moves: game.moves.len(),
+            ..Replay::default()
+        };
+        let finish_move = |i: &mut usize, map: &Squares, turn: &mut Color| {
+            assert_eq!(
+                fen_of(map),
+                fen_of(&afters[*i]),
+                "board after move {} ({})",
+                *i + 1,
+                game.moves[*i].san
+            );
+            *i += 1;
+            *turn = turn.other();
+        };
+        for ta in &s.actions {
+            if let Some(t) = last_at {
+                assert!(ta.at_ms > t, "times strictly increase: {ta:?} after {t}");
+            }
+            last_at = Some(ta.at_ms);
+            // Without a clock a move is done at its press time.
+            while clock.is_none() && i < s.moves.len() && ta.at_ms > s.moves[i].press_ms {
+                finish_move(&mut i, &map, &mut turn);
+                last_physical = None;
+            }
+            match ta.action {
+                Action::StartClock => {
+                    assert_eq!(ta.at_ms, CLOCK_START_MS);
+                    clock.as_mut().expect("clock").start(ta.at_ms);
+                }
+                Action::Lift(sq) => {
+                    assert!(map[sq.to_usize()].is_some(), "lift from empty {sq}");
+                    map[sq.to_usize()] = None;
+                }
+                Action::Place(sq, piece) => map[sq.to_usize()] = Some(piece),
+                Action::PressLever(color) => {
+                    assert_eq!(color, turn, "the mover presses");
+                    assert_eq!(ta.at_ms, s.moves[i].press_ms);
+                    if let Some(t) = last_physical {
+                        assert!(ta.at_ms - t <= hi, "press within the handling gap");
+                    }
+                    let side = clock_side(color);
+                    let c = clock.as_mut().expect("clock");
+                    let prev_press = if i == 0 {
+                        CLOCK_START_MS
+                    } else {
+                        s.moves[i - 1].press_ms
+                    };
+                    let before = c.remaining_ms(side, prev_press);
+                    let n = moves_done[color_index(color)] + 1;
+                    moves_done[color_index(color)] = n;
+                    let gain = c.time_control().increment_for(n) + c.time_control().bonus_after(n);
+                    assert!(c.press(side, ta.at_ms), "press accepted at move {}", i + 1);
+                    let remaining = c.remaining_ms(side, ta.at_ms);
+                    if let Some(clk) = game.moves[i].clk_ms {
+                        stats.with_clk += 1;
+                        if s.moves[i].clock_honoured {
+                            assert_eq!(remaining, clk, "clock after move {}", i + 1);
+                            stats.honoured += 1;
+                        } else if clk <= gain {
+                            stats.below_increment += 1;
+                        } else if clk - gain >= before {
+                            stats.unreachable += 1;
+                        } else {
+                            stats.too_fast += 1;
+                        }
+                    } else {
+                        assert!(!s.moves[i].clock_honoured);
+                    }
+                    finish_move(&mut i, &map, &mut turn);
+                }
+            }
+            if matches!(ta.action, Action::Lift(_) | Action::Place(..)) {
+                if let Some(t) = last_physical {
+                    assert!(ta.at_ms - t <= hi, "transient states stay short");
+                }
+                let prev_press = if i == 0 {
+                    CLOCK_START_MS
+                } else {
+                    s.moves[i - 1].press_ms
+                };
+                assert!(ta.at_ms > prev_press && ta.at_ms < s.moves[i].press_ms);
+                last_physical = Some(ta.at_ms);
+            }
+            if matches!(ta.action, Action::PressLever(_)) {
+                last_physical = None;
+            }
+        }
+        while i < s.moves.len() {
+            finish_move(&mut i, &map, &mut turn);
+        }
+        assert_eq!(
+            fen_of(&map),
+            fen_of(&squares_of(game.final_position().board()))
+        );
+        if clock.is_none() {
+            assert!(
+                s.actions
+                    .iter()
+                    .all(|a| matches!(a.action, Action::Lift(_) | Action::Place(..)))
+            );
+        }
+        stats
+    }
+
+    /// Known data quirks per file: (file, games expected to fail reading, minimum share of the
+    /// moves with a clock that the script reproduces exactly).
+    const FILES: &[(&str, usize, f64)] = &[
+        ("dgt-livechess-1.4.8-tata-steel-2017.pgn", 0, 0.95),
+        (
+            "dgt-livechess-2.2.5-sample-invitational-2023-r1.pgn",
+            0,
+            0.80,
+        ),
+        ("lichess-study-bbddnrr-2025-eval-clk.pgn", 0, 0.90),
+        ("pgn4web-olympiad-2014-r11.pgn", 0, 0.90),
+    ];
+
+    #[test]
+    fn real_broadcast_games_play_back_exactly() {
+        let Some(dir) = data_dir() else { return };
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("data dir lists")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".pgn"))
+            .collect();
+        names.sort();
+        assert!(!names.is_empty());
+        let noise = NoiseConfig {
+            probability: 0.3,
+            handling_ms: (250, 700),
+        };
+        for name in names {
+            let (_, expected_bad, min_share) = FILES
+                .iter()
+                .find(|(f, ..)| *f == name)
+                .copied()
+                .unwrap_or((&"", 0, 0.9));
+            let bytes = std::fs::read(dir.join(&name)).expect("file reads");
+            let text = String::from_utf8_lossy(&bytes);
+            let results = read_games_each(&text);
+            let mut bad = 0;
+            let mut total = Replay::default();
+            let mut games = 0;
+            let mut guessed = std::collections::BTreeMap::<String, usize>::new();
+            for r in results {
+                let mut game = match r {
+                    Ok(g) => g,
+                    Err(e) => {
+                        println!("{name}: {e}");
+                        bad += 1;
+                        continue;
+                    }
+                };
+                games += 1;
+                // Broadcast files rarely carry a TimeControl the strict parser takes.
+                if game.time_control.is_none() {
+                    game.time_control = game.guess_time_control();
+                }
+                if let Some(tc) = &game.time_control {
+                    *guessed.entry(tc.to_string()).or_default() += 1;
+                }
+                for seed in [1, 2, 3] {
+                    let s = script(&game, seed, &noise);
+                    let r = replay(&game, &s, &noise);
+                    assert_eq!(
+                        r.with_clk,
+                        r.honoured + r.below_increment + r.unreachable + r.too_fast
+                    );
+                    if seed == 1 {
+                        total.honoured += r.honoured;
+                        total.with_clk += r.with_clk;
+                        total.moves += r.moves;
+                        total.below_increment += r.below_increment;
+                        total.unreachable += r.unreachable;
+                        total.too_fast += r.too_fast;
+                    }
+                }
+            }
+            println!(
+                "{name}: {games} games read, {bad} unreadable, {} moves, {} with clk, {} \
+                 honoured; not honoured: {} below the increment, {} unreachable, {} too fast; \
+                 time controls {guessed:?}",
+                total.moves,
+                total.with_clk,
+                total.honoured,
+                total.below_increment,
+                total.unreachable,
+                total.too_fast
+            );
+            assert_eq!(bad, expected_bad, "{name}: unreadable games");
+            assert!(
+                total.honoured as f64 >= min_share * total.with_clk as f64,
+                "{name}: only {} of {} clocks honoured",
+                total.honoured,
+                total.with_clk
+            );
+        }
+    }
+
+    #[test]
+    fn clk_comments_parse() {
+        assert_eq!(parse_clk("[%clk 1:40:57]"), Some(6_057_000));
+        assert_eq!(parse_clk(" [%eval 0.17] [%clk 1:30:49] "), Some(5_449_000));
+        assert_eq!(parse_clk("[%clk\n00:15:27]"), Some(927_000));
+        assert_eq!(parse_clk("[%clk 0:00:59.9]"), Some(59_900));
+        assert_eq!(parse_clk("[%clk 0:00:05.25]"), Some(5_250));
+        assert_eq!(parse_clk("[%emt 0:00:02]"), None);
+        assert_eq!(parse_clk("[%clk x] [%clk 0:01:00]"), Some(60_000));
+        assert_eq!(parse_clk("[%clk 1:2:3:4]"), None);
+    }
+
+    #[test]
+    fn reads_headers_clocks_and_skips_variations() {
+        let game = one_game(
+            "[Event \"T\"]\n[Result \"1-0\"]\n[TimeControl \"180+2\"]\n\n\
+             1. e4 {[%clk 0:03:01]} {[%emt 0:00:01]} 1... e5 {[%eval 0.2] [%clk\n0:03:00]} \
+             (1... c5 {[%clk 0:00:01]} 2. Nf3) 2. Nf3 $1 {no clock} 1-0\n",
+        );
+        assert_eq!(game.headers[0], ("Event".into(), "T".into()));
+        assert_eq!(game.result, "1-0");
+        assert_eq!(game.time_control, Some("180+2".parse().expect("tc")));
+        let sans: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
+        assert_eq!(sans, ["e4", "e5", "Nf3"]);
+        let clks: Vec<Option<u64>> = game.moves.iter().map(|m| m.clk_ms).collect();
+        assert_eq!(clks, [Some(181_000), Some(180_000), None]);
+    }
+
+    #[test]
+    fn illegal_moves_are_reported_with_game_and_san() {
+        let results =
+            read_games_each("[Event \"a\"]\n\n1. e4 e5 2. Ke3 *\n\n[Event \"b\"]\n\n1. d4 d5 *\n");
+        assert_eq!(results.len(), 2);
+        let err = results[0].as_ref().expect_err("illegal");
+        let msg = err.to_string();
+        assert!(msg.contains("game 1") && msg.contains("2. Ke3"), "{msg}");
+        assert!(results[1].is_ok());
+        assert!(read_games("[Event \"a\"]\n\n1. e5 *\n").is_err());
+    }
+
+    #[test]
+    fn free_text_time_controls() {
+        let tc = |s: &str| parse_time_control_text(s).map(|t| t.to_string());
+        assert_eq!(tc("15 min/game + 10 sec/move").as_deref(), Some("900+10"));
+        assert_eq!(
+            tc("90 min/40 moves + 30 min/game + 30 sec/move").as_deref(),
+            Some("40/5400+30:1800+30")
+        );
+        assert_eq!(tc("90' + 30''").as_deref(), Some("5400+30"));
+        assert_eq!(tc("5400+30").as_deref(), Some("5400+30"));
+        assert_eq!(tc("Blitz"), None);
+    }
+
+    #[test]
+    fn time_control_from_clocks() {
+        // 3+2 blitz: first clocks 3:01 and 3:00.
+        let game = one_game(
+            "[Event \"x\"]\n\n1. e4 {[%clk 0:03:01]} e5 {[%clk 0:03:00]} 2. Nf3 {[%clk 0:03:02.5]} \
+             Nc6 {[%clk 0:02:55]} *",
+        );
+        assert_eq!(game.time_control, None);
+        assert_eq!(
+            game.guess_time_control().map(|t| t.to_string()).as_deref(),
+            Some("180+2")
+        );
+    }
+
+    fn moves_of(s: &Script) -> Vec<Vec<Action>> {
+        // The physical actions of each move (split at the press times).
+        let mut out = vec![Vec::new(); s.moves.len()];
+        for ta in &s.actions {
+            if let Some(i) = s.moves.iter().position(|m| ta.at_ms <= m.press_ms)
+                && matches!(ta.action, Action::Lift(_) | Action::Place(..))
+            {
+                out[i].push(ta.action);
+            }
+        }
+        out
+    }
+
+    const ITALIAN: &str = "[Event \"x\"]\n[TimeControl \"300+3\"]\n\n\
+        1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O Nf6 5. d3 O-O *";
+
+    #[test]
+    fn castling_rook_first_happens_and_passes_a_legal_rook_move() {
+        let game = one_game(ITALIAN);
+        let before = {
+            let mut p = game.start.clone();
+            for m in &game.moves[..6] {
+                p.play_unchecked(m.mv);
+            }
+            p
+        };
+        let (mut rook_first, mut king_first) = (0, 0);
+        for seed in 0..40 {
+            let s = script(&game, seed, &NoiseConfig::clean());
+            replay(&game, &s, &NoiseConfig::clean());
+            let castle = &moves_of(&s)[6];
+            assert_eq!(castle.len(), 4);
+            if castle[0] == Action::Lift(Square::H1) {
+                rook_first += 1;
+                let rook = Piece {
+                    color: Color::White,
+                    role: Role::Rook,
+                };
+                assert_eq!(castle[1], Action::Place(Square::F1, rook));
+                // After the rook alone, the board is that of the legal move Rf1.
+                let rf1 = Move::Normal {
+                    role: Role::Rook,
+                    from: Square::H1,
+                    capture: None,
+                    to: Square::F1,
+                    promotion: None,
+                };
+                assert!(before.is_legal(rf1));
+                let mut b = before.board().clone();
+                b.discard_piece_at(Square::H1);
+                b.set_piece_at(Square::F1, rook);
+                let mut p = before.clone();
+                p.play_unchecked(rf1);
+                assert_eq!(&b, p.board());
+            } else {
+                assert_eq!(castle[0], Action::Lift(Square::E1));
+                king_first += 1;
+            }
+        }
+        assert!(
+            rook_first > 0 && king_first > 0,
+            "{rook_first} / {king_first}"
+        );
+    }
+
+    #[test]
+    fn en_passant_in_all_orders() {
+        let game = one_game("[Event \"x\"]\n\n1. e4 a6 2. e5 d5 3. exd6 *");
+        assert!(game.moves[4].mv.is_en_passant());
+        let mut orders = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            let s = script(&game, seed, &NoiseConfig::clean());
+            replay(&game, &s, &NoiseConfig::clean());
+            let ep = &moves_of(&s)[4];
+            assert_eq!(ep.len(), 3);
+            assert!(ep.contains(&Action::Lift(Square::D5)));
+            orders.insert(ep.iter().position(|a| *a == Action::Lift(Square::D5)));
+        }
+        assert_eq!(orders.len(), 3);
+    }
+
+    #[test]
+    fn under_promotion_places_the_chosen_piece() {
+        let game = one_game(
+            "[SetUp \"1\"]\n[FEN \"1r5k/P7/8/8/8/8/8/K7 w - - 0 1\"]\n\n1. axb8=N Kg7 2. Nd7 *",
+        );
+        let knight = Piece {
+            color: Color::White,
+            role: Role::Knight,
+        };
+        let pawn = Piece {
+            color: Color::White,
+            role: Role::Pawn,
+        };
+        let (mut with_pawn, mut direct) = (0, 0);
+        for seed in 0..40 {
+            let s = script(&game, seed, &NoiseConfig::clean());
+            replay(&game, &s, &NoiseConfig::clean());
+            let promo = &moves_of(&s)[0];
+            assert_eq!(promo.last(), Some(&Action::Place(Square::B8, knight)));
+            assert!(
+                !promo
+                    .iter()
+                    .any(|a| matches!(a, Action::Place(_, p) if p.role == Role::Queen))
+            );
+            if promo.contains(&Action::Place(Square::B8, pawn)) {
+                with_pawn += 1;
+            } else {
+                direct += 1;
+            }
+        }
+        assert!(with_pawn > 0 && direct > 0);
+    }
+
+    #[test]
+    fn chess960_castling_onto_the_rook_square() {
+        // The king's target square g8 holds the castling rook.
+        let game = one_game(
+            "[Variant \"fischerandom\"]\n[SetUp \"1\"]\n\
+             [FEN \"nbbrknrq/pppppppp/8/8/8/8/PPPPPPPP/NBBRKNRQ w KQkq - 0 1\"]\n\
+             [TimeControl \"10+1\"]\n\n\
+             1. d4 d5 2. c3 Nb6 3. e4 dxe4 4. Bxe4 g6 5. g4 c6 6. Qf3 Ne6 7. Nb3 Qf6 \
+             8. Qxf6 exf6 9. h4 O-O *",
+        );
+        let noisy = NoiseConfig {
+            probability: 0.5,
+            ..NoiseConfig::default()
+        };
+        for seed in 0..20 {
+            let s = script(&game, seed, &noisy);
+            replay(&game, &s, &noisy);
+        }
+    }
+
+    #[test]
+    fn clocks_are_honoured_and_inconsistent_ones_skipped() {
+        let game = one_game(
+            "[Event \"x\"]\n[TimeControl \"180+2\"]\n\n\
+             1. e4 {[%clk 0:03:01]} e5 {[%clk 0:02:58.5]} 2. Nf3 {[%clk 0:00:00]} \
+             Nc6 {[%clk 0:02:50]} 3. Bb5 {[%clk 0:02:40]} a6 {[%clk 0:05:00]} *",
+        );
+        let s = script(&game, 9, &NoiseConfig::default());
+        let r = replay(&game, &s, &NoiseConfig::default());
+        let honoured: Vec<bool> = s.moves.iter().map(|m| m.clock_honoured).collect();
+        assert_eq!(honoured, [true, true, false, true, true, false]);
+        assert_eq!((r.honoured, r.with_clk), (4, 6));
+        // The first move: 1 s of thinking after the start.
+        assert_eq!(s.moves[0].press_ms, CLOCK_START_MS + 1_000);
+    }
+
+    #[test]
+    fn increment_credited_at_the_start_is_recognised() {
+        // 3+2 on a DGT clock starts at 3:02; after a one-second first move it shows 3:03.
+        let game = one_game(
+            "[Event \"x\"]\n[TimeControl \"180+2\"]\n\n1. e4 {[%clk 0:03:03]} e5 {[%clk 0:03:02]} *",
+        );
+        let s = script(&game, 1, &NoiseConfig::default());
+        assert_eq!(
+            s.clock.as_ref().map(|t| t.to_string()).as_deref(),
+            Some("182+2")
+        );
+        assert!(s.moves.iter().all(|m| m.clock_honoured));
+        replay(&game, &s, &NoiseConfig::default());
+    }
+
+    #[test]
+    fn no_time_control_means_no_clock_actions() {
+        let game = one_game(
+            "[Event \"x\"]\n\n1. e4 {[%clk 0:03:01]} e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0",
+        );
+        for seed in 0..10 {
+            let s = script(&game, seed, &NoiseConfig::default());
+            assert!(s.clock.is_none());
+            replay(&game, &s, &NoiseConfig::default());
+        }
+    }
+
+    #[test]
+    fn noise_kinds_appear_and_short_thinks_drop_them() {
+        // Bc4 after a minute's thought.
+        let game = one_game(
+            "[Event \"x\"]\n[TimeControl \"300+3\"]\n\n1. e4 {[%clk 0:05:02]} e5 2. Nf3 \
+             {[%clk 0:05:04]} Nc6 3. Bc4 {[%clk 0:04:07]} *",
+        );
+        let noisy = NoiseConfig {
+            probability: 1.0,
+            ..NoiseConfig::default()
+        };
+        let s = script(&game, 5, &noisy);
+        assert!(s.moves[4].clock_honoured);
+        replay(&game, &s, &noisy);
+        let bc4 = &moves_of(&s)[4];
+        // Fidget (2) + slide f1-e2-d3-c4 (1 + 2×2 + 1) + take back (2) + replay (2).
+        assert_eq!(bc4.len(), 2 + 6 + 2 + 2, "{bc4:?}");
+        // A 3-second blitz move has no room for that much handling.
+        let blitz = one_game(
+            "[Event \"x\"]\n[TimeControl \"180+0\"]\n\n1. e4 {[%clk 0:02:59.5]} e5 {[%clk 0:02:59]} *",
+        );
+        let s = script(&blitz, 5, &noisy);
+        replay(&blitz, &s, &noisy);
+        assert!(s.moves.iter().all(|m| m.clock_honoured));
+        assert_eq!(moves_of(&s)[0].len(), 2);
+    }
+
+    #[test]
+    fn same_seed_same_script() {
+        let game = one_game(ITALIAN);
+        let noise = NoiseConfig {
+            probability: 0.3,
+            ..NoiseConfig::default()
+        };
+        let a = script(&game, 77, &noise);
+        let b = script(&game, 77, &noise);
+        assert_eq!(a.actions, b.actions);
+        assert_eq!(a.moves, b.moves);
+        let c = script(&game, 78, &noise);
+        assert_ne!(a.actions, c.actions);
+    }
+}

@@ -1,0 +1,157 @@
+//! A game as the relay records it: tags, the start position, the moves with their clocks, and
+//! the result. PGN, EPD and the live views are all written from this.
+
+use crate::clock_time::ClockTime;
+use serde::Serialize;
+use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+use std::fmt;
+use std::str::FromStr;
+
+/// A game's result as PGN writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+    /// Still going, or unknown.
+    #[default]
+    #[serde(rename = "*")]
+    Ongoing,
+}
+
+impl fmt::Display for GameResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+            GameResult::Ongoing => "*",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid result {0:?} (expected 1-0, 0-1, 1/2-1/2 or *)")]
+pub struct BadResult(pub String);
+
+impl FromStr for GameResult {
+    type Err = BadResult;
+
+    fn from_str(s: &str) -> Result<GameResult, BadResult> {
+        match s.trim() {
+            "1-0" => Ok(GameResult::WhiteWins),
+            "0-1" => Ok(GameResult::BlackWins),
+            "1/2-1/2" | "½-½" => Ok(GameResult::Draw),
+            "*" => Ok(GameResult::Ongoing),
+            other => Err(BadResult(other.to_string())),
+        }
+    }
+}
+
+/// One move of a recorded game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedMove {
+    pub mv: Move,
+    /// SAN with check/mate suffix, in the position before the move.
+    pub san: SanPlus,
+    /// Time left on the mover's clock after the lever press (increment included).
+    pub clk: Option<ClockTime>,
+    /// Time the move took.
+    pub emt: Option<ClockTime>,
+    /// A comment written after the move (without the clock commands).
+    pub comment: Option<String>,
+}
+
+impl RecordedMove {
+    pub fn uci(&self, mode: CastlingMode) -> UciMove {
+        self.mv.to_uci(mode)
+    }
+}
+
+/// An ordered list of PGN tag pairs (names unique).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tags(pub Vec<(String, String)>);
+
+impl Tags {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Sets a tag, keeping its place if it exists.
+    pub fn set(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((name.to_string(), value)),
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.0.retain(|(n, _)| n != name);
+    }
+}
+
+/// A game: tags, start position, moves, result.
+#[derive(Clone, Debug)]
+pub struct Game {
+    pub tags: Tags,
+    /// The start position; the standard one unless the game began elsewhere (Chess960, a
+    /// position set up by the arbiter).
+    pub start: Chess,
+    pub castling_mode: CastlingMode,
+    pub moves: Vec<RecordedMove>,
+    pub result: GameResult,
+    /// A comment before the first move.
+    pub intro: Option<String>,
+}
+
+impl Default for Game {
+    fn default() -> Self {
+        Game {
+            tags: Tags::default(),
+            start: Chess::default(),
+            castling_mode: CastlingMode::Standard,
+            moves: Vec::new(),
+            result: GameResult::Ongoing,
+            intro: None,
+        }
+    }
+}
+
+impl Game {
+    /// True when the game does not start from the standard position.
+    pub fn has_custom_start(&self) -> bool {
+        self.start != Chess::default() || self.castling_mode == CastlingMode::Chess960
+    }
+
+    pub fn start_fen(&self) -> Fen {
+        Fen::from_position(&self.start, EnPassantMode::Legal)
+    }
+
+    /// The position after all moves.
+    pub fn position(&self) -> Chess {
+        self.position_at(self.moves.len())
+    }
+
+    /// The position after `plies` moves (clamped to the game's length).
+    pub fn position_at(&self, plies: usize) -> Chess {
+        let mut pos = self.start.clone();
+        for m in self.moves.iter().take(plies) {
+            pos.play_unchecked(m.mv);
+        }
+        pos
+    }
+
+    /// Appends a legal move, computing its SAN.
+    pub fn push(&mut self, mv: Move, clk: Option<ClockTime>, emt: Option<ClockTime>) {
+        let pos = self.position();
+        let san = SanPlus::from_move(pos, mv);
+        self.moves.push(RecordedMove { mv, san, clk, emt, comment: None });
+    }
+}

@@ -1,0 +1,5 @@
+//! The relay's pure core. Nothing here does I/O or reads the system clock: readings and times
+//! come in as arguments, moves and PGN come out as values.
+
+pub mod clock_time;
+pub mod game;

@@ -1,0 +1,208 @@
+//! `relay emulate`: a hall of emulated DGT boards on pseudo-terminals, each playing real games
+//! the way people do (lifting, sliding, capturing in either order, pressing the clock), so the
+//! relay and its operators can be tried without hardware.
+
+use anyhow::{Context, Result, bail};
+use boards::emulator::board::{BoardIdentity, EmulatedBoard};
+use boards::emulator::clock::{ChessClock, TimeControl};
+use boards::emulator::line::{Line, VirtualClock};
+use boards::emulator::play::{Table, play};
+use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
+use boards::protocol::{ClockSide, Orientation};
+use clap::Args;
+use shakmaty::Position;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+/// Public-domain classics (1620–1920) the demo plays when no PGN is given.
+pub const CLASSICS: &str = include_str!("../../data/classics.pgn");
+
+#[derive(Args, Debug, Clone)]
+pub struct HallArgs {
+    /// How many boards.
+    #[arg(long, default_value_t = 8, env = "RELAY_DEMO_BOARDS")]
+    pub boards: usize,
+    /// Put all boards on one line, as a chain of serial boards in bus mode.
+    #[arg(long)]
+    pub bus: bool,
+    /// Games to play (PGN); default: the bundled classics.
+    #[arg(long)]
+    pub pgn: Option<PathBuf>,
+    /// How much faster than real time the games run.
+    #[arg(long, default_value_t = 10.0, env = "RELAY_DEMO_SPEED")]
+    pub speed: f64,
+    /// Time control for games whose PGN has none (PGN TimeControl form).
+    #[arg(long, default_value = "5400+30")]
+    pub time_control: String,
+    /// Chance per move of each kind of human noise (slides, lifted pieces, takebacks).
+    #[arg(long, default_value_t = 0.15)]
+    pub noise: f64,
+    /// Seed for the noise and timing, so a run can be repeated.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Directory for stable links to the terminals (dgt-1, dgt-2, ...).
+    #[arg(long)]
+    pub link_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct EmulateArgs {
+    #[command(flatten)]
+    hall: HallArgs,
+}
+
+/// Running emulated lines and the threads playing on them.
+pub struct Hall {
+    pub lines: Vec<Arc<Line>>,
+    /// For each line, the serial numbers of its boards.
+    pub serials: Vec<Vec<String>>,
+    players: Vec<JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Hall {
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for p in self.players.drain(..) {
+            let _ = p.join();
+        }
+    }
+}
+
+fn load_games(args: &HallArgs) -> Result<Vec<GameScore>> {
+    let text = match &args.pgn {
+        Some(p) => {
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?
+        }
+        None => CLASSICS.to_string(),
+    };
+    let default_tc: TimeControl = args.time_control.parse()?;
+    let mut games = read_games(&text)?;
+    if games.is_empty() {
+        bail!("no games in the PGN");
+    }
+    for g in &mut games {
+        if g.time_control.is_none() {
+            g.time_control = Some(default_tc.clone());
+        }
+    }
+    Ok(games)
+}
+
+/// Starts the hall: lines, boards, and one player thread per board.
+pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
+    if args.boards == 0 || args.boards > 2000 {
+        bail!("--boards must be between 1 and 2000");
+    }
+    let games = Arc::new(load_games(args)?);
+    if let Some(d) = &args.link_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    let clock = VirtualClock::new(args.speed);
+    let link = |i: usize| {
+        args.link_dir
+            .as_deref()
+            .map(|d: &Path| d.join(format!("dgt-{i}")))
+    };
+    let make_board = |n: usize| {
+        let tc = games[0]
+            .time_control
+            .clone()
+            .unwrap_or_else(|| TimeControl { periods: vec![] });
+        EmulatedBoard::new(
+            BoardIdentity::from_number(n as u16),
+            Some(ChessClock::new(tc, ClockSide::Left)),
+        )
+    };
+    let mut lines = Vec::new();
+    let mut serials = Vec::new();
+    if args.bus {
+        let boards: Vec<EmulatedBoard> = (1..=args.boards).map(make_board).collect();
+        serials.push(boards.iter().map(|b| b.identity().serial.clone()).collect());
+        lines.push(Arc::new(Line::open(boards, clock, link(1).as_deref())?));
+    } else {
+        for i in 1..=args.boards {
+            let b = make_board(i);
+            serials.push(vec![b.identity().serial.clone()]);
+            lines.push(Arc::new(Line::open(vec![b], clock, link(i).as_deref())?));
+        }
+    }
+    let mut players = Vec::new();
+    let mut board_no = 0usize;
+    for line in &lines {
+        for index in 0..line.board_count() {
+            let (line, games, stop) = (line.clone(), games.clone(), stop.clone());
+            let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
+            let first = board_no;
+            board_no += 1;
+            players.push(std::thread::spawn(move || {
+                let noise = NoiseConfig {
+                    probability: noise,
+                    handling_ms: (250, 700),
+                };
+                let mut k = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    let game = &games[(first + k) % games.len()];
+                    // Tables differ: some clocks stand with White's side right, some boards
+                    // are turned around.
+                    let table = Table {
+                        white_clock: if (first + k) % 2 == 0 {
+                            ClockSide::Left
+                        } else {
+                            ClockSide::Right
+                        },
+                        orientation: if (first + k) % 5 == 4 {
+                            Orientation::Rotated
+                        } else {
+                            Orientation::Normal
+                        },
+                    };
+                    if let Some(tc) = game.time_control.clone() {
+                        line.act(index, |b| {
+                            if let Some(c) = b.clock_mut() {
+                                *c = ChessClock::new(tc, table.white_clock);
+                            }
+                            ((), Vec::new())
+                        });
+                    }
+                    let s = script(game, seed.wrapping_add(k as u64), &noise);
+                    play(&line, index, game.start.board(), &s, table, &stop);
+                    // A pause between games, as in a hall between rounds.
+                    let c = line.clock();
+                    c.sleep_until(c.now_ms() + 20_000, &stop);
+                    k += 1;
+                }
+            }));
+        }
+    }
+    Ok(Hall {
+        lines,
+        serials,
+        players,
+        stop,
+    })
+}
+
+pub fn run(args: EmulateArgs) -> Result<()> {
+    let stop = super::stop_flag()?;
+    let hall = start_hall(&args.hall, stop.clone())?;
+    for (line, serials) in hall.lines.iter().zip(&hall.serials) {
+        let mode = if serials.len() > 1 { " (bus)" } else { "" };
+        println!(
+            "{}  boards {}{mode}",
+            line.path().display(),
+            serials.join(", ")
+        );
+    }
+    println!(
+        "emulating {} board(s) at {}x speed; Ctrl-C to stop",
+        args.hall.boards, args.hall.speed
+    );
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    hall.stop();
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! End-to-end tests: the real `relay` binary, emulated boards on pseudo-terminals, as an
+//! operator would run them from a shell.
+
+mod sniff;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+/// A child process that is interrupted (like Ctrl-C) and reaped when dropped.
+#[derive(Debug)]
+pub struct Proc {
+    pub child: Child,
+}
+
+impl Proc {
+    pub fn start(args: &[&str]) -> Proc {
+        let child = Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start relay");
+        Proc { child }
+    }
+
+    /// Lines of standard output, read on a thread.
+    pub fn lines(&mut self) -> Receiver<String> {
+        let out: ChildStdout = self.child.stdout.take().expect("stdout piped");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        rx
+    }
+
+    /// Sends SIGINT and waits up to 5 s for a clean exit; returns whether it exited by itself.
+    pub fn interrupt(&mut self) -> bool {
+        let _ = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status();
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("relay-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+pub fn wait_for_path(p: &Path) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while !p.exists() {
+        assert!(Instant::now() < end, "{} did not appear", p.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Collects JSON lines until `done` says enough, or panics after `secs` with what came.
+pub fn collect(
+    rx: &Receiver<String>,
+    secs: u64,
+    mut done: impl FnMut(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
+    let end = Instant::now() + Duration::from_secs(secs);
+    let mut got = Vec::new();
+    while Instant::now() < end {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(50)) {
+            let v: serde_json::Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            got.push(v);
+            if done(&got) {
+                return got;
+            }
+        }
+    }
+    let tail: Vec<String> = got.iter().rev().take(20).map(|v| v.to_string()).collect();
+    panic!(
+        "condition not met within {secs} s; last lines:\n{}",
+        tail.join("\n")
+    );
+}

@@ -1,0 +1,101 @@
+//! `relay sniff` against `relay emulate`, as an operator runs them in two terminals.
+
+use super::{Proc, collect, temp_dir, wait_for_path};
+
+fn count(lines: &[serde_json::Value], ty: &str) -> usize {
+    lines.iter().filter(|v| v["type"] == ty).count()
+}
+
+#[test]
+fn sniff_a_single_emulated_board() {
+    let dir = temp_dir("sniff-single");
+    let link = dir.join("dgt-1");
+    let _emulator = Proc::start(&[
+        "emulate",
+        "--boards",
+        "1",
+        "--speed",
+        "30",
+        "--noise",
+        "0",
+        "--link-dir",
+        &dir.display().to_string(),
+    ]);
+    wait_for_path(&link);
+    let mut sniff = Proc::start(&["sniff", &link.display().to_string()]);
+    let rx = sniff.lines();
+    let lines = collect(&rx, 30, |l| {
+        count(l, "field") >= 6 && count(l, "clock") >= 3
+    });
+    assert_eq!(lines[0]["type"], "opened");
+    let id = lines
+        .iter()
+        .find(|v| v["type"] == "identified")
+        .expect("identified line");
+    assert_eq!(id["serial"], "00001");
+    let version = lines
+        .iter()
+        .find(|v| v["type"] == "version")
+        .expect("version line");
+    assert_eq!(version["version"], "1.2");
+    let board = lines
+        .iter()
+        .find(|v| v["type"] == "board")
+        .expect("board line");
+    assert_eq!(board["board"], "00001");
+    assert!(
+        board["fen"]
+            .as_str()
+            .is_some_and(|f| f.split('/').count() == 8)
+    );
+    let field = lines
+        .iter()
+        .find(|v| v["type"] == "field")
+        .expect("field line");
+    assert!(field["square"].as_str().is_some_and(|s| s.len() == 2));
+    let clock = lines
+        .iter()
+        .rev()
+        .find(|v| v["type"] == "clock")
+        .expect("clock line");
+    assert!(clock["left"]["seconds"].as_u64().is_some_and(|s| s > 0));
+    assert!(clock["running"] == "left" || clock["running"] == "right");
+    assert!(sniff.interrupt(), "sniff stops on Ctrl-C");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sniff_a_bus_of_three_emulated_boards() {
+    let dir = temp_dir("sniff-bus");
+    let link = dir.join("dgt-1");
+    let _emulator = Proc::start(&[
+        "emulate",
+        "--boards",
+        "3",
+        "--bus",
+        "--speed",
+        "30",
+        "--link-dir",
+        &dir.display().to_string(),
+    ]);
+    wait_for_path(&link);
+    let mut sniff = Proc::start(&["sniff", "--bus", &link.display().to_string()]);
+    let rx = sniff.lines();
+    let lines = collect(&rx, 40, |l| {
+        let boards_with_fields: std::collections::HashSet<String> = l
+            .iter()
+            .filter(|v| v["type"] == "field")
+            .filter_map(|v| v["board"].as_str().map(str::to_string))
+            .collect();
+        count(l, "identified") >= 3 && boards_with_fields.len() == 3
+    });
+    let mut serials: Vec<&str> = lines
+        .iter()
+        .filter(|v| v["type"] == "identified")
+        .filter_map(|v| v["serial"].as_str())
+        .collect();
+    serials.sort();
+    assert_eq!(serials, vec!["00001", "00002", "00003"]);
+    assert!(sniff.interrupt(), "sniff stops on Ctrl-C");
+    let _ = std::fs::remove_dir_all(&dir);
+}
