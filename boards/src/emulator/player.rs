@@ -471,7 +471,7 @@ pub fn parse_time_control_text(text: &str) -> Option<TimeControl> {
 }
 
 /// Infers a time control from the recorded clocks alone (broadcast PGN often has no
-/// `[TimeControl]`): the increment is the largest per-move gain (gains above two minutes are
+/// `[TimeControl]`): the increment is the largest per-move gain up to a minute (larger gains are
 /// period bonuses or clock corrections) raised to a usual value; the base is the first clocks
 /// plus thinking, rounded to 5 minutes (minutes below 10 minutes); a bonus of ten minutes or
 /// more seen around move 40 (and then 60) makes periods `40/…:20/…:…`. DGT clocks in Fischer
@@ -494,30 +494,28 @@ pub fn guess_time_control_from_clocks(game: &GameScore) -> Option<TimeControl> {
     if clocks.iter().all(Vec::is_empty) {
         return None;
     }
-    const SMALL_GAIN_MS: i64 = 120_000;
+    const MAX_INCREMENT_MS: i64 = 60_000;
     let gains = |side: &Vec<(u32, u64)>| -> Vec<(u32, u32, i64)> {
         side.windows(2)
             .map(|w| (w[0].0, w[1].0, w[1].1 as i64 - w[0].1 as i64))
             .collect()
     };
-    // Positive gains of at most two minutes; the 90th percentile ignores a stray correction.
-    let mut small_gains: Vec<u64> = clocks
+    // The largest gain of at most a minute (more is a period bonus or a clock correction).
+    // An increment guessed too high costs nothing when honouring recorded times; one guessed
+    // too low makes the fastest moves unreproducible.
+    let max_gain = clocks
         .iter()
-        .flat_map(|s| gains(s))
-        .filter(|&(a, b, g)| b == a + 1 && g > 0 && g <= SMALL_GAIN_MS)
+        .flat_map(&gains)
+        .filter(|&(a, b, g)| b == a + 1 && g > 0 && g <= MAX_INCREMENT_MS)
         .map(|(_, _, g)| g as u64)
-        .collect();
-    small_gains.sort_unstable();
-    let increment_ms = match small_gains.len() {
-        0 => 0,
-        n => {
-            let gain = small_gains[(n - 1) * 9 / 10];
-            [1u64, 2, 3, 5, 10, 15, 20, 30, 45, 60]
-                .iter()
-                .map(|s| s * 1_000)
-                .find(|&inc| inc >= gain)
-                .unwrap_or_else(|| gain.div_ceil(1_000) * 1_000)
-        }
+        .max();
+    let increment_ms = match max_gain {
+        None => 0,
+        Some(gain) => [1u64, 2, 3, 5, 10, 15, 20, 30, 45, 60]
+            .iter()
+            .map(|s| s * 1_000)
+            .find(|&inc| inc >= gain)
+            .unwrap_or(MAX_INCREMENT_MS as u64),
     };
     let first = clocks
         .iter()
@@ -534,7 +532,7 @@ pub fn guess_time_control_from_clocks(game: &GameScore) -> Option<TimeControl> {
     let bonus_at = |n0: u32| -> Option<u64> {
         clocks
             .iter()
-            .flat_map(|s| gains(s))
+            .flat_map(&gains)
             .filter(|&(_, b, g)| (n0..=n0 + 3).contains(&b) && g >= 600_000)
             .map(|(_, _, g)| g as u64)
             .max()
@@ -700,7 +698,7 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
     }
     let mut moves_done = [0u32; 2];
     let mut pos = game.start.clone();
-    for scored in &game.moves {
+    for (index, scored) in game.moves.iter().enumerate() {
         let mover = pos.turn();
         let side = clock_side(mover);
         let mut after = pos.clone();
@@ -712,27 +710,22 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
 
         // How long from the previous press to this one.
         let remaining = clock.as_ref().map(|c| c.remaining_ms(side, prev));
-        let honoured_think = match (&clock, scored.clk_ms, remaining) {
-            (Some(c), Some(target), Some(before)) => {
+        let (think, honoured) = match (&clock, remaining) {
+            (Some(c), Some(before)) => {
                 let n = moves_done[color_index(mover)] + 1;
-                let tc = c.time_control();
-                let gain = tc.increment_for(n) + tc.bonus_after(n);
-                match target.checked_sub(gain) {
-                    Some(left) if left > 0 && before > left && before - left >= needed => {
-                        Some(before - left)
-                    }
-                    _ => None,
-                }
+                let next_clk = game.moves.get(index + 2).and_then(|m| m.clk_ms);
+                choose_think(
+                    &mut rng,
+                    c.time_control(),
+                    n,
+                    before,
+                    scored.clk_ms,
+                    next_clk,
+                    needed,
+                )
             }
-            _ => None,
+            _ => (random_think(&mut rng, None, needed), false),
         };
-        let think = honoured_think.unwrap_or_else(|| {
-            let mut t = rng.range(RANDOM_THINK_MS.0, RANDOM_THINK_MS.1);
-            if let Some(r) = remaining {
-                t = t.min(r / 2);
-            }
-            t.max(needed)
-        });
         let press = prev + think;
 
         // The physical actions, noise dropped if they do not fit in the think time.
@@ -778,7 +771,7 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
         moves_done[color_index(mover)] += 1;
         timings.push(MoveTiming {
             press_ms: press,
-            clock_honoured: honoured_think.is_some(),
+            clock_honoured: honoured,
         });
         prev = press;
         pos = after;
@@ -811,6 +804,63 @@ fn with_start_increment_if_recorded(mut tc: TimeControl, game: &GameScore) -> Ti
         first.base_ms += gain;
     }
     tc
+}
+
+fn random_think(rng: &mut SplitMix64, remaining: Option<u64>, needed: u64) -> u64 {
+    let mut t = rng.range(RANDOM_THINK_MS.0, RANDOM_THINK_MS.1);
+    if let Some(r) = remaining {
+        t = t.min(r / 2);
+    }
+    t.max(needed)
+}
+
+/// The think time of the mover's `n`-th move, who has `before` on the clock when it starts,
+/// and whether it reproduces the recorded clock `clk` exactly. `needed` is the least time the
+/// hands need (one millisecond per action and one for the press).
+///
+/// * Exactly when the arithmetic allows: `before − think + increment + bonus = clk`.
+/// * A recorded time higher than reachable (the real move took less than the display's second,
+///   or the clock was corrected upwards): a quick move, kept within the display's second when
+///   possible, so that the clock stays as close to the record as it can.
+/// * No usable record (none, or below the increment, like a spurious 0:00:00): a random think,
+///   but leaving enough for the side's next recorded time to be reachable.
+fn choose_think(
+    rng: &mut SplitMix64,
+    tc: &TimeControl,
+    n: u32,
+    before: u64,
+    clk: Option<u64>,
+    next_clk: Option<u64>,
+    needed: u64,
+) -> (u64, bool) {
+    let gain = |n: u32| i128::from(tc.increment_for(n) + tc.bonus_after(n));
+    let before_i = i128::from(before);
+    let needed_i = i128::from(needed);
+    if let Some(target) = clk
+        && i128::from(target) > gain(n)
+    {
+        // The think time that leaves exactly the recorded time after the press.
+        let exact = before_i - (i128::from(target) - gain(n));
+        if exact >= needed_i {
+            return (exact as u64, true);
+        }
+        let hi = if exact > -1_000 { 999 + exact } else { 999 };
+        let hi = hi.max(needed_i).min(before_i - 1);
+        if hi >= needed_i {
+            return (rng.range(needed, hi as u64), false);
+        }
+    }
+    let mut think = random_think(rng, Some(before), needed);
+    if let Some(next) = next_clk
+        && i128::from(next) > gain(n + 1)
+    {
+        // This think and the next one together, if the next record is to be met exactly.
+        let budget = before_i + gain(n) - (i128::from(next) - gain(n + 1));
+        if budget >= 2 * needed_i {
+            think = think.min((budget / 2) as u64).max(needed);
+        }
+    }
+    (think, false)
 }
 
 fn draw_gaps(rng: &mut SplitMix64, n: usize, lo: u64, hi: u64) -> Vec<u64> {
@@ -1241,16 +1291,26 @@ mod tests {
         stats
     }
 
-    /// Known data quirks per file: (file, games expected to fail reading, minimum share of the
-    /// moves with a clock that the script reproduces exactly).
+    /// Per file: (name, games expected to fail reading, least share of the moves with a clock
+    /// that the script must reproduce exactly). No game in these files has an illegal move;
+    /// the quirks are in the clocks (PROVENANCE.md), and in one Tata Steel header line without
+    /// its `[` (`Event "TSCT2017 masters"]`), which the reader skips: that game is read without
+    /// its Event tag. What keeps a recorded time from being reproduced:
+    /// * Tata Steel 2017: clock corrections and a game whose clocks froze (round 5.7, 1:41:20
+    ///   for 30 moves, then a jump);
+    /// * sample invitational 2023: a spurious 0:00:00 and the jump after it;
+    /// * lichess study 2025: clock corrections upwards (gains of 3–20 minutes);
+    /// * Olympiad 2014: the 30-minute bonus after move 40 appears one to three moves late in
+    ///   the record, so the moves in between (recorded without it) cannot all be met, and a
+    ///   game whose emulated clock spends the bonus early stays behind the record.
     const FILES: &[(&str, usize, f64)] = &[
-        ("dgt-livechess-1.4.8-tata-steel-2017.pgn", 0, 0.95),
+        ("dgt-livechess-1.4.8-tata-steel-2017.pgn", 0, 0.99),
         (
             "dgt-livechess-2.2.5-sample-invitational-2023-r1.pgn",
             0,
-            0.80,
+            0.98,
         ),
-        ("lichess-study-bbddnrr-2025-eval-clk.pgn", 0, 0.90),
+        ("lichess-study-bbddnrr-2025-eval-clk.pgn", 0, 0.99),
         ("pgn4web-olympiad-2014-r11.pgn", 0, 0.90),
     ];
 
@@ -1274,12 +1334,13 @@ mod tests {
                 .iter()
                 .find(|(f, ..)| *f == name)
                 .copied()
-                .unwrap_or((&"", 0, 0.9));
+                .unwrap_or(("", 0, 0.9));
             let bytes = std::fs::read(dir.join(&name)).expect("file reads");
             let text = String::from_utf8_lossy(&bytes);
             let results = read_games_each(&text);
             let mut bad = 0;
-            let mut total = Replay::default();
+            const SEEDS: [u64; 3] = [1, 2, 3];
+            let mut totals: Vec<Replay> = SEEDS.iter().map(|_| Replay::default()).collect();
             let mut games = 0;
             let mut guessed = std::collections::BTreeMap::<String, usize>::new();
             for r in results {
@@ -1299,27 +1360,27 @@ mod tests {
                 if let Some(tc) = &game.time_control {
                     *guessed.entry(tc.to_string()).or_default() += 1;
                 }
-                for seed in [1, 2, 3] {
-                    let s = script(&game, seed, &noise);
+                for (seed, total) in SEEDS.iter().zip(totals.iter_mut()) {
+                    let s = script(&game, *seed, &noise);
                     let r = replay(&game, &s, &noise);
                     assert_eq!(
                         r.with_clk,
                         r.honoured + r.below_increment + r.unreachable + r.too_fast
                     );
-                    if seed == 1 {
-                        total.honoured += r.honoured;
-                        total.with_clk += r.with_clk;
-                        total.moves += r.moves;
-                        total.below_increment += r.below_increment;
-                        total.unreachable += r.unreachable;
-                        total.too_fast += r.too_fast;
-                    }
+                    total.honoured += r.honoured;
+                    total.with_clk += r.with_clk;
+                    total.moves += r.moves;
+                    total.below_increment += r.below_increment;
+                    total.unreachable += r.unreachable;
+                    total.too_fast += r.too_fast;
                 }
             }
+            let honoured: Vec<usize> = totals.iter().map(|t| t.honoured).collect();
+            let total = &totals[0];
             println!(
                 "{name}: {games} games read, {bad} unreadable, {} moves, {} with clk, {} \
-                 honoured; not honoured: {} below the increment, {} unreachable, {} too fast; \
-                 time controls {guessed:?}",
+                 honoured with seed 1 ({honoured:?} with seeds {SEEDS:?}); not honoured: {} \
+                 below the increment, {} unreachable, {} too fast; time controls {guessed:?}",
                 total.moves,
                 total.with_clk,
                 total.honoured,
@@ -1328,12 +1389,14 @@ mod tests {
                 total.too_fast
             );
             assert_eq!(bad, expected_bad, "{name}: unreadable games");
-            assert!(
-                total.honoured as f64 >= min_share * total.with_clk as f64,
-                "{name}: only {} of {} clocks honoured",
-                total.honoured,
-                total.with_clk
-            );
+            for t in &totals {
+                assert!(
+                    t.honoured as f64 >= min_share * t.with_clk as f64,
+                    "{name}: only {} of {} clocks honoured",
+                    t.honoured,
+                    t.with_clk
+                );
+            }
         }
     }
 

@@ -85,7 +85,7 @@ fn load_games(args: &HallArgs) -> Result<Vec<GameScore>> {
     }
     for g in &mut games {
         if g.time_control.is_none() {
-            g.time_control = Some(default_tc.clone());
+            g.time_control = Some(g.guess_time_control().unwrap_or_else(|| default_tc.clone()));
         }
     }
     Ok(games)
@@ -148,7 +148,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                     // Tables differ: some clocks stand with White's side right, some boards
                     // are turned around.
                     let table = Table {
-                        white_clock: if (first + k) % 2 == 0 {
+                        white_clock: if (first + k).is_multiple_of(2) {
                             ClockSide::Left
                         } else {
                             ClockSide::Right
@@ -159,15 +159,20 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             Orientation::Normal
                         },
                     };
-                    if let Some(tc) = game.time_control.clone() {
+                    let s = script(game, seed.wrapping_add(k as u64), &noise);
+                    if let Some(tc) = s.clock.clone() {
+                        let first = if s.first_to_move == shakmaty::Color::White {
+                            table.white_clock
+                        } else {
+                            table.white_clock.other()
+                        };
                         line.act(index, |b| {
                             if let Some(c) = b.clock_mut() {
-                                *c = ChessClock::new(tc, table.white_clock);
+                                *c = ChessClock::new(tc, first);
                             }
                             ((), Vec::new())
                         });
                     }
-                    let s = script(game, seed.wrapping_add(k as u64), &noise);
                     play(&line, index, game.start.board(), &s, table, &stop);
                     // A pause between games, as in a hall between rounds.
                     let c = line.clock();
