@@ -1,5 +1,6 @@
 //! Plays a [`Script`] on one board of an emulated line, in the line's virtual time.
 
+use super::board::{EmulatedBoard, Outgoing};
 use super::line::Line;
 use super::player::{Action, Script};
 use crate::protocol::{ClockSide, DgtSquare, Orientation, PieceCode};
@@ -22,6 +23,58 @@ impl Default for Table {
             orientation: Orientation::Normal,
         }
     }
+}
+
+/// Applies one scripted action to a board at virtual time `t`.
+fn apply(b: &mut EmulatedBoard, action: Action, table: Table, t: u64) -> Vec<Outgoing> {
+    let dgt = |sq| DgtSquare::from_square(sq, table.orientation);
+    match action {
+        Action::StartClock => b.start_clock(t),
+        Action::Lift(sq) => b.set_square(dgt(sq), PieceCode::Empty, t),
+        Action::Place(sq, piece) => b.set_square(dgt(sq), PieceCode::Piece(piece), t),
+        Action::PressLever(color) => {
+            let side = if color == Color::White { table.white_clock } else { table.white_clock.other() };
+            b.press_lever(side, t)
+        }
+    }
+}
+
+/// Plays `script` on `board` without any I/O, as fast as the CPU allows: returns every byte
+/// the board sends with its virtual send time. The host's `startup` bytes are received first
+/// (at time 0); the clock is looked at every `tick_ms` so its readings flow as they would.
+/// Tests and benchmarks use this to feed the decoder and recorder exactly what a line carries.
+pub fn simulate(
+    board: &mut EmulatedBoard,
+    startup: &[u8],
+    start: &shakmaty::Board,
+    script: &Script,
+    table: Table,
+    tick_ms: u64,
+) -> Vec<(u64, Vec<u8>)> {
+    let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut push = |t: u64, o: Vec<Outgoing>| {
+        for x in o {
+            out.push((t + x.delay_ms, x.bytes));
+        }
+    };
+    push(0, board.receive(startup, 0));
+    push(0, board.set_position(start, table.orientation, 0));
+    let tick_ms = tick_ms.max(1);
+    let mut next_tick = tick_ms;
+    let end = script.actions.last().map_or(0, |a| a.at_ms) + 3_000;
+    for step in &script.actions {
+        while next_tick < step.at_ms {
+            push(next_tick, board.tick(next_tick));
+            next_tick += tick_ms;
+        }
+        push(step.at_ms, apply(board, step.action, table, step.at_ms));
+    }
+    while next_tick <= end {
+        push(next_tick, board.tick(next_tick));
+        next_tick += tick_ms;
+    }
+    out.sort_by_key(|(t, _)| *t);
+    out
 }
 
 /// Sets up `start` on board `index` and plays `script` on it, returning when the script is done

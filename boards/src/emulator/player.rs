@@ -706,7 +706,10 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
 
         let mut minimal = Vec::new();
         core_actions(&pos, scored.mv, false, &mut |_| 0, &mut minimal);
-        let needed = minimal.len() as u64 + 1;
+        // Hands need time: a move takes at least the shortest handling gap per action (and one
+        // for the press), however fast the record says it was played. Faster than that no
+        // player moves on a real board, and the board could not be read between the moves.
+        let needed = (minimal.len() as u64 + 1) * gap_lo.max(1);
 
         // How long from the previous press to this one.
         let remaining = clock.as_ref().map(|c| c.remaining_ms(side, prev));

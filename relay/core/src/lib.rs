@@ -3,3 +3,9 @@
 
 pub mod clock_time;
 pub mod game;
+pub mod infer;
+pub mod recorder;
+pub mod replay;
+pub mod epd;
+pub mod pgn;
+pub mod time_control;

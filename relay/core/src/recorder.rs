@@ -1,0 +1,705 @@
+//! The recorder: one board's readings in, the true game out.
+//!
+//! It keeps the board as read (from dumps and field updates), waits until the board has been
+//! still for the settle time, then asks [`infer`](crate::infer) what the still board means and
+//! applies it to the game. Clock readings are tracked alongside: which clock side is White,
+//! every lever press, and from those the `clk` and `emt` of each move. Time always comes in as
+//! an argument (milliseconds on any monotonic scale: receive times, or an emulator's virtual
+//! time), so the same code runs live, in replays and in tests.
+
+use crate::clock_time::ClockTime;
+use crate::game::{Game, GameResult};
+use crate::infer::{History, Inference, infer};
+use boards::protocol::{ClockMessage, ClockReading, ClockSide, MagicPiece, Message, Orientation, Placement};
+use serde::Serialize;
+use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Move, Position, Setup};
+
+/// Settings of a recorder.
+#[derive(Clone, Debug)]
+pub struct RecorderConfig {
+    /// How long the board must be still before it is read as a position. USB boards scan in
+    /// about 250 ms; Bluetooth boards take twice as long.
+    pub settle_ms: u64,
+    /// The longest run of moves missed while a board was offline that is filled in.
+    pub max_bridge: usize,
+}
+
+impl Default for RecorderConfig {
+    fn default() -> Self {
+        RecorderConfig { settle_ms: 300, max_bridge: 3 }
+    }
+}
+
+/// Why a result is proposed (an arbiter confirms it; it is never a move).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalReason {
+    KingsInCentre,
+    MagicPiece,
+    TimeForfeit,
+}
+
+/// Why the game ended by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameEnd {
+    Checkmate,
+    Stalemate,
+}
+
+/// A drawing condition the rules recognise; flagged for the arbiter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawCondition {
+    InsufficientMaterial,
+    ThreefoldRepetition,
+    FivefoldRepetition,
+    FiftyMoves,
+    SeventyFiveMoves,
+}
+
+/// What one input changed. A board is mid-move most of the time, so most inputs yield nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Outcome {
+    /// A game started from the position on the board.
+    NewGame { orientation: Orientation, chess960: bool, fen: String },
+    /// A move was played (`ply` counts from 1).
+    Move { ply: usize, san: String, uci: String },
+    /// The move at `ply` was replaced by another.
+    Correction { ply: usize, san: String, replaced: String },
+    /// Moves after `ply` were taken back.
+    Takeback { ply: usize },
+    /// The board shows a position the game cannot explain; the game waits.
+    OutOfSync { board_fen: String, game_fen: String, candidates: usize },
+    /// The board agrees with the game again.
+    InSync,
+    /// The clock time after the move at `ply` is known.
+    MoveClock { ply: usize, clk: ClockTime, emt: Option<ClockTime> },
+    /// The running clock: both times and who is running.
+    Clock { white: ClockTime, black: ClockTime, running: Option<ColorName> },
+    /// A result the board suggests; an arbiter confirms.
+    ResultProposed { result: GameResult, reason: ProposalReason },
+    /// The rules ended the game.
+    GameOver { result: GameResult, end: GameEnd },
+    /// A drawing condition now holds.
+    Draw { condition: DrawCondition },
+}
+
+/// A colour as the JSON and the PGN Clock tag name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorName {
+    White,
+    Black,
+}
+
+impl From<Color> for ColorName {
+    fn from(c: Color) -> Self {
+        if c == Color::White { ColorName::White } else { ColorName::Black }
+    }
+}
+
+/// A lever press seen in the clock readings.
+#[derive(Clone, Copy, Debug)]
+struct Press {
+    side: ClockSide,
+    /// The side's time right after the press (increment included).
+    after_ms: u64,
+    /// The side's time in the last reading while it ran.
+    before_ms: u64,
+    /// The side's time when its turn began.
+    turn_start_ms: Option<u64>,
+    used: bool,
+}
+
+/// Clock bookkeeping.
+#[derive(Clone, Debug, Default)]
+struct Clocks {
+    last: Option<ClockReading>,
+    /// Readings voting for "the running side is White" per side: [left, right].
+    white_votes: [u32; 2],
+    black_votes: [u32; 2],
+    turn_start: [Option<u64>; 2],
+    /// Every press of the game, in order.
+    presses: Vec<Press>,
+    /// For each move (index = ply - 1), the press that ended it.
+    assigned: Vec<Option<usize>>,
+    /// Moves still waiting for their press: ply (1-based) and mover.
+    pending: Vec<(usize, Color)>,
+}
+
+fn side_index(s: ClockSide) -> usize {
+    if s == ClockSide::Left { 0 } else { 1 }
+}
+
+impl Clocks {
+    fn white_side(&self) -> Option<ClockSide> {
+        // Left is White when readings say so more often than they say Right is.
+        let left = self.white_votes[0] + self.black_votes[1];
+        let right = self.white_votes[1] + self.black_votes[0];
+        match left.cmp(&right) {
+            std::cmp::Ordering::Greater => Some(ClockSide::Left),
+            std::cmp::Ordering::Less => Some(ClockSide::Right),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+
+    /// Lever presses after the last one matched to a move, less the moves still waiting for
+    /// theirs: how many moves the clock says were made that the game does not have yet.
+    fn presses_ahead(&self) -> usize {
+        let last = self.assigned.iter().rev().find_map(|a| *a);
+        let newer = self
+            .presses
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !p.used && last.is_none_or(|l| *i > l))
+            .count();
+        newer.saturating_sub(self.pending.len())
+    }
+
+    fn side_of(&self, c: Color) -> Option<ClockSide> {
+        self.white_side().map(|w| if c == Color::White { w } else { w.other() })
+    }
+}
+
+/// A board's recorder.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    cfg: RecorderConfig,
+    board: Placement,
+    have_board: bool,
+    last_change_ms: u64,
+    /// The current still board was already evaluated.
+    evaluated: bool,
+    orientation: Option<Orientation>,
+    game: Option<Game>,
+    positions: Vec<Chess>,
+    finished: bool,
+    out_of_sync: bool,
+    proposal: Option<(GameResult, ProposalReason)>,
+    clocks: Clocks,
+    flagged: Vec<DrawCondition>,
+    /// The game ended by mate or stalemate on the board (not by a result given).
+    ended_on_board: bool,
+    /// When the last message arrived.
+    last_message_ms: Option<u64>,
+    /// Messages stopped for longer than a running clock allows: moves may have been missed.
+    readings_missed: bool,
+}
+
+/// A running clock is reported at least every second; a silence this long means lost readings.
+const READING_GAP_MS: u64 = 2_500;
+
+fn chess960_start(board: &Board) -> Option<Chess> {
+    let back_white = Bitboard::from_rank(shakmaty::Rank::First);
+    let pawns_ok = board.pawns() == (Bitboard::from_rank(shakmaty::Rank::Second) | Bitboard::from_rank(shakmaty::Rank::Seventh));
+    if !pawns_ok || board.occupied().count() != 32 || (board.white() & back_white).count() != 8 {
+        return None;
+    }
+    let n = (0..960).find(|&n| Board::chess960(n) == *board)?;
+    let mut setup = Setup::default();
+    setup.board = Board::chess960(n);
+    setup.castling_rights = setup.board.rooks();
+    setup.position::<Chess>(CastlingMode::Chess960).ok()
+}
+
+impl Recorder {
+    pub fn new(cfg: RecorderConfig) -> Recorder {
+        Recorder {
+            cfg,
+            board: Placement::default(),
+            have_board: false,
+            last_change_ms: 0,
+            evaluated: true,
+            orientation: None,
+            game: None,
+            positions: Vec::new(),
+            finished: false,
+            out_of_sync: false,
+            proposal: None,
+            clocks: Clocks::default(),
+            flagged: Vec::new(),
+            ended_on_board: false,
+            last_message_ms: None,
+            readings_missed: false,
+        }
+    }
+
+    /// Carries on with a stored game (after a restart), the board lying in `orientation`.
+    pub fn resume(cfg: RecorderConfig, game: Game, orientation: Orientation) -> Recorder {
+        let mut r = Recorder::new(cfg);
+        r.finished = game.result != GameResult::Ongoing;
+        r.set_game(game);
+        r.orientation = Some(orientation);
+        r
+    }
+
+    fn set_game(&mut self, game: Game) {
+        self.positions = (0..=game.moves.len()).map(|k| game.position_at(k)).collect();
+        self.game = Some(game);
+    }
+
+    pub fn game(&self) -> Option<&Game> {
+        self.game.as_ref()
+    }
+
+    pub fn orientation(&self) -> Option<Orientation> {
+        self.orientation
+    }
+
+    pub fn is_out_of_sync(&self) -> bool {
+        self.out_of_sync
+    }
+
+    /// The board as read, in real squares (or as the board numbers them if the orientation is
+    /// not known yet).
+    pub fn board_as_read(&self) -> Board {
+        self.board.to_board(self.orientation.unwrap_or_default())
+    }
+
+    pub fn proposal(&self) -> Option<(GameResult, ProposalReason)> {
+        self.proposal
+    }
+
+    /// Which clock side is White, once the readings tell.
+    pub fn white_clock_side(&self) -> Option<ClockSide> {
+        self.clocks.white_side()
+    }
+
+    /// The last clock reading as White/Black times and the running colour.
+    pub fn running_clock(&self) -> Option<(ClockTime, ClockTime, Option<Color>)> {
+        let r = self.clocks.last?;
+        let w = self.clocks.white_side()?;
+        let white = ClockTime::from_secs(u64::from(r.side(w).seconds));
+        let black = ClockTime::from_secs(u64::from(r.side(w.other()).seconds));
+        let running = r.running_side().map(|s| if s == w { Color::White } else { Color::Black });
+        Some((white, black, running))
+    }
+
+    /// Feeds one message received at `now_ms`.
+    pub fn on_message(&mut self, message: &Message, now_ms: u64) -> Vec<Outcome> {
+        let mut out = self.tick(now_ms);
+        let clock_ran = self.clocks.last.is_some_and(|r| r.running_side().is_some());
+        if clock_ran && self.last_message_ms.is_some_and(|t| now_ms.saturating_sub(t) > READING_GAP_MS) {
+            self.readings_missed = true;
+        }
+        self.last_message_ms = Some(now_ms);
+        match message {
+            Message::BoardDump { placement } => {
+                if !self.have_board || *placement != self.board {
+                    self.board = *placement;
+                    self.changed(now_ms);
+                }
+                self.have_board = true;
+            }
+            Message::FieldUpdate { square, piece } => {
+                if self.board.get(*square) != *piece {
+                    self.board.set(*square, *piece);
+                    self.changed(now_ms);
+                }
+            }
+            Message::Clock { clock: ClockMessage::Time(r) } => out.extend(self.on_clock(r)),
+            _ => {}
+        }
+        out
+    }
+
+    fn changed(&mut self, now_ms: u64) {
+        self.last_change_ms = now_ms;
+        self.evaluated = false;
+    }
+
+    /// Time passes: a board that has been still for the settle time is evaluated.
+    pub fn tick(&mut self, now_ms: u64) -> Vec<Outcome> {
+        if self.evaluated || !self.have_board || now_ms.saturating_sub(self.last_change_ms) < self.cfg.settle_ms {
+            return Vec::new();
+        }
+        self.evaluated = true;
+        self.evaluate()
+    }
+
+    /// Evaluates the current board now, without waiting (end of a replay).
+    pub fn flush(&mut self) -> Vec<Outcome> {
+        if self.evaluated || !self.have_board {
+            return Vec::new();
+        }
+        self.evaluated = true;
+        self.evaluate()
+    }
+
+    fn start_position(&self) -> Option<(Orientation, Chess, bool)> {
+        for o in [Orientation::Normal, Orientation::Rotated] {
+            let b = self.board.to_board(o);
+            if b == Board::default() {
+                return Some((o, Chess::default(), false));
+            }
+            if let Some(pos) = chess960_start(&b) {
+                return Some((o, pos, true));
+            }
+        }
+        None
+    }
+
+    fn evaluate(&mut self) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        // A new game: the start position set up with no game yet, or after a finished one.
+        if (self.game.is_none() || self.finished)
+            && let Some((orientation, start, chess960)) = self.start_position()
+        {
+            let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
+            let game = Game {
+                start,
+                castling_mode: if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard },
+                ..Game::default()
+            };
+            self.orientation = Some(orientation);
+            self.set_game(game);
+            self.finished = false;
+            self.ended_on_board = false;
+            self.out_of_sync = false;
+            self.proposal = None;
+            self.flagged.clear();
+            // A new game keeps the last reading and whose turn began when (the clock may
+            // already run), and forgets everything tied to the old game's moves.
+            self.clocks = Clocks {
+                last: self.clocks.last,
+                turn_start: self.clocks.turn_start,
+                ..Clocks::default()
+            };
+            out.push(Outcome::NewGame { orientation, chess960, fen });
+            return out;
+        }
+        if self.game.is_none() {
+            return out;
+        }
+        let placement_magic = self.board.magic_pieces();
+        if let Some((_, magic)) = placement_magic.first() {
+            let result = match magic {
+                MagicPiece::Draw => GameResult::Draw,
+                MagicPiece::WhiteWins => GameResult::WhiteWins,
+                MagicPiece::BlackWins => GameResult::BlackWins,
+            };
+            out.extend(self.propose(result, ProposalReason::MagicPiece));
+            return out;
+        }
+        // After a result (proposed or set), pieces are put away or set up again: nothing to
+        // record. After a mate or stalemate on the board, the last move can still turn out to
+        // be another one (a queen slid past its square), so corrections and takebacks count.
+        if self.finished && !self.ended_on_board {
+            return out;
+        }
+        let board = self.board.to_board(self.orientation.unwrap_or_default());
+        let Some(game) = self.game.as_ref() else { return out };
+        let moves: Vec<Move> = game.moves.iter().map(|m| m.mv).collect();
+        let presses_ahead = self.clocks.presses_ahead();
+        let clock_watched = self.clocks.last.is_some_and(|r| r.running_side().is_some()) && !self.readings_missed;
+        let bridge_limit = if clock_watched { presses_ahead + 1 } else { self.cfg.max_bridge };
+        let history = History { positions: &self.positions, moves: &moves, presses_ahead, bridge_limit };
+        let inference = infer(&history, &board, self.cfg.max_bridge);
+        if self.ended_on_board {
+            match inference {
+                Inference::Correction(_) | Inference::Takeback { .. } => {
+                    self.finished = false;
+                    self.ended_on_board = false;
+                    if let Some(g) = self.game.as_mut() {
+                        g.result = GameResult::Ongoing;
+                    }
+                }
+                _ => return out,
+            }
+        }
+        if !matches!(inference, Inference::OutOfSync { .. }) {
+            self.readings_missed = false;
+        }
+        let was_out = std::mem::replace(&mut self.out_of_sync, false);
+        match inference {
+            Inference::Unchanged => {}
+            Inference::Move(m) => out.extend(self.play(m)),
+            Inference::Bridge(ms) => {
+                for m in ms {
+                    out.extend(self.play(m));
+                }
+            }
+            Inference::Takeback { ply } => {
+                if let Some(g) = self.game.as_mut() {
+                    g.moves.truncate(ply);
+                }
+                self.positions.truncate(ply + 1);
+                self.clocks.pending.retain(|(p, _)| *p <= ply);
+                self.clocks.assigned.truncate(ply);
+                out.push(Outcome::Takeback { ply });
+            }
+            Inference::Correction(m) => {
+                let ply = self.positions.len() - 1;
+                let prev = self.positions[ply - 1].clone();
+                let san = SanPlus::from_move(prev.clone(), m);
+                let mut after = prev;
+                after.play_unchecked(m);
+                let mut replaced = String::new();
+                if let Some(g) = self.game.as_mut()
+                    && let Some(last) = g.moves.last_mut()
+                {
+                    replaced = last.san.to_string();
+                    // The press (if any) belongs to whatever move was finally made.
+                    last.mv = m;
+                    last.san = san.clone();
+                }
+                self.positions[ply] = after;
+                out.push(Outcome::Correction { ply, san: san.to_string(), replaced });
+                out.extend(self.after_move());
+            }
+            Inference::KingsInCentre(result) => out.extend(self.propose(result, ProposalReason::KingsInCentre)),
+            Inference::OutOfSync { candidates } => {
+                self.out_of_sync = true;
+                let game_fen = self.positions.last().map(|p| p.board().board_fen().to_string()).unwrap_or_default();
+                if !was_out {
+                    out.push(Outcome::OutOfSync { board_fen: board.board_fen().to_string(), game_fen, candidates });
+                }
+                return out;
+            }
+        }
+        if was_out {
+            out.insert(0, Outcome::InSync);
+        }
+        out
+    }
+
+    fn propose(&mut self, result: GameResult, reason: ProposalReason) -> Vec<Outcome> {
+        if self.proposal == Some((result, reason)) {
+            return Vec::new();
+        }
+        self.proposal = Some((result, reason));
+        self.finished = true;
+        self.ended_on_board = false;
+        vec![Outcome::ResultProposed { result, reason }]
+    }
+
+    fn play(&mut self, m: Move) -> Vec<Outcome> {
+        let Some(pos) = self.positions.last().cloned() else { return Vec::new() };
+        let mover = pos.turn();
+        let mode = self.game.as_ref().map_or(CastlingMode::Standard, |g| g.castling_mode);
+        let uci = m.to_uci(mode).to_string();
+        let mut after = pos.clone();
+        let san = SanPlus::from_move_and_play_unchecked(&mut after, m);
+        if let Some(g) = self.game.as_mut() {
+            g.push(m, None, None);
+        }
+        self.positions.push(after);
+        let ply = self.positions.len() - 1;
+        self.clocks.pending.push((ply, mover));
+        let mut out = vec![Outcome::Move { ply, san: san.to_string(), uci }];
+        out.extend(self.after_move());
+        out.extend(self.assign_clocks());
+        out
+    }
+
+    /// Game end and drawing conditions after the last move.
+    fn after_move(&mut self) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        let Some(pos) = self.positions.last() else { return out };
+        if pos.is_checkmate() {
+            let result = if pos.turn() == Color::White { GameResult::BlackWins } else { GameResult::WhiteWins };
+            out.push(Outcome::GameOver { result, end: GameEnd::Checkmate });
+        } else if pos.is_stalemate() {
+            out.push(Outcome::GameOver { result: GameResult::Draw, end: GameEnd::Stalemate });
+        }
+        if let Some(Outcome::GameOver { result, .. }) = out.first() {
+            self.finished = true;
+            self.ended_on_board = true;
+            if let Some(g) = self.game.as_mut() {
+                g.result = *result;
+            }
+            return out;
+        }
+        let hash = |p: &Chess| p.zobrist_hash::<Zobrist64>(EnPassantMode::Legal);
+        let now = hash(pos);
+        let repeats = self.positions.iter().filter(|p| hash(p) == now).count();
+        let mut conditions = Vec::new();
+        if pos.is_insufficient_material() {
+            conditions.push(DrawCondition::InsufficientMaterial);
+        }
+        if repeats >= 5 {
+            conditions.push(DrawCondition::FivefoldRepetition);
+        } else if repeats >= 3 {
+            conditions.push(DrawCondition::ThreefoldRepetition);
+        }
+        if pos.halfmoves() >= 150 {
+            conditions.push(DrawCondition::SeventyFiveMoves);
+        } else if pos.halfmoves() >= 100 {
+            conditions.push(DrawCondition::FiftyMoves);
+        }
+        for c in conditions {
+            // Repetitions are flagged each time they occur; the others once.
+            let repeatable = matches!(c, DrawCondition::ThreefoldRepetition | DrawCondition::FivefoldRepetition);
+            if repeatable || !self.flagged.contains(&c) {
+                self.flagged.push(c);
+                out.push(Outcome::Draw { condition: c });
+            }
+        }
+        out
+    }
+
+    fn on_clock(&mut self, r: &ClockReading) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        if r.status.no_clock {
+            return out;
+        }
+        let prev = self.clocks.last.replace(*r);
+        let running = r.running_side();
+        let prev_running = prev.and_then(|p| p.running_side());
+        // Votes: while a side runs, it is usually the side to move.
+        if let (Some(s), Some(pos)) = (running, self.positions.last())
+            && !self.finished
+        {
+            let i = side_index(s);
+            if pos.turn() == Color::White {
+                self.clocks.white_votes[i] += 1;
+            } else {
+                self.clocks.black_votes[i] += 1;
+            }
+        }
+        match (prev_running, running) {
+            (Some(x), Some(y)) if x != y => {
+                let before_ms = prev.map_or(0, |p| u64::from(p.side(x).seconds) * 1000);
+                self.clocks.presses.push(Press {
+                    side: x,
+                    after_ms: u64::from(r.side(x).seconds) * 1000,
+                    before_ms,
+                    turn_start_ms: self.clocks.turn_start[side_index(x)],
+                    used: false,
+                });
+                self.clocks.turn_start[side_index(y)] = Some(u64::from(r.side(y).seconds) * 1000);
+            }
+            (None, Some(y)) if self.clocks.turn_start[side_index(y)].is_none() => {
+                self.clocks.turn_start[side_index(y)] = Some(u64::from(r.side(y).seconds) * 1000);
+            }
+            _ => {}
+        }
+        // A flag fell: the other side wins, unless it cannot mate (then a draw).
+        for side in [ClockSide::Left, ClockSide::Right] {
+            if r.side(side).flag_fallen
+                && !self.finished
+                && let (Some(w), Some(pos)) = (self.clocks.white_side(), self.positions.last())
+            {
+                let loser = if side == w { Color::White } else { Color::Black };
+                let winner = !loser;
+                let result = if pos.board().by_color(winner).count() == 1 || pos_cannot_mate(pos, winner) {
+                    GameResult::Draw
+                } else if winner == Color::White {
+                    GameResult::WhiteWins
+                } else {
+                    GameResult::BlackWins
+                };
+                out.extend(self.propose(result, ProposalReason::TimeForfeit));
+            }
+        }
+        out.extend(self.assign_clocks());
+        if let Some((white, black, running)) = self.running_clock() {
+            out.push(Outcome::Clock { white, black, running: running.map(ColorName::from) });
+        }
+        out
+    }
+
+    /// Gives each move waiting for its clock the press that ended its mover's turn.
+    fn assign_clocks(&mut self) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        let pending = std::mem::take(&mut self.clocks.pending);
+        let mut still = Vec::new();
+        for (ply, mover) in pending {
+            let Some(side) = self.clocks.side_of(mover) else {
+                still.push((ply, mover));
+                continue;
+            };
+            // The first unused press by the mover's side after the press that ended an
+            // earlier move: presses and moves happen in the same order, but a fast player may
+            // press before the board settles, and moves bridged after missed readings arrive
+            // after several presses.
+            let after = self.clocks.assigned.iter().take(ply - 1).rev().find_map(|a| *a);
+            let found = self
+                .clocks
+                .presses
+                .iter()
+                .enumerate()
+                .find(|(i, p)| !p.used && p.side == side && after.is_none_or(|a| *i > a))
+                .map(|(i, _)| i);
+            match found {
+                Some(i) => {
+                    let p = &mut self.clocks.presses[i];
+                    p.used = true;
+                    let clk = ClockTime(p.after_ms);
+                    let emt = p.turn_start_ms.map(|s| ClockTime(s.saturating_sub(p.before_ms)));
+                    if self.clocks.assigned.len() < ply {
+                        self.clocks.assigned.resize(ply, None);
+                    }
+                    self.clocks.assigned[ply - 1] = Some(i);
+                    if let Some(m) = self.game.as_mut().and_then(|g| g.moves.get_mut(ply - 1)) {
+                        m.clk = Some(clk);
+                        m.emt = emt;
+                    }
+                    out.push(Outcome::MoveClock { ply, clk, emt });
+                }
+                None => still.push((ply, mover)),
+            }
+        }
+        self.clocks.pending = still;
+        out
+    }
+
+    /// Arbiter: the game goes on from the position on the board, `turn` to move. The moves so
+    /// far are kept in a comment and the game restarts from that position with its FEN.
+    pub fn continue_from_board(&mut self, turn: Color) -> Result<Vec<Outcome>, String> {
+        let board = self.board_as_read();
+        let Some(game) = self.game.as_mut() else { return Err("no game on this board".into()) };
+        let old = game.position();
+        let mut setup = Setup::default();
+        setup.board = board;
+        setup.turn = turn;
+        setup.castling_rights = Bitboard::EMPTY;
+        setup.fullmoves = old.fullmoves();
+        let pos: Chess = setup.position(CastlingMode::Standard).map_err(|e| format!("the board is not a legal position: {e}"))?;
+        let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
+        let earlier: Vec<String> = game.moves.iter().map(|m| m.san.to_string()).collect();
+        let note = format!(
+            "Arbiter: the game continued from the position on the board ({fen}) after {} moves: {}",
+            earlier.len(),
+            earlier.join(" ")
+        );
+        game.intro = Some(match game.intro.take() {
+            Some(i) => format!("{i} {note}"),
+            None => note,
+        });
+        game.start = pos;
+        game.castling_mode = CastlingMode::Standard;
+        game.moves.clear();
+        let g = game.clone();
+        self.set_game(g);
+        self.out_of_sync = false;
+        self.clocks.pending.clear();
+        Ok(vec![Outcome::InSync, Outcome::NewGame { orientation: self.orientation.unwrap_or_default(), chess960: false, fen }])
+    }
+
+    /// Arbiter: the pieces are being put back to the game's position; returns it (FEN
+    /// placement) so the arbiter can set it. The game resumes when the board matches.
+    pub fn position_to_restore(&self) -> Option<String> {
+        self.positions.last().map(|p| p.board().board_fen().to_string())
+    }
+
+    /// Arbiter: a result is set or confirmed.
+    pub fn set_result(&mut self, result: GameResult) {
+        if let Some(g) = self.game.as_mut() {
+            g.result = result;
+        }
+        self.finished = result != GameResult::Ongoing;
+        self.ended_on_board = false;
+        self.proposal = None;
+    }
+}
+
+/// Whether `side` has too little material to ever mate (for a time forfeit, FIDE 6.9).
+fn pos_cannot_mate(pos: &Chess, side: Color) -> bool {
+    pos.has_insufficient_material(side)
+}

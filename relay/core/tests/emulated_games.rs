@@ -1,0 +1,91 @@
+//! Real broadcast games played on the emulated board with human-like noise come back from the
+//! decoder and recorder with the same moves and the same clocks.
+//!
+//! This runs the board sans-I/O (`boards::emulator::play::simulate`) so every game of the
+//! shared broadcast files and several seeds fit in a test run; the pseudo-terminal path is
+//! covered by the end-to-end tests with fewer games.
+
+use boards::emulator::board::{BoardIdentity, EmulatedBoard};
+use boards::emulator::play::{Table, simulate};
+use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
+use boards::protocol::{ClockSide, Command, LineMode, Orientation};
+use relay_core::recorder::RecorderConfig;
+use relay_core::replay::{Received, replay};
+use shakmaty::Position;
+use std::path::PathBuf;
+
+fn shared_dir(path: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(path);
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
+        panic!("{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing", p.display());
+    }
+    println!("skipping: ../shared/data not found");
+    None
+}
+
+fn startup() -> Vec<u8> {
+    [Command::Reset, Command::ReturnSerialNumber, Command::SendVersion, Command::SendUpdateNice, Command::SendBoard, Command::SendClock]
+        .iter()
+        .flat_map(Command::encode)
+        .collect()
+}
+
+/// Plays `game` and checks what comes back. Returns (moves, clocks checked).
+fn check_game(game: &GameScore, seed: u64, label: &str) -> (usize, usize) {
+    let noise = NoiseConfig { probability: 0.3, handling_ms: (250, 700) };
+    let s = script(game, seed, &noise);
+    let table = Table {
+        white_clock: if seed % 2 == 0 { ClockSide::Right } else { ClockSide::Left },
+        orientation: if seed % 3 == 2 { Orientation::Rotated } else { Orientation::Normal },
+    };
+    let clock = s.clock.clone().map(|tc| {
+        let first = if s.first_to_move == shakmaty::Color::White { table.white_clock } else { table.white_clock.other() };
+        boards::emulator::clock::ChessClock::new(tc, first)
+    });
+    let mut board = EmulatedBoard::new(BoardIdentity::from_number(7), clock);
+    let bytes = simulate(&mut board, &startup(), game.start.board(), &s, table, 200);
+    let chunks: Vec<Received> = bytes.into_iter().map(|(at_ms, bytes)| Received { at_ms, bytes }).collect();
+    let (games, _) = replay(&chunks, LineMode::Single, RecorderConfig::default());
+    assert_eq!(games.len(), 1, "{label}: one game");
+    let got = &games[0];
+    let want: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
+    let have: Vec<String> = got.moves.iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(have, want, "{label}: moves");
+    let mut clocks = 0;
+    for (i, (m, timing)) in game.moves.iter().zip(&s.moves).enumerate() {
+        if let (Some(clk), true) = (m.clk_ms, timing.clock_honoured) {
+            let recorded = got.moves[i].clk.map(|c| c.millis());
+            assert_eq!(recorded, Some(clk / 1000 * 1000), "{label}: clock after ply {} ({})", i + 1, m.san);
+            clocks += 1;
+        }
+    }
+    (want.len(), clocks)
+}
+
+#[test]
+fn broadcast_games_come_back_identical() {
+    let Some(dir) = shared_dir("pgn/clocks") else { return };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).expect("dir").flatten().map(|e| e.path()).collect();
+    files.sort();
+    let seeds: &[u64] = &[1, 2, 3];
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let mut games = read_games(&text).expect("games load");
+        let (mut moves, mut clocks) = (0, 0);
+        for (gi, game) in games.iter_mut().enumerate() {
+            if game.time_control.is_none() {
+                game.time_control = game.guess_time_control();
+            }
+            for &seed in seeds {
+                let label = format!("{} game {} seed {seed}", f.display(), gi + 1);
+                let (m, c) = check_game(game, seed, &label);
+                moves += m;
+                clocks += c;
+            }
+        }
+        println!("{}: {} games x {} seeds, {moves} moves and {clocks} clocks identical", f.display(), games.len(), seeds.len());
+    }
+}
