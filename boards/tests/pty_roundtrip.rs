@@ -125,7 +125,7 @@ fn play_e4(line: &Line, index: usize) {
 fn single_board_round_trip_with_unplug_and_replug() {
     let dir = temp_dir("single");
     let clock = VirtualClock::new(1.0);
-    let line = Line::open(vec![board(1025)], clock, Some(&dir.join("dgt-a"))).expect("pty");
+    let line = Line::open(vec![board(1025)], clock.clone(), Some(&dir.join("dgt-a"))).expect("pty");
     let session = Session::start(line.path(), LineMode::Single, &dir);
 
     session.expect(
@@ -167,7 +167,7 @@ fn single_board_round_trip_with_unplug_and_replug() {
     // Unplug: the port closes. Replug under a new name: found again by serial number.
     let boards = line.unplug();
     session.expect("close", |e| matches!(e, PortEvent::Closed { .. }));
-    let line = Line::open(boards, clock, Some(&dir.join("dgt-b"))).expect("pty");
+    let line = Line::open(boards, clock.clone(), Some(&dir.join("dgt-b"))).expect("pty");
     let moved = session.expect("move to the new name", |e| {
         matches!(e, PortEvent::Moved { .. })
     });
@@ -196,7 +196,7 @@ fn bus_round_trip_with_three_boards_checksum_errors_and_replug() {
     let clock = VirtualClock::new(1.0);
     let line = Line::open(
         vec![board(1025), board(2049), board(77)],
-        clock,
+        clock.clone(),
         Some(&dir.join("dgt-bus-a")),
     )
     .expect("pty");

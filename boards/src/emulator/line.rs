@@ -9,16 +9,18 @@ use super::board::{EmulatedBoard, Outgoing};
 use serialport::{SerialPort, TTYPort};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Virtual milliseconds since the clock was made, `speed` times the wall clock.
-#[derive(Clone, Copy, Debug)]
+/// Virtual milliseconds since the clock was made, `speed` times the wall clock, plus any
+/// jumps forward (clones share the jumps).
+#[derive(Clone, Debug)]
 pub struct VirtualClock {
     origin: Instant,
     speed: f64,
+    jumped_ms: Arc<AtomicU64>,
 }
 
 impl VirtualClock {
@@ -26,7 +28,13 @@ impl VirtualClock {
         VirtualClock {
             origin: Instant::now(),
             speed: if speed > 0.0 { speed } else { 1.0 },
+            jumped_ms: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Moves virtual time forward at once (a test skipping a long think).
+    pub fn jump(&self, ms: u64) {
+        self.jumped_ms.fetch_add(ms, Ordering::Relaxed);
     }
 
     pub fn speed(&self) -> f64 {
@@ -35,6 +43,7 @@ impl VirtualClock {
 
     pub fn now_ms(&self) -> u64 {
         (self.origin.elapsed().as_secs_f64() * 1000.0 * self.speed) as u64
+            + self.jumped_ms.load(Ordering::Relaxed)
     }
 
     /// Sleeps until virtual time `t_ms` (returns at once if it has passed), waking early when
@@ -125,7 +134,7 @@ impl Line {
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (state, stop) = (state.clone(), stop.clone());
+            let (state, stop, clock) = (state.clone(), stop.clone(), clock.clone());
             std::thread::Builder::new()
                 .name(format!("emulated line {pts}"))
                 .spawn(move || serve(master, state, clock, stop))?
@@ -146,7 +155,7 @@ impl Line {
     }
 
     pub fn clock(&self) -> VirtualClock {
-        self.clock
+        self.clock.clone()
     }
 
     pub fn board_count(&self) -> usize {

@@ -77,24 +77,39 @@ pub fn simulate(
     out
 }
 
+/// Virtual time between setting up the position and the script's start.
+pub const SETUP_PAUSE_MS: u64 = 3_000;
+
 /// Sets up `start` on board `index` and plays `script` on it, returning when the script is done
 /// or `stop` is set. Each action happens at exactly its own virtual time, so the clock shows
 /// the times the script was made for.
+///
+/// `fast_forward`: when given, waits longer than this (virtual ms) are skipped by jumping the
+/// line's clock, so long thinks pass at once while the hands still move at the line's speed.
+/// Only for a line that carries this one board (the jump moves every board's time).
 pub fn play(
     line: &Line,
     index: usize,
     start: &shakmaty::Board,
     script: &Script,
     table: Table,
+    fast_forward: Option<u64>,
     stop: &AtomicBool,
 ) {
     let clock = line.clock();
-    let base = clock.now_ms();
-    line.act(index, |b| {
-        ((), b.set_position(start, table.orientation, base))
-    });
+    let setup = clock.now_ms();
+    line.act(index, |b| ((), b.set_position(start, table.orientation, setup)));
+    // The set-up position stands a while before the game starts, as in a hall: long enough
+    // for any reader to see it still.
+    let base = setup + SETUP_PAUSE_MS;
     for step in &script.actions {
         let t = base + step.at_ms;
+        if let Some(idle) = fast_forward {
+            let now = clock.now_ms();
+            if t > now + idle {
+                clock.jump(t - now - idle);
+            }
+        }
         clock.sleep_until(t, stop);
         if stop.load(Ordering::Relaxed) {
             return;

@@ -14,15 +14,16 @@
 //! warning with the game, the seed and the first differing ply (a recorder bug).
 //!
 //! `cargo bench -p relay-core --bench recorder` times for about two seconds
-//! (`RECORDER_BENCH_SECS` overrides); without `--bench` (as `cargo test --benches` runs it)
-//! each part runs once.
+//! (`RECORDER_BENCH_SECS` overrides; `RECORDER_BENCH_SEED` plays the games with other noise);
+//! without `--bench` (as `cargo test --benches` runs it) each part runs once, on fewer games.
 
 use boards::emulator::board::{BoardIdentity, EmulatedBoard, Outgoing};
 use boards::emulator::clock::{ChessClock, TimeControl};
-use boards::emulator::player::{
-    Action, GameScore, NoiseConfig, Script, read_games_each, script,
+use boards::emulator::play::Table;
+use boards::emulator::player::{Action, GameScore, NoiseConfig, Script, read_games_each, script};
+use boards::protocol::{
+    ClockSide, Command, Decoded, Decoder, DgtSquare, LineMode, Orientation, PieceCode,
 };
-use boards::protocol::{ClockSide, Command, Decoded, Decoder, DgtSquare, LineMode, Orientation, PieceCode};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::{Received, replay};
 use shakmaty::{Color, Position};
@@ -49,13 +50,6 @@ const HALL_MSGS_PER_BOARD: f64 = 3.0;
 /// Base of the per-game seeds; game `i` (counted over all sources from 0) uses `seed + i`.
 /// `RECORDER_BENCH_SEED` overrides it, to try other human noise on the same games.
 const SEED: u64 = 20_260_101;
-
-/// How a board stands in a hall: the clock on either side of it, the board either way round.
-#[derive(Clone, Copy, Debug)]
-struct Table {
-    white_clock: ClockSide,
-    orientation: Orientation,
-}
 
 /// One game played into a byte stream.
 #[derive(Debug)]
@@ -95,7 +89,11 @@ fn act(board: &mut EmulatedBoard, action: Action, table: Table, t: u64) -> Vec<O
         Action::Lift(sq) => board.set_square(dgt(sq), PieceCode::Empty, t),
         Action::Place(sq, piece) => board.set_square(dgt(sq), PieceCode::Piece(piece), t),
         Action::PressLever(color) => {
-            let side = if color == Color::White { table.white_clock } else { table.white_clock.other() };
+            let side = if color == Color::White {
+                table.white_clock
+            } else {
+                table.white_clock.other()
+            };
             board.press_lever(side, t)
         }
     }
@@ -107,7 +105,11 @@ fn clock_for(s: &Script, table: Table) -> Option<ChessClock> {
         // The script's own clock stands with White on the left.
         return s.new_clock();
     }
-    let first = if s.first_to_move == Color::White { table.white_clock } else { table.white_clock.other() };
+    let first = if s.first_to_move == Color::White {
+        table.white_clock
+    } else {
+        table.white_clock.other()
+    };
     s.clock.clone().map(|tc| ChessClock::new(tc, first))
 }
 
@@ -117,12 +119,18 @@ fn play(game: &GameScore, s: &Script, table: Table, serial: u16) -> Vec<Received
     let mut out: Vec<Received> = Vec::new();
     let mut emit = |t: u64, sent: Vec<Outgoing>| {
         for o in sent {
-            out.push(Received { at_ms: t + o.delay_ms, bytes: o.bytes });
+            out.push(Received {
+                at_ms: t + o.delay_ms,
+                bytes: o.bytes,
+            });
         }
     };
     emit(0, board.receive(&startup_bytes(), 0));
     // The arbiter sets up the game's start (nothing to do for the standard start).
-    emit(0, board.set_position(game.start.board(), table.orientation, 0));
+    emit(
+        0,
+        board.set_position(game.start.board(), table.orientation, 0),
+    );
     let mut next_tick = TICK_MS;
     for step in &s.actions {
         while next_tick < step.at_ms {
@@ -182,7 +190,10 @@ fn sources(per_file: usize) -> Vec<(String, GameScore)> {
                 .collect();
             files.sort();
             for f in files {
-                let name = format!("../shared/data/pgn/clocks/{}", f.file_name().unwrap_or_default().to_string_lossy());
+                let name = format!(
+                    "../shared/data/pgn/clocks/{}",
+                    f.file_name().unwrap_or_default().to_string_lossy()
+                );
                 match std::fs::read_to_string(&f) {
                     Ok(text) => add(&name, &text, per_file),
                     Err(e) => println!("note: {name}: {e}"),
@@ -202,19 +213,38 @@ fn build_streams(per_file: usize, base_seed: u64) -> Vec<Stream> {
     let mut streams = Vec::new();
     for (i, (label, mut game)) in sources(per_file).into_iter().enumerate() {
         if game.time_control.is_none() {
-            game.time_control = Some(game.guess_time_control().unwrap_or_else(|| default_tc.clone()));
+            game.time_control = Some(
+                game.guess_time_control()
+                    .unwrap_or_else(|| default_tc.clone()),
+            );
         }
         let seed = base_seed.wrapping_add(i as u64);
         let table = Table {
-            white_clock: if i % 2 == 0 { ClockSide::Left } else { ClockSide::Right },
-            orientation: if i % 5 == 4 { Orientation::Rotated } else { Orientation::Normal },
+            white_clock: if i.is_multiple_of(2) {
+                ClockSide::Left
+            } else {
+                ClockSide::Right
+            },
+            orientation: if i % 5 == 4 {
+                Orientation::Rotated
+            } else {
+                Orientation::Normal
+            },
         };
         let s = script(&game, seed, &noise);
         let chunks = play(&game, &s, table, 1 + i as u16);
         let messages = count_messages(&chunks);
         let span_ms = chunks.last().map_or(0, |c| c.at_ms);
         let label = format!("{label} ({})", players(&game));
-        streams.push(Stream { label, seed, table, game, chunks, messages, span_ms });
+        streams.push(Stream {
+            label,
+            seed,
+            table,
+            game,
+            chunks,
+            messages,
+            span_ms,
+        });
     }
     streams
 }
@@ -230,7 +260,8 @@ fn check(streams: &[Stream]) -> usize {
             [] => Some("no game recorded".to_string()),
             [g] => {
                 let have: Vec<String> = g.moves.iter().map(|m| m.san.to_string()).collect();
-                let first = (0..want.len().max(have.len())).find(|&k| want.get(k).copied() != have.get(k).map(String::as_str));
+                let first = (0..want.len().max(have.len()))
+                    .find(|&k| want.get(k).copied() != have.get(k).map(String::as_str));
                 first.map(|k| {
                     let at = |v: Option<&str>| v.unwrap_or("(nothing)").to_string();
                     format!(
@@ -256,7 +287,12 @@ fn check(streams: &[Stream]) -> usize {
             // What the recorder said besides moves and clocks, for the bug report.
             let notable: Vec<String> = outcomes
                 .iter()
-                .filter(|o| !matches!(o, Outcome::Move { .. } | Outcome::Clock { .. } | Outcome::MoveClock { .. }))
+                .filter(|o| {
+                    !matches!(
+                        o,
+                        Outcome::Move { .. } | Outcome::Clock { .. } | Outcome::MoveClock { .. }
+                    )
+                })
                 .map(|o| format!("{o:?}"))
                 .collect();
             let skip = notable.len().saturating_sub(8);
@@ -270,14 +306,31 @@ fn check(streams: &[Stream]) -> usize {
 
 fn main() {
     let timed = std::env::args().any(|a| a == "--bench");
-    let secs: f64 = std::env::var("RECORDER_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let secs: f64 = std::env::var("RECORDER_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2.0);
 
-    let base_seed: u64 = std::env::var("RECORDER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(SEED);
+    let base_seed: u64 = std::env::var("RECORDER_BENCH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SEED);
 
     let t0 = Instant::now();
-    let streams = build_streams(if timed { GAMES_PER_FILE } else { GAMES_PER_FILE_QUICK }, base_seed);
+    let streams = build_streams(
+        if timed {
+            GAMES_PER_FILE
+        } else {
+            GAMES_PER_FILE_QUICK
+        },
+        base_seed,
+    );
     let messages: usize = streams.iter().map(|s| s.messages).sum();
-    let bytes: usize = streams.iter().flat_map(|s| &s.chunks).map(|c| c.bytes.len()).sum();
+    let bytes: usize = streams
+        .iter()
+        .flat_map(|s| &s.chunks)
+        .map(|c| c.bytes.len())
+        .sum();
     let plies: usize = streams.iter().map(|s| s.game.moves.len()).sum();
     let span_ms: u64 = streams.iter().map(|s| s.span_ms).sum();
     println!(
@@ -289,7 +342,11 @@ fn main() {
     );
 
     let bad = check(&streams);
-    println!("check: {} of {} games recorded with the source's moves", streams.len() - bad, streams.len());
+    println!(
+        "check: {} of {} games recorded with the source's moves",
+        streams.len() - bad,
+        streams.len()
+    );
 
     // Timing: whole passes over all streams until the time is up (one pass without --bench).
     let budget = Duration::from_secs_f64(if timed { secs.max(0.0) } else { 0.0 });
@@ -298,7 +355,11 @@ fn main() {
     let mut moves = 0u64;
     loop {
         for st in &streams {
-            let (games, outcomes) = replay(black_box(&st.chunks), LineMode::Single, RecorderConfig::default());
+            let (games, outcomes) = replay(
+                black_box(&st.chunks),
+                LineMode::Single,
+                RecorderConfig::default(),
+            );
             moves += games.iter().map(|g| g.moves.len() as u64).sum::<u64>();
             black_box(outcomes);
         }
@@ -313,7 +374,11 @@ fn main() {
     let boards = readings_per_s / HALL_MSGS_PER_BOARD;
     println!(
         "replay: {passes} pass(es) in {elapsed:.2} s{}",
-        if timed { "" } else { " (one pass; run with `cargo bench` to time)" }
+        if timed {
+            ""
+        } else {
+            " (one pass; run with `cargo bench` to time)"
+        }
     );
     println!("  {readings_per_s:.0} readings/s on one core");
     println!("  {moves_per_s:.0} moves recorded/s");
@@ -322,6 +387,8 @@ fn main() {
         boards / 500.0
     );
     if bad > 0 {
-        println!("WARNING: {bad} game(s) recorded with moves that differ from the source (see above)");
+        println!(
+            "WARNING: {bad} game(s) recorded with moves that differ from the source (see above)"
+        );
     }
 }

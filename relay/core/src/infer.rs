@@ -19,6 +19,11 @@ pub enum Inference {
     /// Several moves happened while the board could not be read; this is the only sequence of
     /// legal moves (up to the bridging limit) that leads to the board.
     Bridge(Vec<Move>),
+    /// What the board went through since the game's position was last confirmed explains the
+    /// still board: keep the first `keep` moves of the game and play `moves` after them (the
+    /// last move corrected, then more moves, all seen on the board even if it never stood
+    /// still in between).
+    Rewrite { keep: usize, moves: Vec<Move> },
     /// Both kings stand on the centre squares: the players' way of stating a result.
     KingsInCentre(crate::game::GameResult),
     /// Nothing explains the board (`candidates` = 0) or more than one sequence of moves does.
@@ -40,6 +45,48 @@ pub struct History<'a> {
     /// piece held in the hand (the board one piece short) from being read as a capture
     /// sequence.
     pub bridge_limit: usize,
+    /// Every board the readings showed since the game's position was last confirmed, in order
+    /// (transient ones included).
+    pub seen: &'a [Board],
+}
+
+/// Follows the boards seen, from the position before the last move: each board that a legal
+/// move explains is taken as that move; one that another move from the position before
+/// explains replaces the last move; one equal to a position of the walk goes back to it;
+/// anything else is a hand in the way. The walk counts only if it ends on `target`.
+fn walk(history: &History<'_>, target: &Board) -> Option<(usize, Vec<Move>)> {
+    let n = history.positions.len().checked_sub(1)?;
+    let keep = n.saturating_sub(1);
+    let mut positions: Vec<Chess> = history.positions[keep..].to_vec();
+    let mut moves: Vec<Move> = history.moves[keep..].to_vec();
+    for b in history.seen {
+        let Some(cur) = positions.last() else { break };
+        if cur.board() == b {
+            continue;
+        }
+        if let Some(m) = cur.legal_moves().into_iter().find(|m| after(cur, *m).board() == b) {
+            positions.push(after(cur, m));
+            moves.push(m);
+            continue;
+        }
+        if positions.len() >= 2 {
+            let prev = &positions[positions.len() - 2];
+            if let Some(m) = prev.legal_moves().into_iter().find(|m| after(prev, *m).board() == b) {
+                let next = after(prev, m);
+                if let (Some(p), Some(last)) = (positions.last_mut(), moves.last_mut()) {
+                    *p = next;
+                    *last = m;
+                }
+                continue;
+            }
+        }
+        if let Some(k) = positions.iter().position(|p| p.board() == b) {
+            positions.truncate(k + 1);
+            moves.truncate(k);
+        }
+    }
+    let end = positions.last()?;
+    (end.board() == target && moves.as_slice() != &history.moves[keep..]).then_some((keep, moves))
 }
 
 const CENTRE: [Square; 4] = [Square::D4, Square::E4, Square::D5, Square::E5];
@@ -124,6 +171,10 @@ pub fn infer(history: &History<'_>, board: &Board, max_bridge: usize) -> Inferen
         }
     }
     let n = history.positions.len() - 1;
+    // The boards seen on the way: fast play where no board stood still between moves.
+    if let Some((keep, moves)) = walk(history, board) {
+        return Inference::Rewrite { keep, moves };
+    }
     // Another move instead of the last one. Checked before takebacks: when a piece that just
     // moved lands on a square that recreates an earlier position (a rook going back where it
     // stood two moves ago), the player finished their move; they did not take two back.
@@ -176,7 +227,7 @@ mod tests {
 
     fn check(played: &str, board_shows: &str, expected: &str) {
         let (positions, moves) = game(played);
-        let got = infer(&History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3 }, &board_after(board_shows), 3);
+        let got = infer(&History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3, seen: &[] }, &board_after(board_shows), 3);
         let pos = positions.last().cloned().unwrap_or_default();
         let shown = match &got {
             Inference::Move(m) => format!("move {}", San::from_move(&pos, *m)),
@@ -226,14 +277,30 @@ mod tests {
     fn clock_presses_tell_a_repetition_from_a_takeback() {
         let (positions, moves) = game("e4 e5 Nf3 Nf6 Ng1");
         let board = board_after("e4 e5 Nf3 Nf6 Ng1 Ng8");
-        let history = |presses_ahead| History { positions: &positions, moves: &moves, presses_ahead, bridge_limit: 3 };
+        let history = |presses_ahead| History { positions: &positions, moves: &moves, presses_ahead, bridge_limit: 3, seen: &[] };
         // Black's knight went back: one move, whatever the clock says.
         assert!(matches!(infer(&history(0), &board, 3), Inference::Move(_)));
         let (positions, moves) = game("e4 e5 Nf3 Nf6");
-        let history = |presses_ahead| History { positions: &positions, moves: &moves, presses_ahead, bridge_limit: 3 };
+        let history = |presses_ahead| History { positions: &positions, moves: &moves, presses_ahead, bridge_limit: 3, seen: &[] };
         // Both knights went back: without clock evidence a takeback, with two presses two moves.
         assert_eq!(infer(&history(0), &board, 3), Inference::Takeback { ply: 2 });
         assert!(matches!(infer(&history(2), &board, 3), Inference::Bridge(ms) if ms.len() == 2));
+    }
+
+    #[test]
+    fn boards_seen_on_the_way_resolve_what_still_boards_cannot() {
+        let (positions, moves) = game("e4 e5");
+        // Nf3 Nc6 Bb5 and Nc6 Nf3 Bb5 reach the same board; the readings saw the first order.
+        let seen: Vec<Board> = ["e4 e5 Nf3", "e4 e5 Nf3 Nc6", "e4 e5 Nf3 Nc6 Bb5"].iter().map(|s| board_after(s)).collect();
+        let h = History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3, seen: &seen };
+        let Inference::Rewrite { keep, moves: got } = infer(&h, &board_after("e4 e5 Nf3 Nc6 Bb5"), 3) else { panic!("expected a rewrite") };
+        assert_eq!((keep, got.len()), (1, 4), "keeps e4, replays e5 Nf3 Nc6 Bb5");
+        // A rook slid past its square and the next move came before the board stood still.
+        let (positions, moves) = game("e4 e5 Nf3 Nc6 Bc4 Bc5 Rf1");
+        let seen: Vec<Board> = ["e4 e5 Nf3 Nc6 Bc4 Bc5 O-O", "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6"].iter().map(|s| board_after(s)).collect();
+        let h = History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3, seen: &seen };
+        let Inference::Rewrite { keep, moves: got } = infer(&h, &board_after("e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6"), 3) else { panic!("expected a rewrite") };
+        assert_eq!((keep, got.len()), (6, 2), "O-O replaces Rf1, then Nf6");
     }
 
     #[test]

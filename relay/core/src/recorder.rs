@@ -185,11 +185,20 @@ pub struct Recorder {
     flagged: Vec<DrawCondition>,
     /// The game ended by mate or stalemate on the board (not by a result given).
     ended_on_board: bool,
+    /// Boards read since the game's position was last confirmed, transient ones included.
+    seen: Vec<Board>,
     /// When the last message arrived.
     last_message_ms: Option<u64>,
     /// Messages stopped for longer than a running clock allows: moves may have been missed.
     readings_missed: bool,
 }
+
+/// Weight of the start-of-game evidence for which clock side is White, against one vote per
+/// steady reading.
+const START_VOTE: u32 = 1_000;
+
+/// Boards remembered while the game waits for the board to make sense.
+const MAX_SEEN: usize = 4096;
 
 /// A running clock is reported at least every second; a silence this long means lost readings.
 const READING_GAP_MS: u64 = 2_500;
@@ -224,6 +233,7 @@ impl Recorder {
             clocks: Clocks::default(),
             flagged: Vec::new(),
             ended_on_board: false,
+            seen: Vec::new(),
             last_message_ms: None,
             readings_missed: false,
         }
@@ -282,7 +292,13 @@ impl Recorder {
 
     /// Feeds one message received at `now_ms`.
     pub fn on_message(&mut self, message: &Message, now_ms: u64) -> Vec<Outcome> {
-        let mut out = self.tick(now_ms);
+        // A clock reading is taken in before a waiting board is judged: a lever press in it
+        // is evidence for what the board shows.
+        let mut out = match message {
+            Message::Clock { clock: ClockMessage::Time(r) } => self.on_clock(r),
+            _ => Vec::new(),
+        };
+        out.extend(self.tick(now_ms));
         let clock_ran = self.clocks.last.is_some_and(|r| r.running_side().is_some());
         if clock_ran && self.last_message_ms.is_some_and(|t| now_ms.saturating_sub(t) > READING_GAP_MS) {
             self.readings_missed = true;
@@ -302,7 +318,6 @@ impl Recorder {
                     self.changed(now_ms);
                 }
             }
-            Message::Clock { clock: ClockMessage::Time(r) } => out.extend(self.on_clock(r)),
             _ => {}
         }
         out
@@ -311,6 +326,15 @@ impl Recorder {
     fn changed(&mut self, now_ms: u64) {
         self.last_change_ms = now_ms;
         self.evaluated = false;
+        if let Some(o) = self.orientation
+            && self.game.is_some()
+        {
+            // Bounded: a board left in disorder for hours must not grow without end.
+            if self.seen.len() >= MAX_SEEN {
+                self.seen.drain(..MAX_SEEN / 2);
+            }
+            self.seen.push(self.board.to_board(o));
+        }
     }
 
     /// Time passes: a board that has been still for the settle time is evaluated.
@@ -370,6 +394,7 @@ impl Recorder {
                 turn_start: self.clocks.turn_start,
                 ..Clocks::default()
             };
+            self.seen.clear();
             out.push(Outcome::NewGame { orientation, chess960, fen });
             return out;
         }
@@ -398,11 +423,12 @@ impl Recorder {
         let presses_ahead = self.clocks.presses_ahead();
         let clock_watched = self.clocks.last.is_some_and(|r| r.running_side().is_some()) && !self.readings_missed;
         let bridge_limit = if clock_watched { presses_ahead + 1 } else { self.cfg.max_bridge };
-        let history = History { positions: &self.positions, moves: &moves, presses_ahead, bridge_limit };
+        let history =
+            History { positions: &self.positions, moves: &moves, presses_ahead, bridge_limit, seen: &self.seen };
         let inference = infer(&history, &board, self.cfg.max_bridge);
         if self.ended_on_board {
             match inference {
-                Inference::Correction(_) | Inference::Takeback { .. } => {
+                Inference::Correction(_) | Inference::Takeback { .. } | Inference::Rewrite { .. } => {
                     self.finished = false;
                     self.ended_on_board = false;
                     if let Some(g) = self.game.as_mut() {
@@ -414,6 +440,8 @@ impl Recorder {
         }
         if !matches!(inference, Inference::OutOfSync { .. }) {
             self.readings_missed = false;
+            // Explained: the way here no longer matters.
+            self.seen.clear();
         }
         let was_out = std::mem::replace(&mut self.out_of_sync, false);
         match inference {
@@ -424,14 +452,20 @@ impl Recorder {
                     out.extend(self.play(m));
                 }
             }
-            Inference::Takeback { ply } => {
-                if let Some(g) = self.game.as_mut() {
-                    g.moves.truncate(ply);
+            Inference::Takeback { ply } => out.extend(self.truncate(ply)),
+            Inference::Rewrite { keep, moves } => {
+                // Moves the rewrite keeps as they were stay untouched (with their clocks).
+                let n = self.positions.len() - 1;
+                let mut k = keep;
+                let mut rest = moves.into_iter().peekable();
+                while k < n && rest.peek().is_some_and(|m| self.game.as_ref().is_some_and(|g| g.moves[k].mv == *m)) {
+                    rest.next();
+                    k += 1;
                 }
-                self.positions.truncate(ply + 1);
-                self.clocks.pending.retain(|(p, _)| *p <= ply);
-                self.clocks.assigned.truncate(ply);
-                out.push(Outcome::Takeback { ply });
+                out.extend(self.truncate(k));
+                for m in rest {
+                    out.extend(self.play(m));
+                }
             }
             Inference::Correction(m) => {
                 let ply = self.positions.len() - 1;
@@ -466,6 +500,27 @@ impl Recorder {
             out.insert(0, Outcome::InSync);
         }
         out
+    }
+
+    /// Takes the game back to `ply` moves. The presses of the removed moves are free again:
+    /// the moves that replace them were ended by the same presses.
+    fn truncate(&mut self, ply: usize) -> Vec<Outcome> {
+        let n = self.positions.len() - 1;
+        if ply >= n {
+            return Vec::new();
+        }
+        if let Some(g) = self.game.as_mut() {
+            g.moves.truncate(ply);
+        }
+        self.positions.truncate(ply + 1);
+        self.clocks.pending.retain(|(p, _)| *p <= ply);
+        for i in self.clocks.assigned.iter().skip(ply).flatten() {
+            if let Some(p) = self.clocks.presses.get_mut(*i) {
+                p.used = false;
+            }
+        }
+        self.clocks.assigned.truncate(ply);
+        vec![Outcome::Takeback { ply }]
     }
 
     fn propose(&mut self, result: GameResult, reason: ProposalReason) -> Vec<Outcome> {
@@ -551,9 +606,11 @@ impl Recorder {
         let prev = self.clocks.last.replace(*r);
         let running = r.running_side();
         let prev_running = prev.and_then(|p| p.running_side());
-        // Votes: while a side runs, it is usually the side to move.
+        // Votes: while a side runs, it is usually the side to move. Not at the reading that
+        // shows a press: the board of the move just made may not have settled yet.
         if let (Some(s), Some(pos)) = (running, self.positions.last())
             && !self.finished
+            && running == prev_running
         {
             let i = side_index(s);
             if pos.turn() == Color::White {
@@ -561,6 +618,23 @@ impl Recorder {
             } else {
                 self.clocks.black_votes[i] += 1;
             }
+        }
+        // Strong evidence at the start of a game: the clock is started for the side to move,
+        // and the first press of the game is that side's.
+        let start_turn = self.positions.first().map(|p| p.turn());
+        let at_start = self.positions.len() <= 2 && self.clocks.presses.is_empty();
+        let mut vote = |side: ClockSide, white: bool, weight: u32| {
+            let i = side_index(side);
+            if white {
+                self.clocks.white_votes[i] += weight;
+            } else {
+                self.clocks.black_votes[i] += weight;
+            }
+        };
+        match (prev_running, running) {
+            (None, Some(y)) if at_start => vote(y, start_turn == Some(Color::White), START_VOTE),
+            (Some(x), Some(y)) if x != y && at_start => vote(x, start_turn == Some(Color::White), START_VOTE),
+            _ => {}
         }
         match (prev_running, running) {
             (Some(x), Some(y)) if x != y => {

@@ -35,7 +35,11 @@ fn startup() -> Vec<u8> {
 
 /// Plays `game` and checks what comes back. Returns (moves, clocks checked).
 fn check_game(game: &GameScore, seed: u64, label: &str) -> (usize, usize) {
-    let noise = NoiseConfig { probability: 0.3, handling_ms: (250, 700) };
+    check_game_with(game, seed, 0.3, label)
+}
+
+fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usize, usize) {
+    let noise = NoiseConfig { probability: noise, handling_ms: (250, 700) };
     let s = script(game, seed, &noise);
     let table = Table {
         white_clock: if seed % 2 == 0 { ClockSide::Right } else { ClockSide::Left },
@@ -87,5 +91,67 @@ fn broadcast_games_come_back_identical() {
             }
         }
         println!("{}: {} games x {} seeds, {moves} moves and {clocks} clocks identical", f.display(), games.len(), seeds.len());
+    }
+}
+
+/// A random legal game from `seed`: up to `plies` moves, from the standard start or a Chess960
+/// start, ending early at mate or stalemate.
+fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
+    use shakmaty::san::SanPlus;
+    use shakmaty::{CastlingMode, Chess, Setup};
+    let mut state = seed;
+    let mut next = move || {
+        // splitmix64
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let (start, mut headers) = match chess960 {
+        Some(n) => {
+            let mut setup = Setup::default();
+            setup.board = shakmaty::Board::chess960(n);
+            setup.castling_rights = setup.board.rooks();
+            let pos: Chess = setup.position(CastlingMode::Chess960).expect("960 start");
+            (pos, vec![("Variant".to_string(), "Chess960".to_string())])
+        }
+        None => (Chess::default(), Vec::new()),
+    };
+    headers.push(("TimeControl".to_string(), "300+2".to_string()));
+    let mut pos = start.clone();
+    let mut moves = Vec::new();
+    for _ in 0..plies {
+        let legal = pos.legal_moves();
+        if legal.is_empty() {
+            break;
+        }
+        let m = legal[(next() % legal.len() as u64) as usize];
+        let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
+        moves.push(boards::emulator::player::ScoredMove { mv: m, san, clk_ms: None });
+    }
+    GameScore {
+        headers,
+        start,
+        moves,
+        time_control: "300+2".parse().ok(),
+        result: "*".to_string(),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, failure_persistence: None, ..Default::default() })]
+
+    /// Random legal games, played with random human noise, on boards turned either way and
+    /// clocks standing either way, come back move for move.
+    #[test]
+    fn random_games_with_noise_come_back_identical(
+        seed in proptest::prelude::any::<u64>(),
+        plies in 1usize..90,
+        noise in 0.0f64..0.6,
+        chess960 in proptest::option::weighted(0.25, 0u32..960),
+    ) {
+        let game = random_game(seed, plies, chess960);
+        check_game_with(&game, seed, noise, &format!("random game seed {seed} plies {plies} noise {noise:.2} 960 {chess960:?}"));
     }
 }

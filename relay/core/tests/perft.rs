@@ -19,7 +19,10 @@ fn perft_dir() -> Option<PathBuf> {
         return Some(p);
     }
     if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!("{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing", p.display());
+        panic!(
+            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
+            p.display()
+        );
     }
     println!("skipping: ../shared/data not found");
     None
@@ -41,7 +44,9 @@ struct Case {
 fn looks_chess960(label: &str, fen: &str) -> bool {
     let castling = fen.split_whitespace().nth(2).unwrap_or("-");
     let lower = label.to_ascii_lowercase();
-    castling.chars().any(|c| !matches!(c, 'K' | 'Q' | 'k' | 'q' | '-'))
+    castling
+        .chars()
+        .any(|c| !matches!(c, 'K' | 'Q' | 'k' | 'q' | '-'))
         || lower.contains("960")
         || lower.contains("xfen")
 }
@@ -64,13 +69,23 @@ fn read_epd_suite(text: &str, file: &str) -> Vec<Case> {
                     .strip_prefix('D')
                     .and_then(|r| r.split_once(char::is_whitespace))
                     .unwrap_or_else(|| panic!("{label}: bad depth entry {p:?}"));
-                let depth = d.parse().unwrap_or_else(|_| panic!("{label}: bad depth {d:?}"));
-                let nodes = n.trim().parse().unwrap_or_else(|_| panic!("{label}: bad count {n:?}"));
+                let depth = d
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{label}: bad depth {d:?}"));
+                let nodes = n
+                    .trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{label}: bad count {n:?}"));
                 (depth, nodes)
             })
             .collect();
         let chess960 = looks_chess960(&label, &fen);
-        cases.push(Case { label, fen, chess960, counts });
+        cases.push(Case {
+            label,
+            fen,
+            chess960,
+            counts,
+        });
     }
     cases
 }
@@ -94,27 +109,32 @@ fn read_perft_blocks(text: &str, file: &str) -> Vec<Case> {
                 counts: Vec::new(),
             }),
             "epd" => {
-                let case = cases.last_mut().unwrap_or_else(|| panic!("{}: epd before id", at()));
+                let case = cases
+                    .last_mut()
+                    .unwrap_or_else(|| panic!("{}: epd before id", at()));
                 case.fen = value.to_string();
                 case.chess960 = looks_chess960(&case.label, value);
             }
             "perft" => {
-                let case = cases.last_mut().unwrap_or_else(|| panic!("{}: perft before id", at()));
-                let (d, n) = value.split_once(char::is_whitespace).unwrap_or_else(|| panic!("{}: bad perft line", at()));
-                let depth = d.parse().unwrap_or_else(|_| panic!("{}: bad depth {d:?}", at()));
-                let nodes = n.trim().parse().unwrap_or_else(|_| panic!("{}: bad count {n:?}", at()));
+                let case = cases
+                    .last_mut()
+                    .unwrap_or_else(|| panic!("{}: perft before id", at()));
+                let (d, n) = value
+                    .split_once(char::is_whitespace)
+                    .unwrap_or_else(|| panic!("{}: bad perft line", at()));
+                let depth = d
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{}: bad depth {d:?}", at()));
+                let nodes = n
+                    .trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{}: bad count {n:?}", at()));
                 case.counts.push((depth, nodes));
             }
             other => panic!("{}: unknown key {other:?}", at()),
         }
     }
     cases
-}
-
-/// Reads a FEN in `mode`; the error kinds if the position is not strictly valid.
-fn parse(case: &Case, mode: CastlingMode) -> Result<Chess, PositionError<Chess>> {
-    let fen: Fen = case.fen.parse().unwrap_or_else(|e| panic!("{}: bad FEN {:?}: {e}", case.label, case.fen));
-    fen.into_position::<Chess>(mode)
 }
 
 /// The position of a case, and whether it is read in Chess960 mode.
@@ -125,15 +145,31 @@ fn parse(case: &Case, mode: CastlingMode) -> Result<Chess, PositionError<Chess>>
 /// hold positions a strict reader refuses (checks no legal game reaches); those are accepted,
 /// as python-chess accepts them, and the test says so.
 fn position(case: &Case) -> (Chess, bool) {
+    let fen: Fen = case
+        .fen
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: bad FEN {:?}: {e}", case.label, case.fen));
     let mut chess960 = case.chess960;
-    let mut result = parse(case, if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard });
+    let mode = if chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    let mut result = fen.clone().into_position::<Chess>(mode);
     if let Err(e) = &result
         && !chess960
-        && e.kinds().contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS)
+        && e.kinds()
+            .contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS)
     {
-        let as960 = parse(case, CastlingMode::Chess960);
-        if as960.as_ref().err().is_none_or(|e| !e.kinds().contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS)) {
-            println!("note: {}: castling rights only valid in Chess960; read as Chess960", case.label);
+        let as960 = fen.into_position::<Chess>(CastlingMode::Chess960);
+        if as960.as_ref().err().is_none_or(|e| {
+            !e.kinds()
+                .contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS)
+        }) {
+            println!(
+                "note: {}: castling rights only valid in Chess960; read as Chess960",
+                case.label
+            );
             chess960 = true;
             result = as960;
         }
@@ -179,14 +215,19 @@ fn run(cases: &[Case]) -> (usize, usize, usize) {
             }
         }
     }
-    assert!(failures.is_empty(), "perft mismatches:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "perft mismatches:\n{}",
+        failures.join("\n")
+    );
     (checked, skipped, chess960)
 }
 
 #[test]
 fn perftsuite_epd() {
     let Some(dir) = perft_dir() else { return };
-    let text = std::fs::read_to_string(dir.join("perftsuite.epd")).expect("perftsuite.epd readable");
+    let text =
+        std::fs::read_to_string(dir.join("perftsuite.epd")).expect("perftsuite.epd readable");
     let cases = read_epd_suite(&text, "perftsuite.epd");
     assert!(cases.len() >= 100, "only {} positions read", cases.len());
     let (checked, skipped, chess960) = run(&cases);
@@ -199,10 +240,14 @@ fn perftsuite_epd() {
 #[test]
 fn python_chess_tricky() {
     let Some(dir) = perft_dir() else { return };
-    let text = std::fs::read_to_string(dir.join("python-chess-tricky.perft")).expect("python-chess-tricky.perft readable");
+    let text = std::fs::read_to_string(dir.join("python-chess-tricky.perft"))
+        .expect("python-chess-tricky.perft readable");
     let cases = read_perft_blocks(&text, "python-chess-tricky.perft");
     assert!(cases.len() >= 10, "only {} positions read", cases.len());
-    assert!(cases.iter().any(|c| c.chess960), "the X-FEN cases must be read as Chess960");
+    assert!(
+        cases.iter().any(|c| c.chess960),
+        "the X-FEN cases must be read as Chess960"
+    );
     let (checked, skipped, chess960) = run(&cases);
     println!(
         "python-chess-tricky.perft: {} positions ({chess960} Chess960), {checked} counts checked, {skipped} skipped (over {MAX_NODES} nodes)",

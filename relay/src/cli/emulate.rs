@@ -121,12 +121,12 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
     if args.bus {
         let boards: Vec<EmulatedBoard> = (1..=args.boards).map(make_board).collect();
         serials.push(boards.iter().map(|b| b.identity().serial.clone()).collect());
-        lines.push(Arc::new(Line::open(boards, clock, link(1).as_deref())?));
+        lines.push(Arc::new(Line::open(boards, clock.clone(), link(1).as_deref())?));
     } else {
         for i in 1..=args.boards {
             let b = make_board(i);
             serials.push(vec![b.identity().serial.clone()]);
-            lines.push(Arc::new(Line::open(vec![b], clock, link(i).as_deref())?));
+            lines.push(Arc::new(Line::open(vec![b], clock.clone(), link(i).as_deref())?));
         }
     }
     let mut players = Vec::new();
@@ -173,7 +173,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             ((), Vec::new())
                         });
                     }
-                    play(&line, index, game.start.board(), &s, table, &stop);
+                    play(&line, index, game.start.board(), &s, table, None, &stop);
                     // A pause between games, as in a hall between rounds.
                     let c = line.clock();
                     c.sleep_until(c.now_ms() + 20_000, &stop);
