@@ -29,6 +29,8 @@ enum Command {
     Emulate(cli::emulate::EmulateArgs),
     /// Emulated boards read back through the real serial path, printed as they are read.
     Demo(cli::demo::DemoArgs),
+    /// Turn a recorded board byte stream into PGN, with the code the live service uses.
+    Replay(cli::replay::ReplayArgs),
 }
 
 fn main() -> Result<()> {
@@ -48,5 +50,6 @@ fn main() -> Result<()> {
         Command::Sniff(a) => cli::sniff::run(a),
         Command::Emulate(a) => cli::emulate::run(a),
         Command::Demo(a) => cli::demo::run(a),
+        Command::Replay(a) => cli::replay::run(a),
     }
 }

@@ -33,7 +33,11 @@ fn apply(b: &mut EmulatedBoard, action: Action, table: Table, t: u64) -> Vec<Out
         Action::Lift(sq) => b.set_square(dgt(sq), PieceCode::Empty, t),
         Action::Place(sq, piece) => b.set_square(dgt(sq), PieceCode::Piece(piece), t),
         Action::PressLever(color) => {
-            let side = if color == Color::White { table.white_clock } else { table.white_clock.other() };
+            let side = if color == Color::White {
+                table.white_clock
+            } else {
+                table.white_clock.other()
+            };
             b.press_lever(side, t)
         }
     }
@@ -98,7 +102,9 @@ pub fn play(
 ) {
     let clock = line.clock();
     let setup = clock.now_ms();
-    line.act(index, |b| ((), b.set_position(start, table.orientation, setup)));
+    line.act(index, |b| {
+        ((), b.set_position(start, table.orientation, setup))
+    });
     // The set-up position stands a while before the game starts, as in a hall: long enough
     // for any reader to see it still.
     let base = setup + SETUP_PAUSE_MS;

@@ -51,10 +51,19 @@ impl FromStr for ClockTime {
             None => (t, None),
         };
         let parts: Vec<&str> = whole.split(':').collect();
-        if parts.len() < 2 || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        if parts.len() < 2
+            || parts.len() > 3
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+        {
             return Err(bad());
         }
-        let nums: Vec<u64> = parts.iter().map(|p| p.parse::<u64>()).collect::<Result<_, _>>().map_err(|_| bad())?;
+        let nums: Vec<u64> = parts
+            .iter()
+            .map(|p| p.parse::<u64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
         let (h, m, sec) = match nums.as_slice() {
             [m, s] => (0, *m, *s),
             [h, m, s] => (*h, *m, *s),
@@ -85,14 +94,19 @@ mod tests {
             let t: ClockTime = input.parse().unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(t, ClockTime(ms), "{input}");
             assert_eq!(t.to_string(), shown);
-            assert_eq!(shown.parse::<ClockTime>().map(|t| t.to_string()), Ok(shown.to_string()));
+            assert_eq!(
+                shown.parse::<ClockTime>().map(|t| t.to_string()),
+                Ok(shown.to_string())
+            );
         };
         check("1:59:56", 7_196_000, "1:59:56");
         check("01:59:56", 7_196_000, "1:59:56");
         check("0:00:09.5", 9_500, "0:00:09.5");
         check("15:29", 929_000, "0:15:29");
         check("0:15:29.25", 929_250, "0:15:29.2");
-        for bad in ["", "1", "1:2:3:4", "0:61:00", "a:00:00", "1:00:00.", "-1:00:00"] {
+        for bad in [
+            "", "1", "1:2:3:4", "0:61:00", "a:00:00", "1:00:00.", "-1:00:00",
+        ] {
             assert!(bad.parse::<ClockTime>().is_err(), "{bad}");
         }
     }

@@ -80,7 +80,10 @@ pub struct Tags(pub Vec<(String, String)>);
 
 impl Tags {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Sets a tag, keeping its place if it exists.
@@ -152,6 +155,12 @@ impl Game {
     pub fn push(&mut self, mv: Move, clk: Option<ClockTime>, emt: Option<ClockTime>) {
         let pos = self.position();
         let san = SanPlus::from_move(pos, mv);
-        self.moves.push(RecordedMove { mv, san, clk, emt, comment: None });
+        self.moves.push(RecordedMove {
+            mv,
+            san,
+            clk,
+            emt,
+            comment: None,
+        });
     }
 }

@@ -64,14 +64,22 @@ fn walk(history: &History<'_>, target: &Board) -> Option<(usize, Vec<Move>)> {
         if cur.board() == b {
             continue;
         }
-        if let Some(m) = cur.legal_moves().into_iter().find(|m| after(cur, *m).board() == b) {
+        if let Some(m) = cur
+            .legal_moves()
+            .into_iter()
+            .find(|m| after(cur, *m).board() == b)
+        {
             positions.push(after(cur, m));
             moves.push(m);
             continue;
         }
         if positions.len() >= 2 {
             let prev = &positions[positions.len() - 2];
-            if let Some(m) = prev.legal_moves().into_iter().find(|m| after(prev, *m).board() == b) {
+            if let Some(m) = prev
+                .legal_moves()
+                .into_iter()
+                .find(|m| after(prev, *m).board() == b)
+            {
                 let next = after(prev, m);
                 if let (Some(p), Some(last)) = (positions.last_mut(), moves.last_mut()) {
                     *p = next;
@@ -123,7 +131,14 @@ fn material(board: &Board) -> (u32, u32) {
 
 /// Sequences of exactly `depth` legal moves from `pos` that end on `target`, stopping after
 /// `limit` are found.
-fn sequences(pos: &Chess, target: &Board, depth: usize, limit: usize, out: &mut Vec<Vec<Move>>, path: &mut Vec<Move>) {
+fn sequences(
+    pos: &Chess,
+    target: &Board,
+    depth: usize,
+    limit: usize,
+    out: &mut Vec<Vec<Move>>,
+    path: &mut Vec<Move>,
+) {
     if out.len() >= limit {
         return;
     }
@@ -152,20 +167,38 @@ fn sequences(pos: &Chess, target: &Board, depth: usize, limit: usize, out: &mut 
 /// What `board` (real squares) means for the game in `history`. `max_bridge` is the longest
 /// run of missed moves to look for.
 pub fn infer(history: &History<'_>, board: &Board, max_bridge: usize) -> Inference {
-    let Some(pos) = history.positions.last() else { return Inference::OutOfSync { candidates: 0 } };
+    let Some(pos) = history.positions.last() else {
+        return Inference::OutOfSync { candidates: 0 };
+    };
     if pos.board() == board {
+        // Back where it was, but maybe by way of moves: a repetition (Qd4 Qd6 Qe4+ Qe6 Qd4)
+        // played so fast the board never stood still on the way.
+        if let Some((keep, moves)) = walk(history, board) {
+            return Inference::Rewrite { keep, moves };
+        }
         return Inference::Unchanged;
     }
     if let Some(result) = kings_gesture(board) {
         return Inference::KingsInCentre(result);
     }
     // One move: distinct moves give distinct boards (promotions differ by the piece placed).
-    if let Some(m) = pos.legal_moves().into_iter().find(|m| after(pos, *m).board() == board) {
+    if let Some(m) = pos
+        .legal_moves()
+        .into_iter()
+        .find(|m| after(pos, *m).board() == board)
+    {
         return Inference::Move(m);
     }
     if (2..=max_bridge).contains(&history.presses_ahead) {
         let mut found = Vec::new();
-        sequences(pos, board, history.presses_ahead, 2, &mut found, &mut Vec::new());
+        sequences(
+            pos,
+            board,
+            history.presses_ahead,
+            2,
+            &mut found,
+            &mut Vec::new(),
+        );
         if found.len() == 1 {
             return Inference::Bridge(found.remove(0));
         }
@@ -181,13 +214,20 @@ pub fn infer(history: &History<'_>, board: &Board, max_bridge: usize) -> Inferen
     if n >= 1 {
         let prev = &history.positions[n - 1];
         let last = history.moves[n - 1];
-        if let Some(m) = prev.legal_moves().into_iter().find(|m| *m != last && after(prev, *m).board() == board) {
+        if let Some(m) = prev
+            .legal_moves()
+            .into_iter()
+            .find(|m| *m != last && after(prev, *m).board() == board)
+        {
             return Inference::Correction(m);
         }
     }
     // An earlier position: moves taken back (latest match first, so a repetition goes back
     // as little as possible).
-    if let Some(ply) = (0..n).rev().find(|&k| history.positions[k].board() == board) {
+    if let Some(ply) = (0..n)
+        .rev()
+        .find(|&k| history.positions[k].board() == board)
+    {
         return Inference::Takeback { ply };
     }
     // Missed readings: the unique sequence of 2..=max_bridge moves.
@@ -222,30 +262,53 @@ mod tests {
     }
 
     fn board_after(sans: &str) -> Board {
-        game(sans).0.last().map(|p| p.board().clone()).unwrap_or_default()
+        game(sans)
+            .0
+            .last()
+            .map(|p| p.board().clone())
+            .unwrap_or_default()
     }
 
     fn check(played: &str, board_shows: &str, expected: &str) {
         let (positions, moves) = game(played);
-        let got = infer(&History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3, seen: &[] }, &board_after(board_shows), 3);
+        let got = infer(
+            &History {
+                positions: &positions,
+                moves: &moves,
+                presses_ahead: 0,
+                bridge_limit: 3,
+                seen: &[],
+            },
+            &board_after(board_shows),
+            3,
+        );
         let pos = positions.last().cloned().unwrap_or_default();
         let shown = match &got {
             Inference::Move(m) => format!("move {}", San::from_move(&pos, *m)),
             Inference::Correction(m) => {
-                format!("correction {}", San::from_move(&positions[positions.len() - 2], *m))
+                format!(
+                    "correction {}",
+                    San::from_move(&positions[positions.len() - 2], *m)
+                )
             }
             Inference::Bridge(ms) => {
                 let mut p = pos.clone();
-                let s: Vec<String> = ms.iter().map(|m| {
-                    let san = San::from_move(&p, *m).to_string();
-                    p.play_unchecked(*m);
-                    san
-                }).collect();
+                let s: Vec<String> = ms
+                    .iter()
+                    .map(|m| {
+                        let san = San::from_move(&p, *m).to_string();
+                        p.play_unchecked(*m);
+                        san
+                    })
+                    .collect();
                 format!("bridge {}", s.join(" "))
             }
             other => format!("{other:?}"),
         };
-        assert_eq!(shown, expected, "played {played:?}, board shows {board_shows:?}");
+        assert_eq!(
+            shown, expected,
+            "played {played:?}, board shows {board_shows:?}"
+        );
     }
 
     #[test]
@@ -257,7 +320,11 @@ mod tests {
         // e3 seen first (a slid pawn that had not arrived yet), then e4.
         check("e3", "e4", "correction e4");
         // Rook-first castling: Rf1 is a legal move of its own, then the king arrives.
-        check("e4 e5 Nf3 Nc6 Bc4 Bc5 Rf1", "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O", "correction O-O");
+        check(
+            "e4 e5 Nf3 Nc6 Bc4 Bc5 Rf1",
+            "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O",
+            "correction O-O",
+        );
         check("e4", "e4 e5 Nf3", "bridge e5 Nf3");
         // Black's two moves depend on each other, so only one order exists.
         check("e4", "e4 e5 Nf3 Qe7", "bridge e5 Nf3 Qe7");
@@ -277,13 +344,28 @@ mod tests {
     fn clock_presses_tell_a_repetition_from_a_takeback() {
         let (positions, moves) = game("e4 e5 Nf3 Nf6 Ng1");
         let board = board_after("e4 e5 Nf3 Nf6 Ng1 Ng8");
-        let history = |presses_ahead| History { positions: &positions, moves: &moves, presses_ahead, bridge_limit: 3, seen: &[] };
+        let history = |presses_ahead| History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead,
+            bridge_limit: 3,
+            seen: &[],
+        };
         // Black's knight went back: one move, whatever the clock says.
         assert!(matches!(infer(&history(0), &board, 3), Inference::Move(_)));
         let (positions, moves) = game("e4 e5 Nf3 Nf6");
-        let history = |presses_ahead| History { positions: &positions, moves: &moves, presses_ahead, bridge_limit: 3, seen: &[] };
+        let history = |presses_ahead| History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead,
+            bridge_limit: 3,
+            seen: &[],
+        };
         // Both knights went back: without clock evidence a takeback, with two presses two moves.
-        assert_eq!(infer(&history(0), &board, 3), Inference::Takeback { ply: 2 });
+        assert_eq!(
+            infer(&history(0), &board, 3),
+            Inference::Takeback { ply: 2 }
+        );
         assert!(matches!(infer(&history(2), &board, 3), Inference::Bridge(ms) if ms.len() == 2));
     }
 
@@ -291,25 +373,108 @@ mod tests {
     fn boards_seen_on_the_way_resolve_what_still_boards_cannot() {
         let (positions, moves) = game("e4 e5");
         // Nf3 Nc6 Bb5 and Nc6 Nf3 Bb5 reach the same board; the readings saw the first order.
-        let seen: Vec<Board> = ["e4 e5 Nf3", "e4 e5 Nf3 Nc6", "e4 e5 Nf3 Nc6 Bb5"].iter().map(|s| board_after(s)).collect();
-        let h = History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3, seen: &seen };
-        let Inference::Rewrite { keep, moves: got } = infer(&h, &board_after("e4 e5 Nf3 Nc6 Bb5"), 3) else { panic!("expected a rewrite") };
-        assert_eq!((keep, got.len()), (1, 4), "keeps e4, replays e5 Nf3 Nc6 Bb5");
+        let seen: Vec<Board> = ["e4 e5 Nf3", "e4 e5 Nf3 Nc6", "e4 e5 Nf3 Nc6 Bb5"]
+            .iter()
+            .map(|s| board_after(s))
+            .collect();
+        let h = History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead: 0,
+            bridge_limit: 3,
+            seen: &seen,
+        };
+        let Inference::Rewrite { keep, moves: got } =
+            infer(&h, &board_after("e4 e5 Nf3 Nc6 Bb5"), 3)
+        else {
+            panic!("expected a rewrite")
+        };
+        assert_eq!(
+            (keep, got.len()),
+            (1, 4),
+            "keeps e4, replays e5 Nf3 Nc6 Bb5"
+        );
         // A rook slid past its square and the next move came before the board stood still.
         let (positions, moves) = game("e4 e5 Nf3 Nc6 Bc4 Bc5 Rf1");
-        let seen: Vec<Board> = ["e4 e5 Nf3 Nc6 Bc4 Bc5 O-O", "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6"].iter().map(|s| board_after(s)).collect();
-        let h = History { positions: &positions, moves: &moves, presses_ahead: 0, bridge_limit: 3, seen: &seen };
-        let Inference::Rewrite { keep, moves: got } = infer(&h, &board_after("e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6"), 3) else { panic!("expected a rewrite") };
+        let seen: Vec<Board> = ["e4 e5 Nf3 Nc6 Bc4 Bc5 O-O", "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6"]
+            .iter()
+            .map(|s| board_after(s))
+            .collect();
+        let h = History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead: 0,
+            bridge_limit: 3,
+            seen: &seen,
+        };
+        let Inference::Rewrite { keep, moves: got } =
+            infer(&h, &board_after("e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6"), 3)
+        else {
+            panic!("expected a rewrite")
+        };
         assert_eq!((keep, got.len()), (6, 2), "O-O replaces Rf1, then Nf6");
+    }
+
+    #[test]
+    fn a_fast_repetition_is_moves_and_a_fidget_is_nothing() {
+        let (positions, moves) = game("e4 e5 Nf3 Nf6");
+        let target = board_after("e4 e5 Nf3 Nf6");
+        let seen: Vec<Board> = [
+            "e4 e5 Nf3 Nf6 Ng1",
+            "e4 e5 Nf3 Nf6 Ng1 Ng8",
+            "e4 e5 Nf3 Nf6 Ng1 Ng8 Nf3",
+            "e4 e5 Nf3 Nf6 Ng1 Ng8 Nf3 Nf6",
+        ]
+        .iter()
+        .map(|s| board_after(s))
+        .collect();
+        let h = History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead: 0,
+            bridge_limit: 3,
+            seen: &seen,
+        };
+        assert!(
+            matches!(infer(&h, &target, 3), Inference::Rewrite { keep: 3, moves } if moves.len() == 5)
+        );
+        // A knight put on a square and straight back: not a move.
+        let seen: Vec<Board> = ["e4 e5 Nf3 Nf6 Ng5", "e4 e5 Nf3 Nf6"]
+            .iter()
+            .map(|s| board_after(s))
+            .collect();
+        let h = History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead: 0,
+            bridge_limit: 3,
+            seen: &seen,
+        };
+        assert_eq!(infer(&h, &target, 3), Inference::Unchanged);
     }
 
     #[test]
     fn kings_in_the_centre() {
         use crate::game::GameResult;
-        let fen = |f: &str| f.parse::<shakmaty::fen::Fen>().expect("fen").as_setup().board.clone();
-        assert_eq!(kings_gesture(&fen("8/8/8/3K4/4k3/8/8/8 w - - 0 1")), Some(GameResult::WhiteWins));
-        assert_eq!(kings_gesture(&fen("8/8/8/4k3/3K4/8/8/8 w - - 0 1")), Some(GameResult::BlackWins));
-        assert_eq!(kings_gesture(&fen("8/8/8/3Kk3/8/8/8/8 w - - 0 1")), Some(GameResult::Draw));
+        let fen = |f: &str| {
+            f.parse::<shakmaty::fen::Fen>()
+                .expect("fen")
+                .as_setup()
+                .board
+                .clone()
+        };
+        assert_eq!(
+            kings_gesture(&fen("8/8/8/3K4/4k3/8/8/8 w - - 0 1")),
+            Some(GameResult::WhiteWins)
+        );
+        assert_eq!(
+            kings_gesture(&fen("8/8/8/4k3/3K4/8/8/8 w - - 0 1")),
+            Some(GameResult::BlackWins)
+        );
+        assert_eq!(
+            kings_gesture(&fen("8/8/8/3Kk3/8/8/8/8 w - - 0 1")),
+            Some(GameResult::Draw)
+        );
         assert_eq!(kings_gesture(&fen("8/8/8/3K4/8/4k3/8/8 w - - 0 1")), None);
     }
 }

@@ -2,10 +2,10 @@
 //! come in as arguments, moves and PGN come out as values.
 
 pub mod clock_time;
+pub mod epd;
 pub mod game;
 pub mod infer;
+pub mod pgn;
 pub mod recorder;
 pub mod replay;
-pub mod epd;
-pub mod pgn;
 pub mod time_control;

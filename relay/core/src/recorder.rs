@@ -10,7 +10,9 @@
 use crate::clock_time::ClockTime;
 use crate::game::{Game, GameResult};
 use crate::infer::{History, Inference, infer};
-use boards::protocol::{ClockMessage, ClockReading, ClockSide, MagicPiece, Message, Orientation, Placement};
+use boards::protocol::{
+    ClockMessage, ClockReading, ClockSide, MagicPiece, Message, Orientation, Placement,
+};
 use serde::Serialize;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
@@ -29,7 +31,10 @@ pub struct RecorderConfig {
 
 impl Default for RecorderConfig {
     fn default() -> Self {
-        RecorderConfig { settle_ms: 300, max_bridge: 3 }
+        RecorderConfig {
+            settle_ms: 300,
+            max_bridge: 3,
+        }
     }
 }
 
@@ -66,23 +71,50 @@ pub enum DrawCondition {
 #[serde(rename_all = "snake_case", tag = "outcome")]
 pub enum Outcome {
     /// A game started from the position on the board.
-    NewGame { orientation: Orientation, chess960: bool, fen: String },
+    NewGame {
+        orientation: Orientation,
+        chess960: bool,
+        fen: String,
+    },
     /// A move was played (`ply` counts from 1).
-    Move { ply: usize, san: String, uci: String },
+    Move {
+        ply: usize,
+        san: String,
+        uci: String,
+    },
     /// The move at `ply` was replaced by another.
-    Correction { ply: usize, san: String, replaced: String },
+    Correction {
+        ply: usize,
+        san: String,
+        replaced: String,
+    },
     /// Moves after `ply` were taken back.
     Takeback { ply: usize },
     /// The board shows a position the game cannot explain; the game waits.
-    OutOfSync { board_fen: String, game_fen: String, candidates: usize },
+    OutOfSync {
+        board_fen: String,
+        game_fen: String,
+        candidates: usize,
+    },
     /// The board agrees with the game again.
     InSync,
     /// The clock time after the move at `ply` is known.
-    MoveClock { ply: usize, clk: ClockTime, emt: Option<ClockTime> },
+    MoveClock {
+        ply: usize,
+        clk: ClockTime,
+        emt: Option<ClockTime>,
+    },
     /// The running clock: both times and who is running.
-    Clock { white: ClockTime, black: ClockTime, running: Option<ColorName> },
+    Clock {
+        white: ClockTime,
+        black: ClockTime,
+        running: Option<ColorName>,
+    },
     /// A result the board suggests; an arbiter confirms.
-    ResultProposed { result: GameResult, reason: ProposalReason },
+    ResultProposed {
+        result: GameResult,
+        reason: ProposalReason,
+    },
     /// The rules ended the game.
     GameOver { result: GameResult, end: GameEnd },
     /// A drawing condition now holds.
@@ -99,7 +131,11 @@ pub enum ColorName {
 
 impl From<Color> for ColorName {
     fn from(c: Color) -> Self {
-        if c == Color::White { ColorName::White } else { ColorName::Black }
+        if c == Color::White {
+            ColorName::White
+        } else {
+            ColorName::Black
+        }
     }
 }
 
@@ -130,6 +166,8 @@ struct Clocks {
     assigned: Vec<Option<usize>>,
     /// Moves still waiting for their press: ply (1-based) and mover.
     pending: Vec<(usize, Color)>,
+    /// The clock as it stood when the game began (for the start-time tags).
+    start_reading: Option<ClockReading>,
 }
 
 fn side_index(s: ClockSide) -> usize {
@@ -162,7 +200,8 @@ impl Clocks {
     }
 
     fn side_of(&self, c: Color) -> Option<ClockSide> {
-        self.white_side().map(|w| if c == Color::White { w } else { w.other() })
+        self.white_side()
+            .map(|w| if c == Color::White { w } else { w.other() })
     }
 }
 
@@ -205,14 +244,19 @@ const READING_GAP_MS: u64 = 2_500;
 
 fn chess960_start(board: &Board) -> Option<Chess> {
     let back_white = Bitboard::from_rank(shakmaty::Rank::First);
-    let pawns_ok = board.pawns() == (Bitboard::from_rank(shakmaty::Rank::Second) | Bitboard::from_rank(shakmaty::Rank::Seventh));
+    let pawns_ok = board.pawns()
+        == (Bitboard::from_rank(shakmaty::Rank::Second)
+            | Bitboard::from_rank(shakmaty::Rank::Seventh));
     if !pawns_ok || board.occupied().count() != 32 || (board.white() & back_white).count() != 8 {
         return None;
     }
     let n = (0..960).find(|&n| Board::chess960(n) == *board)?;
-    let mut setup = Setup::default();
-    setup.board = Board::chess960(n);
-    setup.castling_rights = setup.board.rooks();
+    let board = Board::chess960(n);
+    let setup = Setup {
+        castling_rights: board.rooks(),
+        board,
+        ..Setup::default()
+    };
     setup.position::<Chess>(CastlingMode::Chess960).ok()
 }
 
@@ -249,7 +293,9 @@ impl Recorder {
     }
 
     fn set_game(&mut self, game: Game) {
-        self.positions = (0..=game.moves.len()).map(|k| game.position_at(k)).collect();
+        self.positions = (0..=game.moves.len())
+            .map(|k| game.position_at(k))
+            .collect();
         self.game = Some(game);
     }
 
@@ -286,7 +332,9 @@ impl Recorder {
         let w = self.clocks.white_side()?;
         let white = ClockTime::from_secs(u64::from(r.side(w).seconds));
         let black = ClockTime::from_secs(u64::from(r.side(w.other()).seconds));
-        let running = r.running_side().map(|s| if s == w { Color::White } else { Color::Black });
+        let running = r
+            .running_side()
+            .map(|s| if s == w { Color::White } else { Color::Black });
         Some((white, black, running))
     }
 
@@ -295,12 +343,18 @@ impl Recorder {
         // A clock reading is taken in before a waiting board is judged: a lever press in it
         // is evidence for what the board shows.
         let mut out = match message {
-            Message::Clock { clock: ClockMessage::Time(r) } => self.on_clock(r),
+            Message::Clock {
+                clock: ClockMessage::Time(r),
+            } => self.on_clock(r),
             _ => Vec::new(),
         };
         out.extend(self.tick(now_ms));
         let clock_ran = self.clocks.last.is_some_and(|r| r.running_side().is_some());
-        if clock_ran && self.last_message_ms.is_some_and(|t| now_ms.saturating_sub(t) > READING_GAP_MS) {
+        if clock_ran
+            && self
+                .last_message_ms
+                .is_some_and(|t| now_ms.saturating_sub(t) > READING_GAP_MS)
+        {
             self.readings_missed = true;
         }
         self.last_message_ms = Some(now_ms);
@@ -312,11 +366,9 @@ impl Recorder {
                 }
                 self.have_board = true;
             }
-            Message::FieldUpdate { square, piece } => {
-                if self.board.get(*square) != *piece {
-                    self.board.set(*square, *piece);
-                    self.changed(now_ms);
-                }
+            Message::FieldUpdate { square, piece } if self.board.get(*square) != *piece => {
+                self.board.set(*square, *piece);
+                self.changed(now_ms);
             }
             _ => {}
         }
@@ -339,7 +391,10 @@ impl Recorder {
 
     /// Time passes: a board that has been still for the settle time is evaluated.
     pub fn tick(&mut self, now_ms: u64) -> Vec<Outcome> {
-        if self.evaluated || !self.have_board || now_ms.saturating_sub(self.last_change_ms) < self.cfg.settle_ms {
+        if self.evaluated
+            || !self.have_board
+            || now_ms.saturating_sub(self.last_change_ms) < self.cfg.settle_ms
+        {
             return Vec::new();
         }
         self.evaluated = true;
@@ -377,7 +432,11 @@ impl Recorder {
             let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
             let game = Game {
                 start,
-                castling_mode: if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard },
+                castling_mode: if chess960 {
+                    CastlingMode::Chess960
+                } else {
+                    CastlingMode::Standard
+                },
                 ..Game::default()
             };
             self.orientation = Some(orientation);
@@ -392,10 +451,15 @@ impl Recorder {
             self.clocks = Clocks {
                 last: self.clocks.last,
                 turn_start: self.clocks.turn_start,
+                start_reading: self.clocks.last,
                 ..Clocks::default()
             };
             self.seen.clear();
-            out.push(Outcome::NewGame { orientation, chess960, fen });
+            out.push(Outcome::NewGame {
+                orientation,
+                chess960,
+                fen,
+            });
             return out;
         }
         if self.game.is_none() {
@@ -418,17 +482,31 @@ impl Recorder {
             return out;
         }
         let board = self.board.to_board(self.orientation.unwrap_or_default());
-        let Some(game) = self.game.as_ref() else { return out };
+        let Some(game) = self.game.as_ref() else {
+            return out;
+        };
         let moves: Vec<Move> = game.moves.iter().map(|m| m.mv).collect();
         let presses_ahead = self.clocks.presses_ahead();
-        let clock_watched = self.clocks.last.is_some_and(|r| r.running_side().is_some()) && !self.readings_missed;
-        let bridge_limit = if clock_watched { presses_ahead + 1 } else { self.cfg.max_bridge };
-        let history =
-            History { positions: &self.positions, moves: &moves, presses_ahead, bridge_limit, seen: &self.seen };
+        let clock_watched =
+            self.clocks.last.is_some_and(|r| r.running_side().is_some()) && !self.readings_missed;
+        let bridge_limit = if clock_watched {
+            presses_ahead + 1
+        } else {
+            self.cfg.max_bridge
+        };
+        let history = History {
+            positions: &self.positions,
+            moves: &moves,
+            presses_ahead,
+            bridge_limit,
+            seen: &self.seen,
+        };
         let inference = infer(&history, &board, self.cfg.max_bridge);
         if self.ended_on_board {
             match inference {
-                Inference::Correction(_) | Inference::Takeback { .. } | Inference::Rewrite { .. } => {
+                Inference::Correction(_)
+                | Inference::Takeback { .. }
+                | Inference::Rewrite { .. } => {
                     self.finished = false;
                     self.ended_on_board = false;
                     if let Some(g) = self.game.as_mut() {
@@ -458,7 +536,11 @@ impl Recorder {
                 let n = self.positions.len() - 1;
                 let mut k = keep;
                 let mut rest = moves.into_iter().peekable();
-                while k < n && rest.peek().is_some_and(|m| self.game.as_ref().is_some_and(|g| g.moves[k].mv == *m)) {
+                while k < n
+                    && rest
+                        .peek()
+                        .is_some_and(|m| self.game.as_ref().is_some_and(|g| g.moves[k].mv == *m))
+                {
                     rest.next();
                     k += 1;
                 }
@@ -480,18 +562,32 @@ impl Recorder {
                     replaced = last.san.to_string();
                     // The press (if any) belongs to whatever move was finally made.
                     last.mv = m;
-                    last.san = san.clone();
+                    last.san = san;
                 }
                 self.positions[ply] = after;
-                out.push(Outcome::Correction { ply, san: san.to_string(), replaced });
+                out.push(Outcome::Correction {
+                    ply,
+                    san: san.to_string(),
+                    replaced,
+                });
                 out.extend(self.after_move());
             }
-            Inference::KingsInCentre(result) => out.extend(self.propose(result, ProposalReason::KingsInCentre)),
+            Inference::KingsInCentre(result) => {
+                out.extend(self.propose(result, ProposalReason::KingsInCentre))
+            }
             Inference::OutOfSync { candidates } => {
                 self.out_of_sync = true;
-                let game_fen = self.positions.last().map(|p| p.board().board_fen().to_string()).unwrap_or_default();
+                let game_fen = self
+                    .positions
+                    .last()
+                    .map(|p| p.board().board_fen().to_string())
+                    .unwrap_or_default();
                 if !was_out {
-                    out.push(Outcome::OutOfSync { board_fen: board.board_fen().to_string(), game_fen, candidates });
+                    out.push(Outcome::OutOfSync {
+                        board_fen: board.board_fen().to_string(),
+                        game_fen,
+                        candidates,
+                    });
                 }
                 return out;
             }
@@ -534,9 +630,14 @@ impl Recorder {
     }
 
     fn play(&mut self, m: Move) -> Vec<Outcome> {
-        let Some(pos) = self.positions.last().cloned() else { return Vec::new() };
+        let Some(pos) = self.positions.last().cloned() else {
+            return Vec::new();
+        };
         let mover = pos.turn();
-        let mode = self.game.as_ref().map_or(CastlingMode::Standard, |g| g.castling_mode);
+        let mode = self
+            .game
+            .as_ref()
+            .map_or(CastlingMode::Standard, |g| g.castling_mode);
         let uci = m.to_uci(mode).to_string();
         let mut after = pos.clone();
         let san = SanPlus::from_move_and_play_unchecked(&mut after, m);
@@ -546,7 +647,11 @@ impl Recorder {
         self.positions.push(after);
         let ply = self.positions.len() - 1;
         self.clocks.pending.push((ply, mover));
-        let mut out = vec![Outcome::Move { ply, san: san.to_string(), uci }];
+        let mut out = vec![Outcome::Move {
+            ply,
+            san: san.to_string(),
+            uci,
+        }];
         out.extend(self.after_move());
         out.extend(self.assign_clocks());
         out
@@ -555,12 +660,24 @@ impl Recorder {
     /// Game end and drawing conditions after the last move.
     fn after_move(&mut self) -> Vec<Outcome> {
         let mut out = Vec::new();
-        let Some(pos) = self.positions.last() else { return out };
+        let Some(pos) = self.positions.last() else {
+            return out;
+        };
         if pos.is_checkmate() {
-            let result = if pos.turn() == Color::White { GameResult::BlackWins } else { GameResult::WhiteWins };
-            out.push(Outcome::GameOver { result, end: GameEnd::Checkmate });
+            let result = if pos.turn() == Color::White {
+                GameResult::BlackWins
+            } else {
+                GameResult::WhiteWins
+            };
+            out.push(Outcome::GameOver {
+                result,
+                end: GameEnd::Checkmate,
+            });
         } else if pos.is_stalemate() {
-            out.push(Outcome::GameOver { result: GameResult::Draw, end: GameEnd::Stalemate });
+            out.push(Outcome::GameOver {
+                result: GameResult::Draw,
+                end: GameEnd::Stalemate,
+            });
         }
         if let Some(Outcome::GameOver { result, .. }) = out.first() {
             self.finished = true;
@@ -589,7 +706,10 @@ impl Recorder {
         }
         for c in conditions {
             // Repetitions are flagged each time they occur; the others once.
-            let repeatable = matches!(c, DrawCondition::ThreefoldRepetition | DrawCondition::FivefoldRepetition);
+            let repeatable = matches!(
+                c,
+                DrawCondition::ThreefoldRepetition | DrawCondition::FivefoldRepetition
+            );
             if repeatable || !self.flagged.contains(&c) {
                 self.flagged.push(c);
                 out.push(Outcome::Draw { condition: c });
@@ -604,6 +724,10 @@ impl Recorder {
             return out;
         }
         let prev = self.clocks.last.replace(*r);
+        if self.clocks.start_reading.is_none() && self.game.is_some() {
+            // The first reading of a game, or the one standing when it began.
+            self.clocks.start_reading = Some(prev.unwrap_or(*r));
+        }
         let running = r.running_side();
         let prev_running = prev.and_then(|p| p.running_side());
         // Votes: while a side runs, it is usually the side to move. Not at the reading that
@@ -633,7 +757,9 @@ impl Recorder {
         };
         match (prev_running, running) {
             (None, Some(y)) if at_start => vote(y, start_turn == Some(Color::White), START_VOTE),
-            (Some(x), Some(y)) if x != y && at_start => vote(x, start_turn == Some(Color::White), START_VOTE),
+            (Some(x), Some(y)) if x != y && at_start => {
+                vote(x, start_turn == Some(Color::White), START_VOTE)
+            }
             _ => {}
         }
         match (prev_running, running) {
@@ -659,23 +785,73 @@ impl Recorder {
                 && !self.finished
                 && let (Some(w), Some(pos)) = (self.clocks.white_side(), self.positions.last())
             {
-                let loser = if side == w { Color::White } else { Color::Black };
-                let winner = !loser;
-                let result = if pos.board().by_color(winner).count() == 1 || pos_cannot_mate(pos, winner) {
-                    GameResult::Draw
-                } else if winner == Color::White {
-                    GameResult::WhiteWins
+                let loser = if side == w {
+                    Color::White
                 } else {
-                    GameResult::BlackWins
+                    Color::Black
                 };
+                let winner = !loser;
+                let result =
+                    if pos.board().by_color(winner).count() == 1 || pos_cannot_mate(pos, winner) {
+                        GameResult::Draw
+                    } else if winner == Color::White {
+                        GameResult::WhiteWins
+                    } else {
+                        GameResult::BlackWins
+                    };
                 out.extend(self.propose(result, ProposalReason::TimeForfeit));
             }
         }
         out.extend(self.assign_clocks());
         if let Some((white, black, running)) = self.running_clock() {
-            out.push(Outcome::Clock { white, black, running: running.map(ColorName::from) });
+            self.clock_tags(white, black, running);
+            out.push(Outcome::Clock {
+                white,
+                black,
+                running: running.map(ColorName::from),
+            });
         }
         out
+    }
+
+    /// Keeps the PGN clock tags (PGN clock supplement §5, §6): `[WhiteClock]`/`[BlackClock]`
+    /// with the times at the start of play, and `[Clock]` with the running clock while the
+    /// game goes on.
+    fn clock_tags(&mut self, white: ClockTime, black: ClockTime, running: Option<Color>) {
+        let finished = self.finished;
+        let start = self.clocks.start_reading;
+        let white_side = self.clocks.white_side();
+        let Some(g) = self.game.as_mut() else { return };
+        if g.tags.get("WhiteClock").is_none()
+            && let (Some(r), Some(w)) = (start, white_side)
+        {
+            g.tags.set(
+                "WhiteClock",
+                ClockTime::from_secs(u64::from(r.side(w).seconds)).to_string(),
+            );
+            g.tags.set(
+                "BlackClock",
+                ClockTime::from_secs(u64::from(r.side(w.other()).seconds)).to_string(),
+            );
+        }
+        if finished {
+            g.tags.remove("Clock");
+            return;
+        }
+        let to_move = g.position().turn();
+        let value = match running {
+            Some(Color::White) => format!("W/{white}"),
+            Some(Color::Black) => format!("B/{black}"),
+            None => format!(
+                "N/{}",
+                if to_move == Color::White {
+                    white
+                } else {
+                    black
+                }
+            ),
+        };
+        g.tags.set("Clock", value);
     }
 
     /// Gives each move waiting for its clock the press that ended its mover's turn.
@@ -692,7 +868,13 @@ impl Recorder {
             // earlier move: presses and moves happen in the same order, but a fast player may
             // press before the board settles, and moves bridged after missed readings arrive
             // after several presses.
-            let after = self.clocks.assigned.iter().take(ply - 1).rev().find_map(|a| *a);
+            let after = self
+                .clocks
+                .assigned
+                .iter()
+                .take(ply - 1)
+                .rev()
+                .find_map(|a| *a);
             let found = self
                 .clocks
                 .presses
@@ -705,7 +887,9 @@ impl Recorder {
                     let p = &mut self.clocks.presses[i];
                     p.used = true;
                     let clk = ClockTime(p.after_ms);
-                    let emt = p.turn_start_ms.map(|s| ClockTime(s.saturating_sub(p.before_ms)));
+                    let emt = p
+                        .turn_start_ms
+                        .map(|s| ClockTime(s.saturating_sub(p.before_ms)));
                     if self.clocks.assigned.len() < ply {
                         self.clocks.assigned.resize(ply, None);
                     }
@@ -727,14 +911,20 @@ impl Recorder {
     /// far are kept in a comment and the game restarts from that position with its FEN.
     pub fn continue_from_board(&mut self, turn: Color) -> Result<Vec<Outcome>, String> {
         let board = self.board_as_read();
-        let Some(game) = self.game.as_mut() else { return Err("no game on this board".into()) };
+        let Some(game) = self.game.as_mut() else {
+            return Err("no game on this board".into());
+        };
         let old = game.position();
-        let mut setup = Setup::default();
-        setup.board = board;
-        setup.turn = turn;
-        setup.castling_rights = Bitboard::EMPTY;
-        setup.fullmoves = old.fullmoves();
-        let pos: Chess = setup.position(CastlingMode::Standard).map_err(|e| format!("the board is not a legal position: {e}"))?;
+        let setup = Setup {
+            board,
+            turn,
+            castling_rights: Bitboard::EMPTY,
+            fullmoves: old.fullmoves(),
+            ..Setup::default()
+        };
+        let pos: Chess = setup
+            .position(CastlingMode::Standard)
+            .map_err(|e| format!("the board is not a legal position: {e}"))?;
         let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
         let earlier: Vec<String> = game.moves.iter().map(|m| m.san.to_string()).collect();
         let note = format!(
@@ -753,13 +943,35 @@ impl Recorder {
         self.set_game(g);
         self.out_of_sync = false;
         self.clocks.pending.clear();
-        Ok(vec![Outcome::InSync, Outcome::NewGame { orientation: self.orientation.unwrap_or_default(), chess960: false, fen }])
+        Ok(vec![
+            Outcome::InSync,
+            Outcome::NewGame {
+                orientation: self.orientation.unwrap_or_default(),
+                chess960: false,
+                fen,
+            },
+        ])
     }
 
     /// Arbiter: the pieces are being put back to the game's position; returns it (FEN
     /// placement) so the arbiter can set it. The game resumes when the board matches.
     pub fn position_to_restore(&self) -> Option<String> {
-        self.positions.last().map(|p| p.board().board_fen().to_string())
+        self.positions
+            .last()
+            .map(|p| p.board().board_fen().to_string())
+    }
+
+    /// Arbiter: the proposed result is right. A time forfeit is written with
+    /// `[Termination "time forfeit"]` (PGN standard §9.8.1).
+    pub fn confirm_proposal(&mut self) -> Option<GameResult> {
+        let (result, reason) = self.proposal?;
+        if let Some(g) = self.game.as_mut()
+            && reason == ProposalReason::TimeForfeit
+        {
+            g.tags.set("Termination", "time forfeit");
+        }
+        self.set_result(result);
+        Some(result)
     }
 
     /// Arbiter: a result is set or confirmed.

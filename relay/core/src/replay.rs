@@ -12,6 +12,35 @@ pub struct Received {
     pub bytes: Vec<u8>,
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_and_raw_log() {
+        assert_eq!(
+            base64_line("jgAFNAA="),
+            Some(vec![0x8E, 0x00, 0x05, 0x34, 0x00])
+        );
+        assert_eq!(base64_line("not base64!"), None);
+        let chunks = vec![Received {
+            at_ms: 1200,
+            bytes: vec![0x8E, 0x00, 0x05, 0x34, 0x00],
+        }];
+        let text = format_raw_log(&chunks);
+        assert_eq!(text, "1200 8e 00 05 34 00\n");
+        assert_eq!(parse_raw_log(&text), Ok(chunks));
+        assert!(matches!(
+            parse_raw_log("12x 8e"),
+            Err(LogError::Line { line: 1, .. })
+        ));
+        assert!(matches!(
+            parse_raw_log("12 zz"),
+            Err(LogError::Line { line: 1, .. })
+        ));
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LogError {
     #[error("line {line}: {reason}")]
@@ -33,9 +62,16 @@ pub fn parse_raw_log(text: &str) -> Result<Vec<Received>, LogError> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |reason: &str| LogError::Line { line: i + 1, reason: reason.to_string() };
-        let (t, rest) = line.split_once(char::is_whitespace).ok_or_else(|| bad("expected `<ms> <hex bytes>`"))?;
-        let at_ms = t.parse::<u64>().map_err(|_| bad("time is not a whole number of milliseconds"))?;
+        let bad = |reason: &str| LogError::Line {
+            line: i + 1,
+            reason: reason.to_string(),
+        };
+        let (t, rest) = line
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| bad("expected `<ms> <hex bytes>`"))?;
+        let at_ms = t
+            .parse::<u64>()
+            .map_err(|_| bad("time is not a whole number of milliseconds"))?;
         let bytes = hex_bytes(rest).ok_or_else(|| bad("bytes must be two-digit hex numbers"))?;
         out.push(Received { at_ms, bytes });
     }
@@ -55,18 +91,74 @@ pub fn format_raw_log(chunks: &[Received]) -> String {
     s
 }
 
+/// Decodes one line of standard base64 (padding optional); `None` if it is not base64.
+pub fn base64_line(line: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let body = line.trim().trim_end_matches('=');
+    let vals: Vec<u8> = body.bytes().map(value).collect::<Option<_>>()?;
+    if vals.is_empty() || vals.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(vals.len() * 3 / 4);
+    for chunk in vals.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, v)| n | u32::from(*v) << (18 - 6 * i));
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// A capture with one base64-encoded message per line (how open drivers record boards).
+pub fn parse_base64_lines(text: &str) -> Option<Vec<Vec<u8>>> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return None;
+    }
+    lines.into_iter().map(base64_line).collect()
+}
+
 /// Spreads bare messages over time at a fixed interval (for captures without receive times).
 pub fn at_interval(messages: Vec<Vec<u8>>, interval_ms: u64) -> Vec<Received> {
     messages
         .into_iter()
         .enumerate()
-        .map(|(i, bytes)| Received { at_ms: i as u64 * interval_ms, bytes })
+        .map(|(i, bytes)| Received {
+            at_ms: i as u64 * interval_ms,
+            bytes,
+        })
         .collect()
 }
 
 /// Runs the chunks through a decoder and a recorder. Returns every game the board played
 /// (a new game starts when the start position is set up after a finished one) and all outcomes.
-pub fn replay(chunks: &[Received], mode: LineMode, cfg: RecorderConfig) -> (Vec<Game>, Vec<Outcome>) {
+/// Result proposals stay proposals (the game's result is what the board alone decided).
+pub fn replay(
+    chunks: &[Received],
+    mode: LineMode,
+    cfg: RecorderConfig,
+) -> (Vec<Game>, Vec<Outcome>) {
+    replay_with(chunks, mode, cfg, false)
+}
+
+/// [`replay`], optionally taking every result proposal as confirmed (there is no arbiter in a
+/// replay of a log; the proposal is what the board said).
+pub fn replay_with(
+    chunks: &[Received],
+    mode: LineMode,
+    cfg: RecorderConfig,
+    confirm_proposals: bool,
+) -> (Vec<Game>, Vec<Outcome>) {
     let mut decoder = Decoder::new(mode);
     let mut recorder = Recorder::new(cfg);
     let mut games = Vec::new();
@@ -82,6 +174,13 @@ pub fn replay(chunks: &[Received], mode: LineMode, cfg: RecorderConfig) -> (Vec<
                     && !g.moves.is_empty()
                 {
                     games.push(g);
+                }
+                if confirm_proposals
+                    && outs
+                        .iter()
+                        .any(|o| matches!(o, Outcome::ResultProposed { .. }))
+                {
+                    recorder.confirm_proposal();
                 }
                 outcomes.extend(outs);
             }

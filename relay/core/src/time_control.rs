@@ -116,7 +116,7 @@ impl TimeControl {
             if i == last {
                 // The repeating last moves period: which repetition does not matter, only
                 // whether `n` ends one.
-                return Some((i, (n + 1 - first_move) % len == 0));
+                return Some((i, (n + 1 - first_move).is_multiple_of(len)));
             }
             if n < first_move + len {
                 return Some((i, n == first_move + len - 1));
@@ -451,7 +451,9 @@ mod free_text {
             Unit::Minutes => n * 60.0,
             Unit::Seconds => n,
         };
-        (secs.is_finite() && secs >= 0.0 && secs < 1e9).then(|| (secs * 1000.0).round() as u64)
+        (0.0..1e9)
+            .contains(&secs)
+            .then(|| (secs * 1000.0).round() as u64)
     }
 
     pub(super) fn parse(s: &str) -> Option<TimeControl> {
@@ -483,7 +485,7 @@ mod free_text {
                     let next = toks.get(i + 1);
                     if next == Some(&Tok::Moves) || (unit.is_none() && next == Some(&Tok::Slash)) {
                         // "40 moves" or "40/90": a move count.
-                        if n.fract() != 0.0 || n < 1.0 || n > 1000.0 {
+                        if n.fract() != 0.0 || !(1.0..=1000.0).contains(&n) {
                             return None;
                         }
                         if cur.moves.is_some() && cur.base_ms.is_some() {

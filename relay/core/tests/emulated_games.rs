@@ -15,22 +15,34 @@ use shakmaty::Position;
 use std::path::PathBuf;
 
 fn shared_dir(path: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(path);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(path);
     if p.exists() {
         return Some(p);
     }
     if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!("{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing", p.display());
+        panic!(
+            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
+            p.display()
+        );
     }
     println!("skipping: ../shared/data not found");
     None
 }
 
 fn startup() -> Vec<u8> {
-    [Command::Reset, Command::ReturnSerialNumber, Command::SendVersion, Command::SendUpdateNice, Command::SendBoard, Command::SendClock]
-        .iter()
-        .flat_map(Command::encode)
-        .collect()
+    [
+        Command::Reset,
+        Command::ReturnSerialNumber,
+        Command::SendVersion,
+        Command::SendUpdateNice,
+        Command::SendBoard,
+        Command::SendClock,
+    ]
+    .iter()
+    .flat_map(Command::encode)
+    .collect()
 }
 
 /// Plays `game` and checks what comes back. Returns (moves, clocks checked).
@@ -39,19 +51,37 @@ fn check_game(game: &GameScore, seed: u64, label: &str) -> (usize, usize) {
 }
 
 fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usize, usize) {
-    let noise = NoiseConfig { probability: noise, handling_ms: (250, 700) };
+    let noise = NoiseConfig {
+        probability: noise,
+        handling_ms: (250, 700),
+    };
     let s = script(game, seed, &noise);
     let table = Table {
-        white_clock: if seed % 2 == 0 { ClockSide::Right } else { ClockSide::Left },
-        orientation: if seed % 3 == 2 { Orientation::Rotated } else { Orientation::Normal },
+        white_clock: if seed.is_multiple_of(2) {
+            ClockSide::Right
+        } else {
+            ClockSide::Left
+        },
+        orientation: if seed % 3 == 2 {
+            Orientation::Rotated
+        } else {
+            Orientation::Normal
+        },
     };
     let clock = s.clock.clone().map(|tc| {
-        let first = if s.first_to_move == shakmaty::Color::White { table.white_clock } else { table.white_clock.other() };
+        let first = if s.first_to_move == shakmaty::Color::White {
+            table.white_clock
+        } else {
+            table.white_clock.other()
+        };
         boards::emulator::clock::ChessClock::new(tc, first)
     });
     let mut board = EmulatedBoard::new(BoardIdentity::from_number(7), clock);
     let bytes = simulate(&mut board, &startup(), game.start.board(), &s, table, 200);
-    let chunks: Vec<Received> = bytes.into_iter().map(|(at_ms, bytes)| Received { at_ms, bytes }).collect();
+    let chunks: Vec<Received> = bytes
+        .into_iter()
+        .map(|(at_ms, bytes)| Received { at_ms, bytes })
+        .collect();
     let (games, _) = replay(&chunks, LineMode::Single, RecorderConfig::default());
     assert_eq!(games.len(), 1, "{label}: one game");
     let got = &games[0];
@@ -62,7 +92,13 @@ fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usi
     for (i, (m, timing)) in game.moves.iter().zip(&s.moves).enumerate() {
         if let (Some(clk), true) = (m.clk_ms, timing.clock_honoured) {
             let recorded = got.moves[i].clk.map(|c| c.millis());
-            assert_eq!(recorded, Some(clk / 1000 * 1000), "{label}: clock after ply {} ({})", i + 1, m.san);
+            assert_eq!(
+                recorded,
+                Some(clk / 1000 * 1000),
+                "{label}: clock after ply {} ({})",
+                i + 1,
+                m.san
+            );
             clocks += 1;
         }
     }
@@ -71,8 +107,14 @@ fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usi
 
 #[test]
 fn broadcast_games_come_back_identical() {
-    let Some(dir) = shared_dir("pgn/clocks") else { return };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).expect("dir").flatten().map(|e| e.path()).collect();
+    let Some(dir) = shared_dir("pgn/clocks") else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.sort();
     let seeds: &[u64] = &[1, 2, 3];
     for f in files {
@@ -90,7 +132,12 @@ fn broadcast_games_come_back_identical() {
                 clocks += c;
             }
         }
-        println!("{}: {} games x {} seeds, {moves} moves and {clocks} clocks identical", f.display(), games.len(), seeds.len());
+        println!(
+            "{}: {} games x {} seeds, {moves} moves and {clocks} clocks identical",
+            f.display(),
+            games.len(),
+            seeds.len()
+        );
     }
 }
 
@@ -128,7 +175,11 @@ fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
         }
         let m = legal[(next() % legal.len() as u64) as usize];
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
-        moves.push(boards::emulator::player::ScoredMove { mv: m, san, clk_ms: None });
+        moves.push(boards::emulator::player::ScoredMove {
+            mv: m,
+            san,
+            clk_ms: None,
+        });
     }
     GameScore {
         headers,

@@ -1,17 +1,22 @@
 //! The real capture of a game on a DGT board with a DGT clock replays to the moves that game
 //! really had, with the clock shown after each move.
 
-use relay_core::recorder::{Outcome, RecorderConfig};
-use relay_core::replay::{at_interval, replay};
 use boards::protocol::LineMode;
+use relay_core::recorder::{Outcome, RecorderConfig};
+use relay_core::replay::{at_interval, parse_base64_lines, replay};
 use std::path::PathBuf;
 
 fn shared(path: &str) -> Option<String> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(path);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(path);
     match std::fs::read_to_string(&p) {
         Ok(s) => Some(s),
         Err(_) if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") => {
-            panic!("{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing", p.display())
+            panic!(
+                "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
+                p.display()
+            )
         }
         Err(_) => {
             println!("skipping: ../shared/data not found");
@@ -20,33 +25,12 @@ fn shared(path: &str) -> Option<String> {
     }
 }
 
-fn b64(s: &str) -> Vec<u8> {
-    // A tiny base64 decoder keeps this test free of extra crates.
-    let table = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let vals: Vec<u8> = s.bytes().filter_map(table).collect();
-    let mut out = Vec::new();
-    for chunk in vals.chunks(4) {
-        let mut n = 0u32;
-        for (i, v) in chunk.iter().enumerate() {
-            n |= u32::from(*v) << (18 - 6 * i);
-        }
-        for i in 0..chunk.len().saturating_sub(1) {
-            out.push((n >> (16 - 8 * i)) as u8);
-        }
-    }
-    out
-}
-
 #[test]
 fn johan_capture_replays_to_the_real_game() {
-    let (Some(inbytes), Some(pgn)) = (shared("dgt-captures/johan.inbytes"), shared("dgt-captures/johan.pgn")) else {
+    let (Some(inbytes), Some(pgn)) = (
+        shared("dgt-captures/johan.inbytes"),
+        shared("dgt-captures/johan.pgn"),
+    ) else {
         return;
     };
     let expected: Vec<String> = pgn
@@ -54,14 +38,21 @@ fn johan_capture_replays_to_the_real_game() {
         .filter(|t| !t.ends_with('.') && !t.contains('-') || t.starts_with("O-O"))
         .map(str::to_string)
         .collect();
-    let messages: Vec<Vec<u8>> = inbytes.lines().filter(|l| !l.trim().is_empty()).map(b64).collect();
+    let messages = parse_base64_lines(&inbytes).expect("the capture is base64 lines");
     // The capture has no receive times; the board sends about one message every 100 ms or less
     // while a clock runs, so space them at 100 ms (the recorder settles after 300 ms).
-    let (games, outcomes) = replay(&at_interval(messages.clone(), 100), LineMode::Single, RecorderConfig::default());
+    let (games, outcomes) = replay(
+        &at_interval(messages.clone(), 100),
+        LineMode::Single,
+        RecorderConfig::default(),
+    );
     assert_eq!(games.len(), 1, "one game");
     let game = &games[0];
     let got: Vec<String> = game.moves.iter().map(|m| m.san.to_string()).collect();
-    let got_plain: Vec<String> = got.iter().map(|s| s.trim_end_matches(['+', '#']).to_string()).collect();
+    let got_plain: Vec<String> = got
+        .iter()
+        .map(|s| s.trim_end_matches(['+', '#']).to_string())
+        .collect();
     assert_eq!(got_plain, expected, "moves");
     // Every move has a clock, equal to what the mover's display showed right after the lever
     // press. The presses are read off the raw clock bytes here, independently of the recorder:
@@ -73,7 +64,11 @@ fn johan_capture_replays_to_the_real_game() {
             continue;
         }
         let secs = |h: u8, mm: u8, ss: u8| {
-            u32::from(h & 0x0F) * 3600 + u32::from(mm >> 4) * 600 + u32::from(mm & 0x0F) * 60 + u32::from(ss >> 4) * 10 + u32::from(ss & 0x0F)
+            u32::from(h & 0x0F) * 3600
+                + u32::from(mm >> 4) * 600
+                + u32::from(mm & 0x0F) * 60
+                + u32::from(ss >> 4) * 10
+                + u32::from(ss & 0x0F)
         };
         let (right, left) = (secs(m[3], m[4], m[5]), secs(m[6], m[7], m[8]));
         let running = m[9] & 1 != 0;
@@ -89,14 +84,32 @@ fn johan_capture_replays_to_the_real_game() {
             prev = Some((right_runs, [left, right]));
         }
     }
-    let clks: Vec<u32> = game.moves.iter().map(|m| m.clk.map_or(u32::MAX, |c| c.secs() as u32)).collect();
+    let clks: Vec<u32> = game
+        .moves
+        .iter()
+        .map(|m| m.clk.map_or(u32::MAX, |c| c.secs() as u32))
+        .collect();
     assert_eq!(clks, shown, "clock after each move");
     let proposal = outcomes.iter().find_map(|o| match o {
         Outcome::ResultProposed { result, .. } => Some(result.to_string()),
         _ => None,
     });
-    assert_eq!(proposal.as_deref(), Some("1-0"), "the kings gesture at the end proposes 1-0");
-    let clocks: Vec<String> = game.moves.iter().map(|m| m.clk.map(|c| c.to_string()).unwrap_or_default()).collect();
-    println!("{}", got.iter().zip(&clocks).map(|(s, c)| format!("{s} {{{c}}}")).collect::<Vec<_>>().join(" "));
+    assert_eq!(
+        proposal.as_deref(),
+        Some("1-0"),
+        "the kings gesture at the end proposes 1-0"
+    );
+    let clocks: Vec<String> = game
+        .moves
+        .iter()
+        .map(|m| m.clk.map(|c| c.to_string()).unwrap_or_default())
+        .collect();
+    println!(
+        "{}",
+        got.iter()
+            .zip(&clocks)
+            .map(|(s, c)| format!("{s} {{{c}}}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
 }
-

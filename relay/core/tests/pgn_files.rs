@@ -109,7 +109,11 @@ fn every_shared_pgn_file_loads() {
                 && let Some(n) = g.tags.get("PlyCount").and_then(|n| n.parse::<usize>().ok())
                 && n != g.moves.len()
             {
-                println!("    game {}: PlyCount {n}, {} moves read", i + 1, g.moves.len());
+                println!(
+                    "    game {}: PlyCount {n}, {} moves read",
+                    i + 1,
+                    g.moves.len()
+                );
             }
             if let Err(e) = g {
                 println!("    {e}");
@@ -202,6 +206,81 @@ fn tricky_files_round_trip_what_loads() {
             );
             assert_eq!(clocks_of(&back), clocks_of(g));
             assert_eq!(back.castling_mode, g.castling_mode, "{}", path.display());
+        }
+    }
+}
+
+/// The export format on real games: the Seven Tag Roster first and in order, lines under 80
+/// columns, escaped values, the reduced form.
+#[test]
+fn writer_checks_on_real_games() {
+    let Some(dir) = data_dir() else { return };
+    const STR: [&str; 7] = ["Event", "Site", "Date", "Round", "White", "Black", "Result"];
+    for path in pgn_files(&dir.join("clocks")) {
+        let (_, games) = load(&path);
+        for mut game in games.into_iter().flatten() {
+            game.tags.set("Annotator", r#"Say "hi" \ bye"#);
+            let text = write_game(&game, &WriteOptions::default());
+            let lines: Vec<&str> = text.lines().collect();
+            for (line, name) in lines.iter().zip(STR) {
+                assert!(
+                    line.starts_with(&format!("[{name} \"")),
+                    "{}: {line}",
+                    path.display()
+                );
+            }
+            assert_eq!(lines[6], format!("[Result \"{}\"]", game.result));
+            let others: Vec<&str> = lines[7..]
+                .iter()
+                .take_while(|l| l.starts_with('['))
+                .map(|l| &l[1..l.find(' ').unwrap_or(l.len())])
+                .collect();
+            assert!(
+                others.windows(2).all(|w| w[0] < w[1]),
+                "ASCII order: {others:?}"
+            );
+            assert!(
+                text.contains(r#"[Annotator "Say \"hi\" \\ bye"]"#),
+                "{text}"
+            );
+            for line in lines.iter().filter(|l| !l.starts_with('[')) {
+                assert!(line.chars().count() < 80, "{}: {line:?}", path.display());
+            }
+            assert!(
+                text.ends_with(&format!(" {}\n\n", game.result))
+                    || text.ends_with(&format!("\n{}\n\n", game.result))
+            );
+            let back = read_games(&text)
+                .into_iter()
+                .next()
+                .and_then(Result::ok)
+                .expect("reads back");
+            assert_eq!(back.tags.get("Annotator"), Some(r#"Say "hi" \ bye"#));
+
+            let reduced = write_game(
+                &game,
+                &WriteOptions {
+                    reduced: true,
+                    clocks: true,
+                },
+            );
+            let tag_lines = reduced.lines().take_while(|l| l.starts_with('[')).count();
+            assert_eq!(tag_lines, 7, "{reduced}");
+            assert!(
+                !reduced.contains('{') && !reduced.contains("Annotator"),
+                "{reduced}"
+            );
+            let back = read_games(&reduced)
+                .into_iter()
+                .next()
+                .and_then(Result::ok)
+                .expect("reads back");
+            assert_eq!(back.moves.len(), game.moves.len());
+            assert!(
+                back.moves
+                    .iter()
+                    .all(|m| m.clk.is_none() && m.comment.is_none())
+            );
         }
     }
 }

@@ -121,12 +121,20 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
     if args.bus {
         let boards: Vec<EmulatedBoard> = (1..=args.boards).map(make_board).collect();
         serials.push(boards.iter().map(|b| b.identity().serial.clone()).collect());
-        lines.push(Arc::new(Line::open(boards, clock.clone(), link(1).as_deref())?));
+        lines.push(Arc::new(Line::open(
+            boards,
+            clock.clone(),
+            link(1).as_deref(),
+        )?));
     } else {
         for i in 1..=args.boards {
             let b = make_board(i);
             serials.push(vec![b.identity().serial.clone()]);
-            lines.push(Arc::new(Line::open(vec![b], clock.clone(), link(i).as_deref())?));
+            lines.push(Arc::new(Line::open(
+                vec![b],
+                clock.clone(),
+                link(i).as_deref(),
+            )?));
         }
     }
     let mut players = Vec::new();

@@ -3,6 +3,7 @@
 pub mod demo;
 pub mod emulate;
 pub mod ports;
+pub mod replay;
 pub mod sniff;
 
 use std::sync::Arc;

@@ -24,15 +24,16 @@ pub fn decode_pgn_bytes(bytes: &[u8]) -> Cow<'_, str> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportErrorKind {
     /// A move that is not legal (or not a move: a null move, a typo) in the position reached.
-    #[error("{label}: {reason}")]
+    #[error("{move_number}{dots} {san}: {reason}", dots = if *white { "." } else { "..." })]
     IllegalMove {
         /// 1-based index of the move in the game (half-moves).
         ply: usize,
+        /// The fullmove number, and whether it was White's move: `23... Nxe5` is 23, false.
+        move_number: u32,
+        white: bool,
         /// The move as the file wrote it.
         san: String,
-        /// Move number and move, e.g. `23... Nxe5`.
-        label: String,
-        reason: String,
+        reason: &'static str,
     },
     #[error("bad FEN {fen:?}: {reason}")]
     BadFen { fen: String, reason: String },

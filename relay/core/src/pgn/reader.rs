@@ -12,7 +12,7 @@ use crate::clock_time::ClockTime;
 use crate::game::{Game, GameResult, RecordedMove, Tags};
 use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
 use shakmaty::fen::Fen;
-use shakmaty::san::San;
+use shakmaty::san::{San, SanError};
 use shakmaty::uci::UciMove;
 use shakmaty::{
     CastlingMode, Chess, Color, Move, Position, PositionError, PositionErrorKinds, Role, Square,
@@ -76,16 +76,11 @@ pub fn read_games(text: &str) -> Vec<Result<Game, PgnImportError>> {
                 game_no += 1;
                 let mut kind = failure.kind;
                 // A token `prepare` replaced by `--` ends exactly where the reader stopped.
-                if let (
-                    ImportErrorKind::IllegalMove {
-                        san, label, reason, ..
-                    },
-                    Some(original),
-                ) = (&mut kind, prepared.unreadable.get(&end))
+                if let (ImportErrorKind::IllegalMove { san, reason, .. }, Some(original)) =
+                    (&mut kind, prepared.unreadable.get(&end))
                 {
-                    *label = format!("{}{original}", label.trim_end_matches(san.as_str()));
                     *san = original.clone();
-                    *reason = "not a move".to_string();
+                    *reason = "not a move";
                 }
                 let line = match failure.tag_at_fault {
                     Some(tag) => prepared.find_tag_line(start, end, tag),
@@ -231,7 +226,7 @@ fn mend_token(token: &str, next: &str) -> (Mended, usize) {
             0,
         );
     }
-    let castle = t.replace('0', "O").replace('o', "O");
+    let castle = t.replace(['0', 'o'], "O");
     let bare = castle.trim_end_matches(['+', '#']);
     if bare == "O-O" || bare == "O-O-O" {
         return (
@@ -261,18 +256,16 @@ fn mend_token(token: &str, next: &str) -> (Mended, usize) {
     } else {
         0
     };
-    if let Some(mv) = t.strip_suffix('e').filter(|_| ep_dots > 0) {
-        if mv.is_empty() || parses(mv) {
-            return (
-                Mended::Replace(format!("{mv}{}", " ".repeat(1 + ep_dots))),
-                ep_dots,
-            );
-        }
+    if let Some(mv) = t.strip_suffix('e').filter(|_| ep_dots > 0)
+        && (mv.is_empty() || parses(mv))
+    {
+        let blanks = " ".repeat(1 + ep_dots);
+        return (Mended::Replace(format!("{mv}{blanks}")), ep_dots);
     }
-    if let Some(mv) = t.strip_suffix("ep") {
-        if mv.is_empty() || parses(mv) {
-            return (Mended::Replace(format!("{mv}  ")), 0);
-        }
+    if let Some(mv) = t.strip_suffix("ep")
+        && (mv.is_empty() || parses(mv))
+    {
+        return (Mended::Replace(format!("{mv}  ")), 0);
     }
     // `Rh7++`: an old way to mark mate or double check.
     if let Some(mv) = t.strip_suffix("++").filter(|mv| parses(mv)) {
@@ -297,9 +290,11 @@ fn mend_token(token: &str, next: &str) -> (Mended, usize) {
     }
     // Something like `Nf9` or `Kxx3`: it was meant as a move. Words and HTML debris are not.
     let san_like = t.len() >= 2
-        && t.starts_with(|c: char| "KQRBNPa-hO".contains(c) || c.is_ascii_lowercase() && c <= 'h')
+        && t.starts_with(|c: char| {
+            matches!(c, 'K' | 'Q' | 'R' | 'B' | 'N' | 'P' | 'O' | 'a'..='h')
+        })
         && t.bytes()
-            .all(|b| b"KQRBNPabcdefghx=+#-:O0123456789".contains(&b))
+            .all(|b| b"KQRBNPabcdefghx=+#-O0123456789".contains(&b))
         && t.bytes().any(|b| b.is_ascii_digit());
     (
         if san_like {
@@ -424,9 +419,12 @@ fn prepare(input: &str) -> Prepared {
                 let token = &input[i..end];
                 in_movetext = true;
                 let (mended, extra) = mend_token(token, &input[end..]);
-                moves_seen |= depth == 0
-                    && matches!(mended, Mended::Replace(_) | Mended::Unreadable)
-                    || depth == 0 && parses(token);
+                let is_move = match &mended {
+                    Mended::Keep => parses(token),
+                    Mended::Replace(with) => parses(with.trim()),
+                    Mended::Unreadable => true,
+                };
+                moves_seen |= depth == 0 && is_move;
                 match mended {
                     Mended::Keep => p.text.push_str(token),
                     Mended::Replace(with) => p.text.push_str(&with),
@@ -638,14 +636,6 @@ impl Building {
             }
         }
     }
-
-    fn move_label(&self, san: &SanPlus) -> String {
-        let n = self.pos.fullmoves();
-        match self.pos.turn() {
-            Color::White => format!("{n}. {san}"),
-            Color::Black => format!("{n}... {san}"),
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -710,21 +700,24 @@ fn variant_kind(value: &str) -> VariantKind {
     }
 }
 
+/// A position despite castling rights or an en passant square that fit no position.
+fn relaxed(e: PositionError<Chess>) -> Result<Chess, String> {
+    match e.ignore_invalid_castling_rights() {
+        Ok(pos) => Ok(pos),
+        Err(e) => e.ignore_invalid_ep_square().map_err(|e| e.to_string()),
+    }
+}
+
 /// The start position from a FEN tag. Castling rights that only make sense in Chess960 (a
 /// Shredder-FEN `HAha`, rooks not in the corners) switch to Chess960; castling rights or an en
 /// passant square that fit no position are dropped, as lenient readers do.
 fn setup_position(fen: &str, chess960: bool) -> Result<(Chess, CastlingMode), String> {
     let parsed = Fen::from_ascii(fen.as_bytes()).map_err(|e| e.to_string())?;
-    let relax = |e: PositionError<Chess>| {
-        e.ignore_invalid_castling_rights()
-            .or_else(|e| e.ignore_invalid_ep_square())
-    };
     if chess960 {
         return parsed
             .into_position(CastlingMode::Chess960)
-            .or_else(relax)
-            .map(|p| (p, CastlingMode::Chess960))
-            .map_err(|e| e.to_string());
+            .or_else(relaxed)
+            .map(|p| (p, CastlingMode::Chess960));
     }
     match parsed
         .clone()
@@ -737,22 +730,18 @@ fn setup_position(fen: &str, chess960: bool) -> Result<(Chess, CastlingMode), St
         {
             match parsed.into_position::<Chess>(CastlingMode::Chess960) {
                 Ok(p) => Ok((p, CastlingMode::Chess960)),
-                Err(_) => relax(e)
-                    .map(|p| (p, CastlingMode::Standard))
-                    .map_err(|e| e.to_string()),
+                Err(_) => relaxed(e).map(|p| (p, CastlingMode::Standard)),
             }
         }
-        Err(e) => relax(e)
-            .map(|p| (p, CastlingMode::Standard))
-            .map_err(|e| e.to_string()),
+        Err(e) => relaxed(e).map(|p| (p, CastlingMode::Standard)),
     }
 }
 
 /// The legal move a SAN token means. Besides SAN proper: long algebraic without the capture
 /// sign (`Be2c4`), and UCI (`g1f3`, which the SAN grammar reads as a pawn move from g1).
-fn find_move(pos: &Chess, san: San) -> Result<Move, String> {
+fn find_move(pos: &Chess, san: San) -> Result<Move, &'static str> {
     if san == San::Null {
-        return Err("null moves are not supported".to_string());
+        return Err("null moves are not supported");
     }
     let err = match san.to_move(pos) {
         Ok(m) => return Ok(m),
@@ -791,7 +780,10 @@ fn find_move(pos: &Chess, san: San) -> Result<Move, String> {
             }
         }
     }
-    Err(err.to_string())
+    Err(match err {
+        SanError::IllegalSan => "illegal move",
+        SanError::AmbiguousSan => "ambiguous move",
+    })
 }
 
 impl Visitor for Importer {
@@ -905,8 +897,9 @@ impl Visitor for Importer {
                 black: b.game.tags.get("Black").map(str::to_string),
                 kind: ImportErrorKind::IllegalMove {
                     ply: b.game.moves.len() + 1,
+                    move_number: b.pos.fullmoves().get(),
+                    white: b.pos.turn() == Color::White,
                     san: san_plus.to_string(),
-                    label: b.move_label(&san_plus),
                     reason,
                 },
                 tag_at_fault: None,
@@ -1160,6 +1153,21 @@ mod tests {
             )
         );
         assert_eq!(g.moves[0].emt, Some(ClockTime(2_000)));
+    }
+
+    #[test]
+    fn crlf_and_latin1() {
+        let text = "[White \"A\"]\r\n\r\n1. e4 {[%clk\r\n1:59:56]} e5\r\n\r\n2. Nf3 *\r\n\r\n[White \"B\"]\r\n\r\n1. d4 *\r\n";
+        let games: Vec<Game> = read_games(text)
+            .into_iter()
+            .map(|g| g.expect("loads"))
+            .collect();
+        assert_eq!(games.len(), 2);
+        assert_eq!(sans(&games[0]), "e4 e5 Nf3");
+        assert_eq!(games[0].moves[0].clk, Some(ClockTime(7_196_000)));
+        let latin1 = b"[White \"M\xfcller\"]\n\n1. e4 *";
+        let g = game(&crate::pgn::decode_pgn_bytes(latin1));
+        assert_eq!(g.tags.get("White"), Some("M\u{fc}ller"));
     }
 
     #[test]

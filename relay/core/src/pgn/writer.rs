@@ -100,9 +100,9 @@ fn write_tags(out: &mut String, game: &Game, reduced: bool) {
     }
 }
 
-/// Lays out movetext tokens on lines under 80 characters, one space between tokens. Each item
-/// is a list of pieces that must stay together on a line, so a move never splits while a
-/// comment may break at its spaces.
+/// Lays out movetext on lines under 80 characters, one space between pieces. A piece never
+/// splits (a move with its number, a word of a comment), so lines break between moves and at
+/// the spaces of comments. A single piece longer than a line (a long URL) gets a line of its own.
 struct Lines {
     out: String,
     line_len: usize,
@@ -110,7 +110,9 @@ struct Lines {
 
 impl Lines {
     fn push(&mut self, piece: &str) {
-        if self.line_len > 0 && self.line_len + 1 + piece.len() > MAX_LINE {
+        // Characters, not bytes, are what an editor shows; a name in Cyrillic is not wider.
+        let width = piece.chars().count();
+        if self.line_len > 0 && self.line_len + 1 + width > MAX_LINE {
             self.out.push('\n');
             self.line_len = 0;
         }
@@ -119,8 +121,7 @@ impl Lines {
             self.line_len += 1;
         }
         self.out.push_str(piece);
-        // Characters, not bytes, are what an editor shows; a name in Cyrillic is not wider.
-        self.line_len += piece.chars().count();
+        self.line_len += width;
     }
 
     /// A brace comment, broken at its spaces when the line is full.

@@ -1,0 +1,177 @@
+//! PGN the relay writes, read back by python-chess (an independent reader): same moves, same
+//! clocks. Runs when `python3` with the `chess` package is available; otherwise prints a notice
+//! and skips, unless `RELAY_REQUIRE_ALL=1` (as in CI), which makes that a failure.
+
+use boards::protocol::LineMode;
+use relay_core::game::Game;
+use relay_core::pgn::{WriteOptions, read_games, write_games};
+use relay_core::recorder::RecorderConfig;
+use relay_core::replay::{at_interval, parse_base64_lines, replay};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const READER: &str = r#"
+import sys, json, io
+import chess.pgn
+out = []
+text = sys.stdin.read()
+f = io.StringIO(text)
+while True:
+    g = chess.pgn.read_game(f)
+    if g is None:
+        break
+    if g.errors:
+        out.append({"errors": [str(e) for e in g.errors]})
+        continue
+    moves, clks = [], []
+    for node in g.mainline():
+        moves.append(node.move.uci())
+        c = node.clock()
+        clks.append(None if c is None else round(c * 1000))
+    out.append({"moves": moves, "clks": clks, "result": g.headers.get("Result")})
+print(json.dumps(out))
+"#;
+
+fn python_chess_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import chess.pgn"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!(
+                "python3 with the chess package is required (RELAY_REQUIRE_ALL=1): pip install chess"
+            );
+        }
+        println!("skipping: python3 with the chess package not found (pip install chess)");
+    }
+    ok
+}
+
+fn shared(path: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(path);
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
+        panic!(
+            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
+            p.display()
+        );
+    }
+    println!("skipping: ../shared/data not found");
+    None
+}
+
+fn python_read(pgn: &str) -> serde_json::Value {
+    let mut child = Command::new("python3")
+        .args(["-c", READER])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start python3");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(pgn.as_bytes())
+        .expect("write pgn");
+    let out = child.wait_with_output().expect("python3 output");
+    assert!(
+        out.status.success(),
+        "python-chess failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json from python")
+}
+
+fn check(games: &[Game], label: &str) {
+    let pgn = write_games(games, &WriteOptions::default());
+    let theirs = python_read(&pgn);
+    let theirs = theirs.as_array().expect("list");
+    assert_eq!(theirs.len(), games.len(), "{label}: number of games");
+    for (i, (ours, t)) in games.iter().zip(theirs).enumerate() {
+        assert!(
+            t.get("errors").is_none(),
+            "{label} game {}: python-chess reports {}",
+            i + 1,
+            t["errors"]
+        );
+        let moves: Vec<String> = ours
+            .moves
+            .iter()
+            .map(|m| m.uci(ours.castling_mode).to_string())
+            .collect();
+        let their_moves: Vec<String> = t["moves"]
+            .as_array()
+            .expect("moves")
+            .iter()
+            .map(|v| v.as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(their_moves, moves, "{label} game {}: moves", i + 1);
+        let clks: Vec<Option<u64>> = ours
+            .moves
+            .iter()
+            .map(|m| m.clk.map(|c| c.millis()))
+            .collect();
+        let their_clks: Vec<Option<u64>> = t["clks"]
+            .as_array()
+            .expect("clks")
+            .iter()
+            .map(|v| v.as_u64())
+            .collect();
+        assert_eq!(their_clks, clks, "{label} game {}: clocks", i + 1);
+        assert_eq!(
+            t["result"].as_str(),
+            Some(ours.result.to_string().as_str()),
+            "{label} game {}: result",
+            i + 1
+        );
+    }
+}
+
+#[test]
+fn broadcast_files_written_by_us_read_the_same_in_python_chess() {
+    if !python_chess_available() {
+        return;
+    }
+    let Some(dir) = shared("pgn/clocks") else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let games: Vec<Game> = read_games(&text)
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .expect("loads");
+        check(&games, &f.display().to_string());
+    }
+}
+
+#[test]
+fn a_recorded_game_reads_the_same_in_python_chess() {
+    if !python_chess_available() {
+        return;
+    }
+    let Some(path) = shared("dgt-captures/johan.inbytes") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).expect("read");
+    let messages = parse_base64_lines(&text).expect("the capture is base64 lines");
+    let (games, _) = replay(
+        &at_interval(messages, 100),
+        LineMode::Single,
+        RecorderConfig::default(),
+    );
+    assert_eq!(games.len(), 1);
+    check(&games, "johan capture");
+}

@@ -1,0 +1,290 @@
+//! The recorder's rules, one situation at a time: game end, draws, result gestures, the
+//! arbiter's actions, new games, and boards without a clock.
+
+use boards::protocol::{
+    ClockMessage, ClockReading, ClockSide, ClockStatus, DgtSquare, MagicPiece, Message,
+    Orientation, PieceCode, Placement, SideTime,
+};
+use relay_core::game::GameResult;
+use relay_core::recorder::{
+    DrawCondition, GameEnd, Outcome, ProposalReason, Recorder, RecorderConfig,
+};
+use shakmaty::san::San;
+use shakmaty::{Board, Chess, Color, Position};
+
+/// Drives a recorder like hands on a board: every changed square reported, then a pause.
+struct Table {
+    rec: Recorder,
+    pos: Chess,
+    t: u64,
+    outcomes: Vec<Outcome>,
+}
+
+impl Table {
+    fn new() -> Table {
+        let mut rec = Recorder::new(RecorderConfig::default());
+        let placement = Placement::from_board(&Board::default(), Orientation::Normal);
+        let mut outcomes = rec.on_message(&Message::BoardDump { placement }, 0);
+        outcomes.extend(rec.tick(1_000));
+        Table {
+            rec,
+            pos: Chess::default(),
+            t: 1_000,
+            outcomes,
+        }
+    }
+
+    fn set(&mut self, board: &Board) {
+        let now = Placement::from_board(board, Orientation::Normal);
+        for sq in DgtSquare::all() {
+            let real = sq.to_square(Orientation::Normal);
+            let want = now.get(sq);
+            let have = self
+                .rec
+                .board_as_read()
+                .piece_at(real)
+                .map_or(PieceCode::Empty, PieceCode::Piece);
+            if want != have && !matches!(want, PieceCode::Magic(_)) {
+                self.t += 50;
+                let out = self.rec.on_message(
+                    &Message::FieldUpdate {
+                        square: sq,
+                        piece: want,
+                    },
+                    self.t,
+                );
+                self.outcomes.extend(out);
+            }
+        }
+        self.settle();
+    }
+
+    fn settle(&mut self) {
+        self.t += 1_000;
+        let out = self.rec.tick(self.t);
+        self.outcomes.extend(out);
+    }
+
+    fn play(&mut self, sans: &str) {
+        for s in sans.split_whitespace() {
+            let m = s
+                .parse::<San>()
+                .expect("san")
+                .to_move(&self.pos)
+                .expect("legal");
+            self.pos.play_unchecked(m);
+            let b = self.pos.board().clone();
+            self.set(&b);
+        }
+    }
+
+    fn put(&mut self, square: shakmaty::Square, piece: PieceCode) {
+        self.t += 50;
+        let out = self.rec.on_message(
+            &Message::FieldUpdate {
+                square: DgtSquare::from_square(square, Orientation::Normal),
+                piece,
+            },
+            self.t,
+        );
+        self.outcomes.extend(out);
+        self.settle();
+    }
+
+    fn clock(
+        &mut self,
+        left: u32,
+        right: u32,
+        running: Option<ClockSide>,
+        flag: Option<ClockSide>,
+    ) {
+        let side = |s: u32, me: ClockSide| SideTime {
+            seconds: s,
+            flag_fallen: flag == Some(me),
+            ..SideTime::default()
+        };
+        let r = ClockReading {
+            left: side(left, ClockSide::Left),
+            right: side(right, ClockSide::Right),
+            status: ClockStatus {
+                running: running.is_some(),
+                lever_right_high: running == Some(ClockSide::Right),
+                ..ClockStatus::default()
+            },
+        };
+        self.t += 100;
+        let out = self.rec.on_message(
+            &Message::Clock {
+                clock: ClockMessage::Time(r),
+            },
+            self.t,
+        );
+        self.outcomes.extend(out);
+    }
+
+    fn sans(&self) -> Vec<String> {
+        self.rec
+            .game()
+            .map(|g| g.moves.iter().map(|m| m.san.to_string()).collect())
+            .unwrap_or_default()
+    }
+}
+
+#[test]
+fn checkmate_ends_the_game_and_a_new_start_begins_another() {
+    let mut t = Table::new();
+    t.play("f3 e5 g4 Qh4#");
+    assert!(t.outcomes.contains(&Outcome::GameOver {
+        result: GameResult::BlackWins,
+        end: GameEnd::Checkmate
+    }));
+    assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::BlackWins));
+    // Pieces put back to the start: a new game.
+    t.pos = Chess::default();
+    t.set(&Board::default());
+    assert!(
+        t.outcomes
+            .iter()
+            .filter(|o| matches!(o, Outcome::NewGame { .. }))
+            .count()
+            == 2
+    );
+    t.play("d4");
+    assert_eq!(t.sans(), vec!["d4"]);
+}
+
+#[test]
+fn repetition_and_draw_conditions_are_flagged() {
+    let mut t = Table::new();
+    t.play("Nf3 Nf6 Ng1 Ng8 Nf3 Nf6 Ng1 Ng8");
+    assert!(t.outcomes.contains(&Outcome::Draw {
+        condition: DrawCondition::ThreefoldRepetition
+    }));
+    assert_eq!(t.sans().len(), 8, "repetitions are moves, not takebacks");
+}
+
+#[test]
+fn kings_in_the_centre_propose_a_result_and_never_a_move() {
+    let mut t = Table::new();
+    t.play("e4 e5 Nf3 Nc6");
+    let mut b = t.pos.board().clone();
+    b.discard_piece_at(shakmaty::Square::E1);
+    b.discard_piece_at(shakmaty::Square::E8);
+    b.discard_piece_at(shakmaty::Square::E4);
+    b.set_piece_at(
+        shakmaty::Square::D5,
+        shakmaty::Piece {
+            color: Color::White,
+            role: shakmaty::Role::King,
+        },
+    );
+    b.set_piece_at(
+        shakmaty::Square::E4,
+        shakmaty::Piece {
+            color: Color::Black,
+            role: shakmaty::Role::King,
+        },
+    );
+    t.set(&b);
+    assert!(t.outcomes.contains(&Outcome::ResultProposed {
+        result: GameResult::WhiteWins,
+        reason: ProposalReason::KingsInCentre
+    }));
+    assert_eq!(t.sans().len(), 4);
+    assert_eq!(
+        t.rec.game().map(|g| g.result),
+        Some(GameResult::Ongoing),
+        "a proposal until an arbiter confirms"
+    );
+    assert_eq!(t.rec.confirm_proposal(), Some(GameResult::WhiteWins));
+}
+
+#[test]
+fn a_magic_piece_proposes_its_result() {
+    let mut t = Table::new();
+    t.play("e4 e5");
+    t.put(shakmaty::Square::D4, PieceCode::Magic(MagicPiece::Draw));
+    assert!(t.outcomes.contains(&Outcome::ResultProposed {
+        result: GameResult::Draw,
+        reason: ProposalReason::MagicPiece
+    }));
+}
+
+#[test]
+fn a_fallen_flag_proposes_a_time_forfeit() {
+    let mut t = Table::new();
+    // White's clock is the left one: it was started for White at the start.
+    t.clock(300, 300, None, None);
+    t.clock(300, 300, Some(ClockSide::Left), None);
+    t.play("e4");
+    t.clock(302, 300, Some(ClockSide::Right), None);
+    t.clock(302, 0, None, Some(ClockSide::Right));
+    assert!(t.outcomes.contains(&Outcome::ResultProposed {
+        result: GameResult::WhiteWins,
+        reason: ProposalReason::TimeForfeit
+    }));
+    t.rec.confirm_proposal();
+    let game = t.rec.game().expect("game");
+    assert_eq!(game.tags.get("Termination"), Some("time forfeit"));
+    assert_eq!(game.moves[0].clk.map(|c| c.secs()), Some(302));
+    assert_eq!(game.tags.get("WhiteClock"), Some("0:05:00"));
+}
+
+#[test]
+fn without_a_clock_moves_have_no_clock_comments() {
+    let mut t = Table::new();
+    t.play("e4 e5 Nf3");
+    let game = t.rec.game().expect("game");
+    assert!(
+        game.moves
+            .iter()
+            .all(|m| m.clk.is_none() && m.emt.is_none())
+    );
+}
+
+#[test]
+fn an_illegal_move_waits_and_the_arbiter_decides() {
+    let mut t = Table::new();
+    t.play("e4 e5");
+    // A knight jumps where no knight can go.
+    let mut b = t.pos.board().clone();
+    let knight = b.remove_piece_at(shakmaty::Square::G1).expect("knight");
+    b.set_piece_at(shakmaty::Square::G4, knight);
+    t.set(&b);
+    assert!(
+        t.outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::OutOfSync { candidates: 0, .. }))
+    );
+    assert!(t.rec.is_out_of_sync());
+    assert_eq!(t.sans(), vec!["e4", "e5"], "no move invented");
+    // Option 1: the pieces go back; the game carries on.
+    assert_eq!(
+        t.rec.position_to_restore().as_deref(),
+        Some("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR")
+    );
+    let back = t.pos.board().clone();
+    t.set(&back);
+    assert!(!t.rec.is_out_of_sync());
+    t.play("Nf3");
+    assert_eq!(t.sans(), vec!["e4", "e5", "Nf3"]);
+    // Option 2: the game continues from the board as it stands.
+    let mut b = t.pos.board().clone();
+    let knight = b.remove_piece_at(shakmaty::Square::F3).expect("knight");
+    b.set_piece_at(shakmaty::Square::H4, knight);
+    b.discard_piece_at(shakmaty::Square::A7);
+    t.set(&b);
+    assert!(t.rec.is_out_of_sync());
+    t.rec
+        .continue_from_board(Color::Black)
+        .expect("legal position");
+    let game = t.rec.game().expect("game");
+    assert!(game.moves.is_empty());
+    assert!(
+        game.intro
+            .as_deref()
+            .is_some_and(|i| i.contains("e4 e5 Nf3")),
+        "earlier moves kept in a comment"
+    );
+    assert_eq!(game.start.turn(), Color::Black);
+}
