@@ -164,6 +164,21 @@ fn single_board_round_trip_with_unplug_and_replug() {
     session.expect("right running", |e| matches!(e, PortEvent::Message { message: Message::Clock { clock: ClockMessage::Time(r) }, .. }
         if r.running_side() == Some(ClockSide::Right) && r.left.seconds == 182));
 
+    // Silence (board switched off, port still there): lost; then back, and started again.
+    line.mute(true);
+    session.expect(
+        "lost",
+        |e| matches!(e, PortEvent::Lost { serial: Some(s) } if s == "01025"),
+    );
+    line.mute(false);
+    session.expect(
+        "back",
+        |e| matches!(e, PortEvent::Back { serial: Some(s) } if s == "01025"),
+    );
+    session.expect("dump after coming back", |e| {
+        is_dump_with(e, "01025", AFTER_E4)
+    });
+
     // Unplug: the port closes. Replug under a new name: found again by serial number.
     let boards = line.unplug();
     session.expect("close", |e| matches!(e, PortEvent::Closed { .. }));

@@ -99,3 +99,38 @@ fn sniff_a_bus_of_three_emulated_boards() {
     assert!(sniff.interrupt(), "sniff stops on Ctrl-C");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ports_probe_finds_emulated_boards() {
+    let dir = temp_dir("ports");
+    let _single = Proc::start(&[
+        "emulate",
+        "--boards",
+        "1",
+        "--speed",
+        "1",
+        "--link-dir",
+        &dir.display().to_string(),
+    ]);
+    wait_for_path(&dir.join("dgt-1"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args([
+            "ports",
+            "--probe",
+            "--scan",
+            &format!("{}/dgt-*", dir.display()),
+        ])
+        .output()
+        .expect("relay ports");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "relay ports failed: {text}");
+    assert!(
+        text.contains(&format!("{}/dgt-1", dir.display())),
+        "lists the port: {text}"
+    );
+    assert!(
+        text.contains("e-board answered (single board): serial 00001, version 1.2"),
+        "probe answer: {text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -66,6 +66,9 @@ struct LineState {
     outbox: Vec<(Instant, Vec<u8>)>,
     /// Damage the last byte (a bus checksum) of this many coming frames: line noise on demand.
     corrupt_next: usize,
+    /// The boards hear nothing and say nothing (a cable pulled between board and adapter, a
+    /// board switched off), while the port itself stays.
+    muted: bool,
 }
 
 impl LineState {
@@ -131,6 +134,7 @@ impl Line {
             boards,
             outbox: Vec::new(),
             corrupt_next: 0,
+            muted: false,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
@@ -188,6 +192,13 @@ impl Line {
             .push((Instant::now(), bytes.to_vec()));
     }
 
+    /// Silences the boards (`true`) or brings them back (`false`); the port stays open.
+    pub fn mute(&self, muted: bool) {
+        let mut st = lock(&self.state);
+        st.muted = muted;
+        st.outbox.clear();
+    }
+
     /// Flips a bit in the last byte of the next `frames` frames the boards send.
     pub fn corrupt_next(&self, frames: usize) {
         lock(&self.state).corrupt_next = frames;
@@ -236,6 +247,11 @@ fn serve(
         };
         let due: Vec<Vec<u8>> = {
             let mut st = lock(&state);
+            if st.muted {
+                st.outbox.clear();
+                drop(st);
+                continue;
+            }
             let now = clock.now_ms();
             let mut out = Vec::new();
             for board in st.boards.iter_mut() {
