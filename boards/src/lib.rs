@@ -4,4 +4,5 @@
 
 pub mod emulator;
 pub mod protocol;
+pub mod testdata;
 pub mod transport;

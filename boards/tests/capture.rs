@@ -56,20 +56,7 @@ const EXPECTED_MESSAGES: usize = 956;
 /// The path of a file under the shared data directory, or `None` (after a notice) when the
 /// directory is not there. With `RELAY_REQUIRE_SHARED_DATA=1` a missing file is a failure.
 fn shared_data(relative: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
-        .join(relative);
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!(
-            "{} not found and RELAY_REQUIRE_SHARED_DATA=1",
-            path.display()
-        );
-    }
-    eprintln!("skipping: ../shared/data not found");
-    None
+    boards::testdata::shared_data(relative)
 }
 
 fn read_lines(path: &PathBuf) -> Vec<String> {

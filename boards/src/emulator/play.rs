@@ -1,6 +1,7 @@
 //! Plays a [`Script`] on one board of an emulated line, in the line's virtual time.
 
 use super::board::{EmulatedBoard, Outgoing};
+use super::clock::ChessClock;
 use super::line::Line;
 use super::player::{Action, Script};
 use crate::protocol::{ClockSide, DgtSquare, Orientation, PieceCode};
@@ -14,6 +15,35 @@ pub struct Table {
     pub white_clock: ClockSide,
     /// How the board lies (rotated = White sits at the far side from the connector).
     pub orientation: Orientation,
+}
+
+impl Table {
+    /// Tables as they differ in a hall, picked by `seed`: White's clock on either side, and
+    /// every third board turned round.
+    pub fn varied(seed: u64) -> Table {
+        Table {
+            white_clock: if seed.is_multiple_of(2) {
+                ClockSide::Right
+            } else {
+                ClockSide::Left
+            },
+            orientation: if seed % 3 == 2 {
+                Orientation::Rotated
+            } else {
+                Orientation::Normal
+            },
+        }
+    }
+
+    /// The clock for `script` on this table: its time control, the first mover's lever up.
+    pub fn clock_for(&self, script: &Script) -> Option<ChessClock> {
+        let first = if script.first_to_move == Color::White {
+            self.white_clock
+        } else {
+            self.white_clock.other()
+        };
+        script.clock.clone().map(|tc| ChessClock::new(tc, first))
+    }
 }
 
 impl Default for Table {
@@ -120,22 +150,6 @@ pub fn play(
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        let dgt = |sq| DgtSquare::from_square(sq, table.orientation);
-        line.act(index, |b| {
-            let out = match step.action {
-                Action::StartClock => b.start_clock(t),
-                Action::Lift(sq) => b.set_square(dgt(sq), PieceCode::Empty, t),
-                Action::Place(sq, piece) => b.set_square(dgt(sq), PieceCode::Piece(piece), t),
-                Action::PressLever(color) => {
-                    let side = if color == Color::White {
-                        table.white_clock
-                    } else {
-                        table.white_clock.other()
-                    };
-                    b.press_lever(side, t)
-                }
-            };
-            ((), out)
-        });
+        line.act(index, |b| ((), apply(b, step.action, table, t)));
     }
 }

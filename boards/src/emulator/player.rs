@@ -1117,18 +1117,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn data_dir() -> Option<PathBuf> {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/pgn/clocks");
-        if dir.is_dir() {
-            return Some(dir);
-        }
-        if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-            panic!(
-                "{} not found and RELAY_REQUIRE_SHARED_DATA=1",
-                dir.display()
-            );
-        }
-        println!("skipping: ../shared/data not found");
-        None
+        crate::testdata::shared_data("pgn/clocks")
     }
 
     fn one_game(pgn: &str) -> GameScore {

@@ -515,6 +515,16 @@ impl BusLine<'_> {
         result
     }
 
+    /// Reports a message from the board `serial`.
+    fn emit(&mut self, serial: &str, message: Message, raw: Vec<u8>, at: SystemTime) {
+        (self.sink)(PortEvent::Message {
+            serial: Some(serial.to_string()),
+            message,
+            raw,
+            at,
+        });
+    }
+
     /// Sends a command to one board and waits for its answer.
     fn request(&mut self, command: BusCommand, address: u16) -> Result<BusAnswer, String> {
         self.command(command, address)?;
@@ -650,12 +660,7 @@ fn bus_loop(
                     line.request(BusCommand::SendVersion, address)?
                 {
                     let message = Message::Version { major, minor };
-                    (line.sink)(PortEvent::Message {
-                        serial: Some(serial.clone()),
-                        message,
-                        raw,
-                        at: SystemTime::now(),
-                    });
+                    line.emit(&serial, message, raw, SystemTime::now());
                 }
                 let then = Instant::now();
                 boards.insert(
@@ -711,12 +716,7 @@ fn poll_board(
                 match r {
                     EeRecord::Field { square, piece, .. } => {
                         let message = Message::FieldUpdate { square, piece };
-                        (line.sink)(PortEvent::Message {
-                            serial: Some(serial.clone()),
-                            message,
-                            raw: raw.clone(),
-                            at,
-                        });
+                        line.emit(&serial, message, raw.clone(), at);
                     }
                     EeRecord::Clock { .. } | EeRecord::Nop => {}
                     // The board restarted, was set up anew, or sent something we cannot place:
@@ -740,12 +740,7 @@ fn poll_board(
             b.last_dump = Instant::now();
         }
         let message = Message::BoardDump { placement };
-        (line.sink)(PortEvent::Message {
-            serial: Some(serial.clone()),
-            message,
-            raw,
-            at: SystemTime::now(),
-        });
+        line.emit(&serial, message, raw, SystemTime::now());
     }
     if let BusAnswer::Reply(BusReplyKind::Clock { clock }, raw) =
         line.request_idempotent(BusCommand::SendClock, address)?
@@ -759,12 +754,7 @@ fn poll_board(
         }
         if changed {
             let message = Message::Clock { clock };
-            (line.sink)(PortEvent::Message {
-                serial: Some(serial.clone()),
-                message,
-                raw,
-                at: SystemTime::now(),
-            });
+            line.emit(&serial, message, raw, SystemTime::now());
         }
     }
     let Some(b) = boards.get_mut(&address) else {

@@ -17,16 +17,14 @@
 //! (`RECORDER_BENCH_SECS` overrides; `RECORDER_BENCH_SEED` plays the games with other noise);
 //! without `--bench` (as `cargo test --benches` runs it) each part runs once, on fewer games.
 
-use boards::emulator::board::{BoardIdentity, EmulatedBoard, Outgoing};
-use boards::emulator::clock::{ChessClock, TimeControl};
-use boards::emulator::play::Table;
-use boards::emulator::player::{Action, GameScore, NoiseConfig, Script, read_games_each, script};
-use boards::protocol::{
-    ClockSide, Command, Decoded, Decoder, DgtSquare, LineMode, Orientation, PieceCode,
-};
+use boards::emulator::board::{BoardIdentity, EmulatedBoard};
+use boards::emulator::clock::TimeControl;
+use boards::emulator::play::{Table, simulate};
+use boards::emulator::player::{GameScore, NoiseConfig, Script, read_games_each, script};
+use boards::protocol::{ClockSide, Command, Decoded, Decoder, LineMode, Orientation};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::{Received, replay};
-use shakmaty::{Color, Position};
+use shakmaty::Position;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -81,73 +79,20 @@ fn startup_bytes() -> Vec<u8> {
     .collect()
 }
 
-/// What the hands do, as the board sees it.
-fn act(board: &mut EmulatedBoard, action: Action, table: Table, t: u64) -> Vec<Outgoing> {
-    let dgt = |sq| DgtSquare::from_square(sq, table.orientation);
-    match action {
-        Action::StartClock => board.start_clock(t),
-        Action::Lift(sq) => board.set_square(dgt(sq), PieceCode::Empty, t),
-        Action::Place(sq, piece) => board.set_square(dgt(sq), PieceCode::Piece(piece), t),
-        Action::PressLever(color) => {
-            let side = if color == Color::White {
-                table.white_clock
-            } else {
-                table.white_clock.other()
-            };
-            board.press_lever(side, t)
-        }
-    }
-}
-
-/// The board's clock as the arbiter sets it before the game, White on the table's side.
-fn clock_for(s: &Script, table: Table) -> Option<ChessClock> {
-    if table.white_clock == ClockSide::Left {
-        // The script's own clock stands with White on the left.
-        return s.new_clock();
-    }
-    let first = if s.first_to_move == Color::White {
-        table.white_clock
-    } else {
-        table.white_clock.other()
-    };
-    s.clock.clone().map(|tc| ChessClock::new(tc, first))
-}
-
 /// Plays `game` on a fresh emulated board and returns what the board sent, with virtual times.
 fn play(game: &GameScore, s: &Script, table: Table, serial: u16) -> Vec<Received> {
-    let mut board = EmulatedBoard::new(BoardIdentity::from_number(serial), clock_for(s, table));
-    let mut out: Vec<Received> = Vec::new();
-    let mut emit = |t: u64, sent: Vec<Outgoing>| {
-        for o in sent {
-            out.push(Received {
-                at_ms: t + o.delay_ms,
-                bytes: o.bytes,
-            });
-        }
-    };
-    emit(0, board.receive(&startup_bytes(), 0));
-    // The arbiter sets up the game's start (nothing to do for the standard start).
-    emit(
-        0,
-        board.set_position(game.start.board(), table.orientation, 0),
-    );
-    let mut next_tick = TICK_MS;
-    for step in &s.actions {
-        while next_tick < step.at_ms {
-            emit(next_tick, board.tick(next_tick));
-            next_tick += TICK_MS;
-        }
-        emit(step.at_ms, act(&mut board, step.action, table, step.at_ms));
-    }
-    // A few more seconds after the last move: the board settles, the clock runs on.
-    let end = s.actions.last().map_or(0, |a| a.at_ms) + 3 * TICK_MS;
-    while next_tick <= end {
-        emit(next_tick, board.tick(next_tick));
-        next_tick += TICK_MS;
-    }
-    // Delayed replies (none in single-board mode) keep the line's time order.
-    out.sort_by_key(|c| c.at_ms);
-    out
+    let mut board = EmulatedBoard::new(BoardIdentity::from_number(serial), table.clock_for(s));
+    simulate(
+        &mut board,
+        &startup_bytes(),
+        game.start.board(),
+        s,
+        table,
+        TICK_MS,
+    )
+    .into_iter()
+    .map(|(at_ms, bytes)| Received { at_ms, bytes })
+    .collect()
 }
 
 fn count_messages(chunks: &[Received]) -> usize {

@@ -224,8 +224,9 @@ pub struct Recorder {
     flagged: Vec<DrawCondition>,
     /// The game ended by mate or stalemate on the board (not by a result given).
     ended_on_board: bool,
-    /// Boards read since the game's position was last confirmed, transient ones included.
-    seen: Vec<Board>,
+    /// Boards read since the game's position was last confirmed, transient ones included
+    /// (kept as read; turned into real squares only when a still board needs them).
+    seen: Vec<Placement>,
     /// When the last message arrived.
     last_message_ms: Option<u64>,
     /// Messages stopped for longer than a running clock allows: moves may have been missed.
@@ -378,14 +379,12 @@ impl Recorder {
     fn changed(&mut self, now_ms: u64) {
         self.last_change_ms = now_ms;
         self.evaluated = false;
-        if let Some(o) = self.orientation
-            && self.game.is_some()
-        {
+        if self.orientation.is_some() && self.game.is_some() {
             // Bounded: a board left in disorder for hours must not grow without end.
             if self.seen.len() >= MAX_SEEN {
                 self.seen.drain(..MAX_SEEN / 2);
             }
-            self.seen.push(self.board.to_board(o));
+            self.seen.push(self.board);
         }
     }
 
@@ -494,12 +493,14 @@ impl Recorder {
         } else {
             self.cfg.max_bridge
         };
+        let orientation = self.orientation.unwrap_or_default();
+        let seen: Vec<Board> = self.seen.iter().map(|p| p.to_board(orientation)).collect();
         let history = History {
             positions: &self.positions,
             moves: &moves,
             presses_ahead,
             bridge_limit,
-            seen: &self.seen,
+            seen: &seen,
         };
         let inference = infer(&history, &board, self.cfg.max_bridge);
         if self.ended_on_board {
@@ -821,6 +822,7 @@ impl Recorder {
         let finished = self.finished;
         let start = self.clocks.start_reading;
         let white_side = self.clocks.white_side();
+        let to_move = self.positions.last().map_or(Color::White, |p| p.turn());
         let Some(g) = self.game.as_mut() else { return };
         if g.tags.get("WhiteClock").is_none()
             && let (Some(r), Some(w)) = (start, white_side)
@@ -838,7 +840,6 @@ impl Recorder {
             g.tags.remove("Clock");
             return;
         }
-        let to_move = g.position().turn();
         let value = match running {
             Some(Color::White) => format!("W/{white}"),
             Some(Color::Black) => format!("B/{black}"),

@@ -8,27 +8,14 @@
 use boards::emulator::board::{BoardIdentity, EmulatedBoard};
 use boards::emulator::play::{Table, simulate};
 use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
-use boards::protocol::{ClockSide, Command, LineMode, Orientation};
+use boards::protocol::{Command, LineMode};
 use relay_core::recorder::RecorderConfig;
 use relay_core::replay::{Received, replay};
 use shakmaty::Position;
 use std::path::PathBuf;
 
 fn shared_dir(path: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(path);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!(
-            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
-            p.display()
-        );
-    }
-    println!("skipping: ../shared/data not found");
-    None
+    boards::testdata::shared_data(path)
 }
 
 fn startup() -> Vec<u8> {
@@ -56,26 +43,8 @@ fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usi
         handling_ms: (250, 700),
     };
     let s = script(game, seed, &noise);
-    let table = Table {
-        white_clock: if seed.is_multiple_of(2) {
-            ClockSide::Right
-        } else {
-            ClockSide::Left
-        },
-        orientation: if seed % 3 == 2 {
-            Orientation::Rotated
-        } else {
-            Orientation::Normal
-        },
-    };
-    let clock = s.clock.clone().map(|tc| {
-        let first = if s.first_to_move == shakmaty::Color::White {
-            table.white_clock
-        } else {
-            table.white_clock.other()
-        };
-        boards::emulator::clock::ChessClock::new(tc, first)
-    });
+    let table = Table::varied(seed);
+    let clock = table.clock_for(&s);
     let mut board = EmulatedBoard::new(BoardIdentity::from_number(7), clock);
     let bytes = simulate(&mut board, &startup(), game.start.board(), &s, table, 200);
     let chunks: Vec<Received> = bytes

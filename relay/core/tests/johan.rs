@@ -4,25 +4,10 @@
 use boards::protocol::LineMode;
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::{at_interval, parse_base64_lines, replay};
-use std::path::PathBuf;
 
 fn shared(path: &str) -> Option<String> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(path);
-    match std::fs::read_to_string(&p) {
-        Ok(s) => Some(s),
-        Err(_) if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") => {
-            panic!(
-                "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
-                p.display()
-            )
-        }
-        Err(_) => {
-            println!("skipping: ../shared/data not found");
-            None
-        }
-    }
+    let p = boards::testdata::shared_data(path)?;
+    Some(std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
 #[test]

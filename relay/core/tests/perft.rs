@@ -14,18 +14,7 @@ const MAX_NODES: u64 = 200_000;
 
 /// The perft folder of the shared test data, or `None` (with a notice) when it is absent.
 fn perft_dir() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/perft");
-    if p.is_dir() {
-        return Some(p);
-    }
-    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!(
-            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
-            p.display()
-        );
-    }
-    println!("skipping: ../shared/data not found");
-    None
+    boards::testdata::shared_data("perft")
 }
 
 /// One position of a suite with its expected counts.

@@ -14,18 +14,7 @@ use std::path::{Path, PathBuf};
 const KNOWN_BAD_IN_CLOCKS: &[(&str, usize, &str)] = &[];
 
 fn data_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/pgn");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!(
-            "../shared/data not found at {} and RELAY_REQUIRE_SHARED_DATA=1",
-            dir.display()
-        );
-    }
-    println!("skipping: ../shared/data not found");
-    None
+    boards::testdata::shared_data("pgn")
 }
 
 fn pgn_files(dir: &Path) -> Vec<PathBuf> {

@@ -6,11 +6,10 @@
 //! changes only at the scripted moments.
 
 use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::clock::ChessClock;
 use boards::emulator::line::{Line, VirtualClock};
 use boards::emulator::play::{Table, play};
 use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
-use boards::protocol::{ClockSide, LineMode, Orientation};
+use boards::protocol::LineMode;
 use boards::transport::{PortEvent, SessionConfig};
 use relay_core::game::Game;
 use relay_core::recorder::{Recorder, RecorderConfig};
@@ -25,20 +24,7 @@ const SPEED: f64 = 10.0;
 const IDLE_MS: u64 = 2_500;
 
 fn shared_dir(path: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(path);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!(
-            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
-            p.display()
-        );
-    }
-    println!("skipping: ../shared/data not found");
-    None
+    boards::testdata::shared_data(path)
 }
 
 /// Plays one game on its own emulated line and records it through the serial path.
@@ -48,26 +34,8 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
         handling_ms: (250, 700),
     };
     let s = script(game, seed, &noise);
-    let table = Table {
-        white_clock: if seed.is_multiple_of(2) {
-            ClockSide::Right
-        } else {
-            ClockSide::Left
-        },
-        orientation: if seed % 3 == 2 {
-            Orientation::Rotated
-        } else {
-            Orientation::Normal
-        },
-    };
-    let clock = s.clock.clone().map(|tc| {
-        let first = if s.first_to_move == shakmaty::Color::White {
-            table.white_clock
-        } else {
-            table.white_clock.other()
-        };
-        ChessClock::new(tc, first)
-    });
+    let table = Table::varied(seed);
+    let clock = table.clock_for(&s);
     let board = EmulatedBoard::new(
         BoardIdentity::from_number(100 + (seed % 1000) as u16),
         clock,

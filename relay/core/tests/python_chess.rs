@@ -50,20 +50,7 @@ fn python_chess_available() -> bool {
 }
 
 fn shared(path: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(path);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("RELAY_REQUIRE_SHARED_DATA").as_deref() == Ok("1") {
-        panic!(
-            "{} is required (RELAY_REQUIRE_SHARED_DATA=1) but missing",
-            p.display()
-        );
-    }
-    println!("skipping: ../shared/data not found");
-    None
+    boards::testdata::shared_data(path)
 }
 
 fn python_read(pgn: &str) -> serde_json::Value {
