@@ -134,3 +134,35 @@ fn ports_probe_finds_emulated_boards() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ports_probe_as_a_bus_finds_every_board_of_a_chain() {
+    let dir = temp_dir("ports-bus");
+    let _chain = Proc::start(&[
+        "emulate",
+        "--boards",
+        "3",
+        "--bus",
+        "--speed",
+        "1",
+        "--link-dir",
+        &dir.display().to_string(),
+    ]);
+    wait_for_path(&dir.join("dgt-1"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args([
+            "ports",
+            "--probe",
+            "--bus",
+            "--scan",
+            &format!("{}/dgt-*", dir.display()),
+        ])
+        .output()
+        .expect("relay ports");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("e-board answered (bus): serial 00001, 00002, 00003"),
+        "probe answer: {text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,6 +15,11 @@ pub struct PortsArgs {
     /// With --probe: probe every port, not only those that look like DGT boards.
     #[arg(long)]
     all: bool,
+    /// With --probe: ask as a bus first (serial boards chained on one line). Without it a
+    /// port is asked as a single board first, which is right for USB and Bluetooth boards;
+    /// on a chain every board would answer at once.
+    #[arg(long)]
+    bus: bool,
     /// More places to look, e.g. /dev/rfcomm0 or a directory of links like /tmp/dgt/* .
     #[arg(long = "scan", env = "RELAY_SCAN", value_delimiter = ',')]
     scan: Vec<String>,
@@ -30,7 +35,15 @@ pub fn run(args: PortsArgs) -> Result<()> {
         let probed = if args.probe
             && (args.all || p.looks_like_dgt || args.scan.iter().any(|s| !s.is_empty()))
         {
-            Some(probe(&p.path, LineMode::Single, Duration::from_millis(700)))
+            Some(probe(
+                &p.path,
+                if args.bus {
+                    LineMode::Bus
+                } else {
+                    LineMode::Single
+                },
+                Duration::from_millis(700),
+            ))
         } else {
             None
         };

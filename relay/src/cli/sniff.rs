@@ -156,8 +156,8 @@ pub fn event_json(e: &PortEvent, raw: bool) -> Value {
             at,
         } => {
             let mut v = message_json(message);
-            v["time_ms"] = json!(unix_ms(*at));
             v["board"] = json!(serial);
+            v["time_ms"] = json!(unix_ms(*at));
             if raw {
                 v["raw"] = json!(hex(bytes));
             }
