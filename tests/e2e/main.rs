@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `relay` binary, emulated boards on pseudo-terminals, as an
 //! operator would run them from a shell.
 
+mod replay;
 mod sniff;
 
 use std::io::{BufRead, BufReader};
