@@ -1,0 +1,379 @@
+//! The relay's storage: one [`Store`] over SQLite (the embedded default, `sqlite://relay.db`)
+//! or PostgreSQL (`postgres://…`), with per-backend migrations applied at start-up.
+//!
+//! Every write that changes what spectators see (a move, a correction, a result) happens in
+//! one transaction with the round's change sequence number, and returns that number only after
+//! the commit: the caller publishes after this returns, so nothing is announced that a crash
+//! could take back. SQLite runs in WAL mode with `synchronous=FULL` (the commit is on disk
+//! when it returns); PostgreSQL with its defaults (`fsync`, `synchronous_commit` on).
+//!
+//! The SQL is shared by both backends: parameters are written `$1`, `$2`, … in the order they
+//! first appear, which SQLite reads as numbered parameters too. Only the schema differs.
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Why the store could not do something.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "database URL {url:?} not understood: {reason} (expected sqlite://FILE or postgres://USER@HOST/DB)"
+    )]
+    BadUrl { url: String, reason: String },
+    #[error("cannot open the database: {0}")]
+    Connect(String),
+    #[error(
+        "the database was written by a newer relay (schema {found}, this relay knows up to {known}); refusing to touch it"
+    )]
+    NewerSchema { found: i64, known: i64 },
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A connection pool to one of the two backends.
+#[derive(Clone, Debug)]
+pub enum Store {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs the same code on whichever pool the store has (the SQL is the same for both).
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            Store::Sqlite($pool) => $body,
+            Store::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Raises the round's change number for a change to `game` and records the change, inside the
+/// transaction `tx` (a macro so that it is written once for both backends' types).
+macro_rules! bump {
+    ($tx:expr, $game:expr, $kind:expr, $payload:expr) => {{
+        let row: Option<(i64, i64)> = sqlx::query_as(
+            "UPDATE rounds SET seq = seq + 1 WHERE id = (SELECT round_id FROM games WHERE id = $1) RETURNING id, seq",
+        )
+        .bind($game)
+        .fetch_optional(&mut *$tx)
+        .await?;
+        let (round, seq) = row.ok_or(StoreError::NotFound { what: "game", id: $game.to_string() })?;
+        sqlx::query("INSERT INTO changes (round_id, seq, game_id, kind, payload) VALUES ($1, $2, $3, $4, $5)")
+            .bind(round)
+            .bind(seq)
+            .bind($game)
+            .bind($kind)
+            .bind($payload)
+            .execute(&mut *$tx)
+            .await?;
+        seq
+    }};
+}
+
+mod export;
+mod migrate;
+mod model;
+
+pub use export::to_game;
+pub use migrate::SCHEMA_VERSION;
+pub use model::{
+    AuditEntry, Change, NewTournament, Pairing, Player, RawEntry, StoredGame, StoredMove,
+};
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Store {
+    /// Opens (creating a SQLite file if missing) and brings the schema up to date. A bad URL,
+    /// wrong credentials or a newer schema is an error before anything is changed.
+    pub async fn open(url: &str) -> Result<Store> {
+        let bad = |reason: String| StoreError::BadUrl {
+            url: url.to_string(),
+            reason,
+        };
+        let store = if url.starts_with("sqlite:") {
+            let opts = SqliteConnectOptions::from_str(url)
+                .map_err(|e| bad(e.to_string()))?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10));
+            let pool = SqlitePoolOptions::new()
+                .max_connections(4)
+                .connect_with(opts)
+                .await
+                .map_err(|e| StoreError::Connect(e.to_string()))?;
+            Store::Sqlite(pool)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let opts = PgConnectOptions::from_str(url).map_err(|e| bad(e.to_string()))?;
+            let pool = PgPoolOptions::new()
+                .max_connections(8)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(opts)
+                .await
+                .map_err(|e| StoreError::Connect(e.to_string()))?;
+            Store::Postgres(pool)
+        } else {
+            return Err(bad("unknown scheme".into()));
+        };
+        migrate::run(&store).await?;
+        Ok(store)
+    }
+
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Store::Sqlite(_) => "sqlite",
+            Store::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Whether the database answers (for `/health`).
+    pub async fn ping(&self) -> bool {
+        on_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await.is_ok())
+    }
+
+    pub async fn create_tournament(&self, t: &NewTournament) -> Result<i64> {
+        let sql = "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
+        on_pool!(self, pool => {
+            let (id,): (i64,) = sqlx::query_as(sql)
+                .bind(&t.name)
+                .bind(&t.site)
+                .bind(&t.start_date)
+                .bind(&t.end_date)
+                .bind(&t.time_control)
+                .bind(i64::from(t.delay_secs))
+                .bind(now_ms())
+                .fetch_one(pool)
+                .await?;
+            Ok(id)
+        })
+    }
+
+    pub async fn create_round(
+        &self,
+        tournament: i64,
+        number: &str,
+        date: Option<&str>,
+    ) -> Result<i64> {
+        let sql =
+            "INSERT INTO rounds (tournament_id, number, date) VALUES ($1, $2, $3) RETURNING id";
+        on_pool!(self, pool => {
+            let r: std::result::Result<(i64,), sqlx::Error> =
+                sqlx::query_as(sql).bind(tournament).bind(number).bind(date).fetch_one(pool).await;
+            match r {
+                Ok((id,)) => Ok(id),
+                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                    Err(StoreError::NotFound { what: "tournament", id: tournament.to_string() })
+                }
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                    Err(StoreError::Conflict(format!("round {number} exists already")))
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// Adds (or replaces the players of) the game on `board_no` of a round.
+    pub async fn set_pairing(&self, round: i64, p: &Pairing) -> Result<i64> {
+        let sql = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
+                                      black, black_title, black_elo, black_fide_id, black_fed)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                   ON CONFLICT (round_id, board_no) DO UPDATE SET
+                     white = excluded.white, white_title = excluded.white_title, white_elo = excluded.white_elo,
+                     white_fide_id = excluded.white_fide_id, white_fed = excluded.white_fed,
+                     black = excluded.black, black_title = excluded.black_title, black_elo = excluded.black_elo,
+                     black_fide_id = excluded.black_fide_id, black_fed = excluded.black_fed
+                   RETURNING id";
+        on_pool!(self, pool => {
+            let r: std::result::Result<(i64,), sqlx::Error> = sqlx::query_as(sql)
+                .bind(round)
+                .bind(i64::from(p.board_no))
+                .bind(&p.white.name).bind(&p.white.title).bind(p.white.rating.map(i64::from))
+                .bind(p.white.fide_id.map(|v| v as i64)).bind(&p.white.federation)
+                .bind(&p.black.name).bind(&p.black.title).bind(p.black.rating.map(i64::from))
+                .bind(p.black.fide_id.map(|v| v as i64)).bind(&p.black.federation)
+                .fetch_one(pool)
+                .await;
+            match r {
+                Ok((id,)) => Ok(id),
+                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                    Err(StoreError::NotFound { what: "round", id: round.to_string() })
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// Records the move at `m.ply` of a game, durably, and returns the round's new change
+    /// number. A ply recorded twice (a replay after a crash) is refused, not duplicated.
+    pub async fn record_move(&self, game: i64, m: &StoredMove) -> Result<i64> {
+        let payload = serde_json::json!({"ply": m.ply, "san": m.san, "uci": m.uci, "clk_ms": m.clk_ms, "emt_ms": m.emt_ms, "fen": m.fen_after}).to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let inserted = sqlx::query(
+                "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING",
+            )
+            .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
+            .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
+            .bind(m.accepted_at_ms).bind(&m.fen_after)
+            .execute(&mut *tx)
+            .await;
+            match inserted {
+                Ok(r) if r.rows_affected() == 0 => {
+                    return Err(StoreError::Conflict(format!("game {game} already has ply {}", m.ply)));
+                }
+                Ok(_) => {}
+                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                    return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+                }
+                Err(e) => return Err(e.into()),
+            }
+            sqlx::query("UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'")
+                .bind(game).execute(&mut *tx).await?;
+            let seq = bump!(tx, game, "move", &payload);
+            tx.commit().await?;
+            Ok(seq)
+        })
+    }
+
+    /// Removes the moves from `from_ply` on (a correction or takeback), keeping the reason in
+    /// the audit trail. Returns the new change number.
+    pub async fn truncate_moves(
+        &self,
+        game: i64,
+        from_ply: u32,
+        actor: &str,
+        reason: &str,
+    ) -> Result<i64> {
+        let payload = serde_json::json!({"from_ply": from_ply}).to_string();
+        let detail = serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let removed = sqlx::query("DELETE FROM moves WHERE game_id = $1 AND ply >= $2")
+                .bind(game).bind(i64::from(from_ply)).execute(&mut *tx).await?.rows_affected();
+            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                .bind(now_ms()).bind(actor).bind("truncate").bind(game).bind(&detail)
+                .execute(&mut *tx).await?;
+            let _ = removed;
+            let seq = bump!(tx, game, "truncate", &payload);
+            tx.commit().await?;
+            Ok(seq)
+        })
+    }
+
+    /// Sets a game's result (and status: finished, or confirmed by an arbiter).
+    pub async fn set_result(
+        &self,
+        game: i64,
+        result: &str,
+        termination: Option<&str>,
+        status: &str,
+        actor: &str,
+    ) -> Result<i64> {
+        let payload =
+            serde_json::json!({"result": result, "termination": termination, "status": status})
+                .to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3 WHERE id = $4")
+                .bind(result).bind(termination).bind(status).bind(game)
+                .execute(&mut *tx).await?.rows_affected();
+            if n == 0 {
+                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+            }
+            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)
+                .execute(&mut *tx).await?;
+            let seq = bump!(tx, game, "result", &payload);
+            tx.commit().await?;
+            Ok(seq)
+        })
+    }
+
+    /// A game with its pairing and moves.
+    pub async fn game(&self, id: i64) -> Result<StoredGame> {
+        on_pool!(self, pool => {
+            let row: Option<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ID).bind(id).fetch_optional(pool).await?;
+            let row = row.ok_or(StoreError::NotFound { what: "game", id: id.to_string() })?;
+            let moves: Vec<model::MoveRow> = sqlx::query_as(
+                "SELECT ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after FROM moves WHERE game_id = $1 ORDER BY ply",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?;
+            Ok(model::game_from_rows(row, moves))
+        })
+    }
+
+    /// The games of a round in board order.
+    pub async fn round_games(&self, round: i64) -> Result<Vec<StoredGame>> {
+        let ids: Vec<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT id FROM games WHERE round_id = $1 ORDER BY board_no").bind(round).fetch_all(pool).await?);
+        let mut out = Vec::with_capacity(ids.len());
+        for (id,) in ids {
+            out.push(self.game(id).await?);
+        }
+        Ok(out)
+    }
+
+    /// Everything that changed in a round after change number `after`.
+    pub async fn changes_since(&self, round: i64, after: i64) -> Result<Vec<Change>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(i64, Option<i64>, String, String)> = sqlx::query_as(
+                "SELECT seq, game_id, kind, payload FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq",
+            )
+            .bind(round).bind(after).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(seq, game_id, kind, payload)| Change { seq, game_id, kind, payload }).collect())
+        })
+    }
+
+    /// Appends raw board messages (the black box), in one transaction.
+    pub async fn log_raw(&self, entries: &[RawEntry]) -> Result<()> {
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            for e in entries {
+                sqlx::query("INSERT INTO raw_log (port, serial, received_at, bytes) VALUES ($1, $2, $3, $4)")
+                    .bind(&e.port).bind(&e.serial).bind(e.received_at_ms).bind(&e.bytes)
+                    .execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    /// Raw messages of a port in time order (what `relay replay` reads).
+    pub async fn raw_log(&self, port: &str) -> Result<Vec<RawEntry>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(String, Option<String>, i64, Vec<u8>)> = sqlx::query_as(
+                "SELECT port, serial, received_at, bytes FROM raw_log WHERE port = $1 ORDER BY received_at, id",
+            )
+            .bind(port).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(port, serial, received_at_ms, bytes)| RawEntry { port, serial, received_at_ms, bytes }).collect())
+        })
+    }
+
+    /// The audit trail of a game, oldest first.
+    pub async fn audit_trail(&self, game: i64) -> Result<Vec<AuditEntry>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
+                "SELECT at, actor, action, detail FROM audit WHERE game_id = $1 ORDER BY id",
+            )
+            .bind(game).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(at_ms, actor, action, detail)| AuditEntry { at_ms, actor, action, detail }).collect())
+        })
+    }
+}

@@ -1,0 +1,170 @@
+//! What the store keeps, as plain values.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NewTournament {
+    pub name: String,
+    pub site: Option<String>,
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+    pub time_control: Option<String>,
+    /// Broadcast delay for spectators, 0..=3600 s.
+    pub delay_secs: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Player {
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub rating: Option<u32>,
+    pub fide_id: Option<u64>,
+    pub federation: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Pairing {
+    pub board_no: u32,
+    pub white: Player,
+    pub black: Player,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoredMove {
+    /// 1 for White's first move.
+    pub ply: u32,
+    pub san: String,
+    pub uci: String,
+    pub clk_ms: Option<u64>,
+    pub emt_ms: Option<u64>,
+    /// When the relay accepted the move (ms since the Unix epoch).
+    pub accepted_at_ms: i64,
+    /// The position after the move, so a game can be rebuilt without replaying it.
+    pub fen_after: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoredGame {
+    pub id: i64,
+    pub round_id: i64,
+    pub pairing: Pairing,
+    pub result: String,
+    pub termination: Option<String>,
+    /// pending, live, finished, confirmed
+    pub status: String,
+    pub start_fen: Option<String>,
+    pub chess960: bool,
+    pub moves: Vec<StoredMove>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub seq: i64,
+    pub game_id: Option<i64>,
+    pub kind: String,
+    /// JSON.
+    pub payload: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RawEntry {
+    pub port: String,
+    pub serial: Option<String>,
+    pub received_at_ms: i64,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AuditEntry {
+    pub at_ms: i64,
+    pub actor: String,
+    pub action: String,
+    /// JSON.
+    pub detail: String,
+}
+
+pub(crate) const GAME_SELECT_BY_ID: &str = "SELECT id, round_id, board_no,
+    white, white_title, white_elo, white_fide_id, white_fed,
+    black, black_title, black_elo, black_fide_id, black_fed,
+    result, termination, status, start_fen, chess960 FROM games WHERE id = $1";
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct GameRow {
+    id: i64,
+    round_id: i64,
+    board_no: i64,
+    white: Option<String>,
+    white_title: Option<String>,
+    white_elo: Option<i64>,
+    white_fide_id: Option<i64>,
+    white_fed: Option<String>,
+    black: Option<String>,
+    black_title: Option<String>,
+    black_elo: Option<i64>,
+    black_fide_id: Option<i64>,
+    black_fed: Option<String>,
+    result: String,
+    termination: Option<String>,
+    status: String,
+    start_fen: Option<String>,
+    chess960: i64,
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct MoveRow {
+    ply: i64,
+    san: String,
+    uci: String,
+    clk_ms: Option<i64>,
+    emt_ms: Option<i64>,
+    accepted_at: i64,
+    fen_after: String,
+}
+
+pub(crate) fn game_from_rows(g: GameRow, moves: Vec<MoveRow>) -> StoredGame {
+    let player = |name, title, elo: Option<i64>, fide: Option<i64>, fed| Player {
+        name,
+        title,
+        rating: elo.and_then(|v| u32::try_from(v).ok()),
+        fide_id: fide.and_then(|v| u64::try_from(v).ok()),
+        federation: fed,
+    };
+    StoredGame {
+        id: g.id,
+        round_id: g.round_id,
+        pairing: Pairing {
+            board_no: u32::try_from(g.board_no).unwrap_or(0),
+            white: player(
+                g.white,
+                g.white_title,
+                g.white_elo,
+                g.white_fide_id,
+                g.white_fed,
+            ),
+            black: player(
+                g.black,
+                g.black_title,
+                g.black_elo,
+                g.black_fide_id,
+                g.black_fed,
+            ),
+        },
+        result: g.result,
+        termination: g.termination,
+        status: g.status,
+        start_fen: g.start_fen,
+        chess960: g.chess960 != 0,
+        moves: moves
+            .into_iter()
+            .map(|m| StoredMove {
+                ply: u32::try_from(m.ply).unwrap_or(0),
+                san: m.san,
+                uci: m.uci,
+                clk_ms: m.clk_ms.and_then(|v| u64::try_from(v).ok()),
+                emt_ms: m.emt_ms.and_then(|v| u64::try_from(v).ok()),
+                accepted_at_ms: m.accepted_at,
+                fen_after: m.fen_after,
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,313 @@
+//! One storage story, told against SQLite and against the real PostgreSQL: a tournament, a
+//! round with pairings, a real game's moves with clocks, a correction, the result, and the
+//! round's PGN read back.
+//!
+//! PostgreSQL runs when `RELAY_TEST_POSTGRES` holds a URL of a server where this user may create
+//! databases (e.g. `postgres://postgres@127.0.0.1/test`); otherwise the test says it skips it,
+//! or fails under `RELAY_REQUIRE_ALL=1`.
+
+use boards::protocol::LineMode;
+use relay_core::pgn::{WriteOptions, write_game};
+use relay_core::recorder::RecorderConfig;
+use relay_core::replay::{at_interval, parse_base64_lines, replay};
+use relay_store::{
+    NewTournament, Pairing, Player, RawEntry, Store, StoreError, StoredMove, to_game,
+};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, EnPassantMode};
+
+/// The real game from the capture, as the recorder made it (or a short one without the data).
+fn recorded_game() -> relay_core::game::Game {
+    if let Some(p) = boards::testdata::shared_data("dgt-captures/johan.inbytes") {
+        let text = std::fs::read_to_string(p).expect("read capture");
+        let msgs = parse_base64_lines(&text).expect("base64 lines");
+        let (games, _) = replay(
+            &at_interval(msgs, 100),
+            LineMode::Single,
+            RecorderConfig::default(),
+        );
+        return games.into_iter().next().expect("one game");
+    }
+    relay_core::pgn::read_game(
+        "1. e4 {[%clk 0:05:09]} e5 {[%clk 0:05:09]} 2. Nf3 {[%clk 0:05:12]} *",
+    )
+    .expect("pgn")
+}
+
+fn stored_moves(g: &relay_core::game::Game) -> Vec<StoredMove> {
+    let mut pos = g.start.clone();
+    g.moves
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            use shakmaty::Position;
+            pos.play_unchecked(m.mv);
+            StoredMove {
+                ply: i as u32 + 1,
+                san: m.san.to_string(),
+                uci: m.mv.to_uci(CastlingMode::Standard).to_string(),
+                clk_ms: m.clk.map(|c| c.millis()),
+                emt_ms: m.emt.map(|c| c.millis()),
+                accepted_at_ms: 1_000 * i as i64,
+                fen_after: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+            }
+        })
+        .collect()
+}
+
+async fn story(store: &Store) {
+    let t = store
+        .create_tournament(&NewTournament {
+            name: "Tata Steel \"Masters\"".into(),
+            site: Some("Wijk aan Zee".into()),
+            delay_secs: 900,
+            ..Default::default()
+        })
+        .await
+        .expect("tournament");
+    let r = store
+        .create_round(t, "5", Some("2026.11.21"))
+        .await
+        .expect("round");
+    assert!(
+        matches!(
+            store.create_round(t, "5", None).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "a round number once"
+    );
+    assert!(matches!(
+        store.create_round(t + 999, "1", None).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    let player = |name: &str, elo| Player {
+        name: Some(name.into()),
+        title: Some("GM".into()),
+        rating: Some(elo),
+        fide_id: Some(1_503_014),
+        federation: Some("NOR".into()),
+    };
+    let g1 = store
+        .set_pairing(
+            r,
+            &Pairing {
+                board_no: 1,
+                white: player("Carlsen, Magnus", 2830),
+                black: player("Giri, Anish", 2760),
+            },
+        )
+        .await
+        .expect("board 1");
+    let g2 = store
+        .set_pairing(
+            r,
+            &Pairing {
+                board_no: 2,
+                white: player("So, Wesley", 2750),
+                black: player("Caruana, Fabiano", 2800),
+            },
+        )
+        .await
+        .expect("board 2");
+    assert_ne!(g1, g2);
+
+    // The moves, each durably with a new change number.
+    let game = recorded_game();
+    let moves = stored_moves(&game);
+    let mut last_seq = 0;
+    for m in &moves {
+        let seq = store.record_move(g1, m).await.expect("move");
+        assert_eq!(
+            seq,
+            last_seq + 1,
+            "change numbers count up with each commit"
+        );
+        last_seq = seq;
+    }
+    // The same ply again (a replay after a crash): refused, never twice.
+    assert!(matches!(
+        store.record_move(g1, &moves[0]).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        store.record_move(9_999_999, &moves[0]).await,
+        Err(StoreError::NotFound { .. })
+    ));
+
+    // A correction: the last move taken back and recorded again.
+    let n = moves.len() as u32;
+    let seq = store
+        .truncate_moves(g1, n, "arbiter", "board misread")
+        .await
+        .expect("truncate");
+    assert_eq!(seq, last_seq + 1);
+    assert_eq!(
+        store.game(g1).await.expect("game").moves.len(),
+        moves.len() - 1
+    );
+    store
+        .record_move(g1, &moves[moves.len() - 1])
+        .await
+        .expect("re-record");
+    let seq = store
+        .set_result(g1, "1-0", Some("time forfeit"), "confirmed", "arbiter")
+        .await
+        .expect("result");
+
+    // A client that saw change 3 asks for the rest: exactly what followed, in order.
+    let changes = store.changes_since(r, 3).await.expect("changes");
+    assert_eq!(changes.first().map(|c| c.seq), Some(4));
+    assert_eq!(changes.last().map(|c| c.seq), Some(seq));
+    assert!(changes.windows(2).all(|w| w[1].seq == w[0].seq + 1));
+    let trail = store.audit_trail(g1).await.expect("audit");
+    assert_eq!(
+        trail.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
+        vec!["truncate", "result"]
+    );
+
+    // The black box: raw messages in, in order out.
+    let raw = vec![
+        RawEntry {
+            port: "/dev/ttyACM0".into(),
+            serial: Some("01025".into()),
+            received_at_ms: 10,
+            bytes: vec![0x8E, 0, 5, 0x34, 0],
+        },
+        RawEntry {
+            port: "/dev/ttyACM0".into(),
+            serial: Some("01025".into()),
+            received_at_ms: 20,
+            bytes: vec![0x8E, 0, 5, 0x24, 1],
+        },
+    ];
+    store.log_raw(&raw).await.expect("raw log");
+    assert_eq!(store.raw_log("/dev/ttyACM0").await.expect("raw"), raw);
+
+    // The round's PGN: the game as recorded, with its players and clocks.
+    let games = store.round_games(r).await.expect("round");
+    assert_eq!(
+        games.iter().map(|g| g.pairing.board_no).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert_eq!(games[0].status, "confirmed");
+    let back = to_game(
+        &games[0],
+        "Tata Steel \"Masters\"",
+        Some("Wijk aan Zee"),
+        "5",
+    );
+    let pgn = write_game(&back, &WriteOptions::default());
+    assert!(
+        pgn.contains("[Event \"Tata Steel \\\"Masters\\\"\"]"),
+        "{pgn}"
+    );
+    assert!(
+        pgn.contains("[Round \"5.1\"]")
+            && pgn.contains("[White \"Carlsen, Magnus\"]")
+            && pgn.contains("[WhiteElo \"2830\"]"),
+        "{pgn}"
+    );
+    assert!(
+        pgn.contains("[Termination \"time forfeit\"]") && pgn.contains("[Result \"1-0\"]"),
+        "{pgn}"
+    );
+    let want: Vec<(String, Option<u64>)> = game
+        .moves
+        .iter()
+        .map(|m| (m.san.to_string(), m.clk.map(|c| c.millis())))
+        .collect();
+    let got: Vec<(String, Option<u64>)> = back
+        .moves
+        .iter()
+        .map(|m| (m.san.to_string(), m.clk.map(|c| c.millis())))
+        .collect();
+    assert_eq!(got, want, "moves and clocks read back");
+    assert!(store.ping().await);
+}
+
+#[tokio::test]
+async fn the_story_on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("relay-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let url = format!("sqlite://{}/relay.db", dir.display());
+    let store = Store::open(&url).await.expect("open sqlite");
+    story(&store).await;
+    // Open again: the schema is there and nothing is applied twice.
+    drop(store);
+    let again = Store::open(&url).await.expect("reopen");
+    assert_eq!(again.round_games(1).await.expect("games").len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn the_story_on_postgres() {
+    let Ok(base) = std::env::var("RELAY_TEST_POSTGRES") else {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
+        }
+        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+        return;
+    };
+    // A database of our own, so runs never see each other's rows.
+    let name = format!("relay_story_{}", std::process::id());
+    let admin = Store::open(&base)
+        .await
+        .expect("connect to RELAY_TEST_POSTGRES");
+    let Store::Postgres(pool) = &admin else {
+        panic!("RELAY_TEST_POSTGRES must be a postgres:// URL")
+    };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name}"
+    )))
+    .execute(pool)
+    .await
+    .expect("drop");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(pool)
+        .await
+        .expect("create database");
+    let url = match base.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{name}"),
+        None => panic!("RELAY_TEST_POSTGRES has no database part"),
+    };
+    let store = Store::open(&url).await.expect("open postgres");
+    story(&store).await;
+    if let Store::Postgres(p) = store {
+        p.close().await;
+    }
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name}"
+    )))
+    .execute(pool)
+    .await
+    .expect("drop");
+}
+
+#[tokio::test]
+async fn bad_urls_and_newer_databases_are_refused() {
+    assert!(matches!(
+        Store::open("mysql://x").await,
+        Err(StoreError::BadUrl { .. })
+    ));
+    assert!(matches!(
+        Store::open("postgres://nobody@127.0.0.1:1/none").await,
+        Err(StoreError::Connect(_))
+    ));
+    let dir = std::env::temp_dir().join(format!("relay-store-newer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let url = format!("sqlite://{}/relay.db", dir.display());
+    let store = Store::open(&url).await.expect("open");
+    let Store::Sqlite(pool) = &store else {
+        unreachable!()
+    };
+    sqlx::query("INSERT INTO relay_schema (version) VALUES (99)")
+        .execute(pool)
+        .await
+        .expect("pretend newer");
+    drop(store);
+    let err = Store::open(&url).await.expect_err("newer schema refused");
+    assert!(err.to_string().contains("newer relay"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
