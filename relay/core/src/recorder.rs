@@ -224,6 +224,8 @@ pub struct Recorder {
     flagged: Vec<DrawCondition>,
     /// The game ended by mate or stalemate on the board (not by a result given).
     ended_on_board: bool,
+    /// The game a new one replaced, until the caller takes it.
+    replaced: Option<Game>,
     /// Boards read since the game's position was last confirmed, transient ones included
     /// (kept as read; turned into real squares only when a still board needs them).
     seen: Vec<Placement>,
@@ -278,6 +280,7 @@ impl Recorder {
             clocks: Clocks::default(),
             flagged: Vec::new(),
             ended_on_board: false,
+            replaced: None,
             seen: Vec::new(),
             last_message_ms: None,
             readings_missed: false,
@@ -302,6 +305,11 @@ impl Recorder {
 
     pub fn game(&self) -> Option<&Game> {
         self.game.as_ref()
+    }
+
+    /// The game (with moves) that the last new game replaced, if nobody took it yet.
+    pub fn take_replaced_game(&mut self) -> Option<Game> {
+        self.replaced.take()
     }
 
     pub fn orientation(&self) -> Option<Orientation> {
@@ -439,6 +447,7 @@ impl Recorder {
                 ..Game::default()
             };
             self.orientation = Some(orientation);
+            self.replaced = self.game.take().filter(|g| !g.moves.is_empty());
             self.set_game(game);
             self.finished = false;
             self.ended_on_board = false;

@@ -166,13 +166,8 @@ pub fn replay_with(
     for c in chunks {
         for (item, _) in decoder.feed(&c.bytes) {
             if let Decoded::Message { message } = item {
-                // Keep the game that is about to be replaced by a new one.
-                let before = recorder.game().cloned();
                 let outs = recorder.on_message(&message, c.at_ms);
-                if outs.iter().any(|o| matches!(o, Outcome::NewGame { .. }))
-                    && let Some(g) = before
-                    && !g.moves.is_empty()
-                {
+                if let Some(g) = recorder.take_replaced_game() {
                     games.push(g);
                 }
                 if confirm_proposals
