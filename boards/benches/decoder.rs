@@ -11,6 +11,9 @@
 //! Run with `cargo bench -p boards --bench decoder`. Without `--bench` on the command line (as
 //! under `cargo test --benches`) every variant runs once, as a smoke test.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use boards::emulator::rng::SplitMix64;
 use boards::protocol::{
     ClockMessage, ClockReading, ClockStatus, Decoded, Decoder, DgtSquare, LineMode, Message,
     Orientation, PieceCode, Placement, SideTime, Step,
@@ -26,47 +29,6 @@ const LINE_BYTES_PER_SEC: f64 = 960.0;
 /// Bytes handed to the decoder per `push`, like a serial read loop.
 const READ_SIZE: usize = 32;
 
-/// Small xorshift64* generator: repeatable noise without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// Standard base64 (with or without padding), enough for the capture's lines.
-fn base64_decode(line: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(line.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in line.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            _ => return None,
-        };
-        acc = acc << 6 | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 /// The capture as a list of frames, if the shared data is there.
 fn capture() -> Option<Vec<Vec<u8>>> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -75,14 +37,14 @@ fn capture() -> Option<Vec<Vec<u8>>> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .map(base64_decode)
+        .map(|l| STANDARD.decode(l).ok())
         .collect()
 }
 
 /// About a thousand messages of a game: a dump, then a clock reading every second and now and
 /// then a move (two field updates), as a board in UPDATE_NICE mode sends them.
 fn synthetic() -> Vec<Vec<u8>> {
-    let mut rng = Rng(0x5EED_DA7A);
+    let mut rng = SplitMix64(0x5EED_DA7A);
     let mut frames = vec![
         Message::BoardDump {
             placement: Placement::from_board(&Board::default(), Orientation::Normal),
@@ -140,14 +102,14 @@ fn synthetic() -> Vec<Vec<u8>> {
 fn with_garbage(frames: &[Vec<u8>], share: f64) -> Vec<u8> {
     let clean: usize = frames.iter().map(Vec::len).sum();
     let noise_total = (clean as f64 * share / (1.0 - share)).round() as usize;
-    let mut rng = Rng(0x0B5E_55ED);
+    let mut rng = SplitMix64(0x0B5E_55ED);
     let mut gaps = vec![0usize; frames.len()];
     for _ in 0..noise_total {
         gaps[rng.below(frames.len() as u64) as usize] += 1;
     }
     let mut out = Vec::with_capacity(clean + noise_total);
     for (f, gap) in frames.iter().zip(gaps) {
-        out.extend((0..gap).map(|_| rng.next() as u8));
+        out.extend((0..gap).map(|_| rng.next_u64() as u8));
         out.extend_from_slice(f);
     }
     out

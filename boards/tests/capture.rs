@@ -39,6 +39,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use boards::emulator::rng::SplitMix64;
 use boards::protocol::{
     ClockMessage, ClockReading, Decoded, Decoder, LineMode, Message, Orientation, PieceCode,
     Placement, SideTime, Step,
@@ -283,22 +284,6 @@ fn capture_replays_the_recorded_game() {
     assert_eq!(kings, gesture, "kings after the game (1-0 gesture)");
 }
 
-/// A small deterministic generator (xorshift64*), so chunk sizes are random but repeatable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Feeds `bytes` in pieces of the given sizes (cycled), stepping with `next_step`.
 fn decode_in_chunks(bytes: &[u8], mut size: impl FnMut() -> usize) -> Vec<(Decoded, Vec<u8>)> {
     let mut decoder = Decoder::new(LineMode::Single);
@@ -339,9 +324,9 @@ fn capture_as_one_stream_in_any_chunking() {
     assert_eq!(byte_by_byte, whole, "byte by byte");
 
     for seed in 1..=20u64 {
-        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut rng = SplitMix64(seed);
         let max = [2, 7, 16, 64, 300, 4096][seed as usize % 6];
-        let chunked = decode_in_chunks(&stream, || 1 + rng.below(max));
+        let chunked = decode_in_chunks(&stream, || 1 + rng.below(max as u64) as usize);
         assert_eq!(
             chunked, whole,
             "random chunks up to {max} bytes (seed {seed})"

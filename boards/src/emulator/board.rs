@@ -8,8 +8,9 @@
 //! until the host polls them.
 
 use super::clock::ChessClock;
+use super::rng::SplitMix64;
 use crate::protocol::command::HostInput;
-use crate::protocol::message::{BatteryStatus, bus_frame, id};
+use crate::protocol::message::{BatteryStatus, id};
 use crate::protocol::{
     BusCommand, BusReplyKind, ClockAck, ClockCommand, ClockMessage, ClockSide, Command,
     CommandDecoder, DgtSquare, EeRecord, Message, Orientation, PieceCode, Placement,
@@ -90,13 +91,13 @@ pub struct EmulatedBoard {
     last_field_ms: Option<u64>,
     last_clock_sent: Option<([u8; 7], u64)>,
     ignore_next_ping: bool,
-    rng: u64,
+    rng: SplitMix64,
 }
 
 impl EmulatedBoard {
     /// A board with the standard start position on it, in bus mode as after power-up.
     pub fn new(identity: BoardIdentity, clock: Option<ChessClock>) -> EmulatedBoard {
-        let rng = u64::from(identity.bus_address()).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let rng = SplitMix64(u64::from(identity.bus_address()));
         EmulatedBoard {
             identity,
             placement: Placement::from_board(&shakmaty::Board::default(), Orientation::Normal),
@@ -376,14 +377,6 @@ impl EmulatedBoard {
         vec![Outgoing::now(frame)]
     }
 
-    fn next_random(&mut self) -> u64 {
-        // xorshift64: enough to spread ping answers; reproducible per board.
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng
-    }
-
     fn handle_bus(&mut self, command: BusCommand, address: u16, now_ms: u64) -> Vec<Outgoing> {
         let me = self.identity.bus_address();
         let broadcast = address == 0;
@@ -398,7 +391,7 @@ impl EmulatedBoard {
                 if std::mem::take(&mut self.ignore_next_ping) {
                     return Vec::new();
                 }
-                let delay_ms = self.next_random() % 1100;
+                let delay_ms = self.rng.below(1100);
                 vec![Outgoing {
                     delay_ms,
                     bytes: BusReplyKind::Ping.encode(me),
@@ -487,16 +480,6 @@ impl EmulatedBoard {
             BusCommand::SendBoard50B => Vec::new(),
         }
     }
-
-    /// A bus reply frame, for tests that build expected bytes.
-    pub fn bus_reply_bytes(&self, kind: &BusReplyKind) -> Vec<u8> {
-        kind.encode(self.identity.bus_address())
-    }
-}
-
-/// Builds a raw bus frame (re-exported for tests).
-pub fn raw_bus_frame(id: u8, address: u16, data: &[u8]) -> Vec<u8> {
-    bus_frame(id, address, data)
 }
 
 #[cfg(test)]

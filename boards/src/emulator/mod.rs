@@ -6,3 +6,4 @@ pub mod clock;
 pub mod line;
 pub mod play;
 pub mod player;
+pub mod rng;

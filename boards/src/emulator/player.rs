@@ -14,6 +14,7 @@
 //! reproducible from a seed with a small self-contained generator.
 
 use crate::emulator::clock::{ChessClock, Period, TimeControl};
+use crate::emulator::rng::SplitMix64;
 use crate::protocol::ClockSide;
 use pgn_reader::{Outcome, RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
@@ -1074,41 +1075,6 @@ fn squares_between(from: Square, to: Square) -> Vec<Square> {
     let mut v: Vec<Square> = attacks::between(from, to).into_iter().collect();
     v.sort_by_key(|sq| sq.distance(from));
     v
-}
-
-/// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, and good enough for test scripts.
-#[derive(Clone, Debug)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (0 when n is 0).
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo {
-            return lo;
-        }
-        match (hi - lo).checked_add(1) {
-            Some(span) => lo + self.below(span),
-            None => self.next_u64(),
-        }
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        let x = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        x < p
-    }
 }
 
 #[cfg(test)]

@@ -115,15 +115,7 @@ fn broadcast_games_come_back_identical() {
 fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
     use shakmaty::san::SanPlus;
     use shakmaty::{CastlingMode, Chess, Setup};
-    let mut state = seed;
-    let mut next = move || {
-        // splitmix64
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = boards::emulator::rng::SplitMix64(seed);
     let (start, mut headers) = match chess960 {
         Some(n) => {
             let mut setup = Setup::default();
@@ -142,7 +134,7 @@ fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
         if legal.is_empty() {
             break;
         }
-        let m = legal[(next() % legal.len() as u64) as usize];
+        let m = legal[rng.below(legal.len() as u64) as usize];
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
         moves.push(boards::emulator::player::ScoredMove {
             mv: m,
