@@ -100,69 +100,46 @@ fn sniff_a_bus_of_three_emulated_boards() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn ports_probe_finds_emulated_boards() {
-    let dir = temp_dir("ports");
-    let _single = Proc::start(&[
-        "emulate",
-        "--boards",
-        "1",
-        "--speed",
-        "1",
-        "--link-dir",
-        &dir.display().to_string(),
-    ]);
+/// Emulated boards on `boards` links (one line, or a bus with `--bus`), then `relay ports
+/// --probe` over them with `probe_args`: its standard output.
+fn probe_emulated(name: &str, emulate_args: &[&str], probe_args: &[&str]) -> String {
+    let dir = temp_dir(name);
+    let link_dir = dir.display().to_string();
+    let mut args = vec!["emulate", "--speed", "1", "--link-dir", &link_dir];
+    args.extend_from_slice(emulate_args);
+    let _emulator = Proc::start(&args);
     wait_for_path(&dir.join("dgt-1"));
+    let scan = format!("{link_dir}/dgt-*");
+    let mut args = vec!["ports", "--probe", "--scan", &scan];
+    args.extend_from_slice(probe_args);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
-        .args([
-            "ports",
-            "--probe",
-            "--scan",
-            &format!("{}/dgt-*", dir.display()),
-        ])
+        .args(&args)
         .output()
         .expect("relay ports");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "relay ports failed: {text}");
     assert!(
-        text.contains(&format!("{}/dgt-1", dir.display())),
+        text.contains(&format!("{link_dir}/dgt-1")),
         "lists the port: {text}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+    text
+}
+
+#[test]
+fn ports_probe_finds_emulated_boards() {
+    let text = probe_emulated("ports", &["--boards", "1"], &[]);
     assert!(
         text.contains("e-board answered (single board): serial 00001, version 1.2"),
         "probe answer: {text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn ports_probe_as_a_bus_finds_every_board_of_a_chain() {
-    let dir = temp_dir("ports-bus");
-    let _chain = Proc::start(&[
-        "emulate",
-        "--boards",
-        "3",
-        "--bus",
-        "--speed",
-        "1",
-        "--link-dir",
-        &dir.display().to_string(),
-    ]);
-    wait_for_path(&dir.join("dgt-1"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
-        .args([
-            "ports",
-            "--probe",
-            "--bus",
-            "--scan",
-            &format!("{}/dgt-*", dir.display()),
-        ])
-        .output()
-        .expect("relay ports");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = probe_emulated("ports-bus", &["--boards", "3", "--bus"], &["--bus"]);
     assert!(
         text.contains("e-board answered (bus): serial 00001, 00002, 00003"),
         "probe answer: {text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -180,11 +180,6 @@ impl Line {
         Some(r)
     }
 
-    /// Looks at board `index` without changing it.
-    pub fn inspect<R>(&self, index: usize, f: impl FnOnce(&EmulatedBoard) -> R) -> Option<R> {
-        lock(&self.state).boards.get(index).map(f)
-    }
-
     /// Puts raw bytes on the line (noise, as a bad cable makes).
     pub fn inject(&self, bytes: &[u8]) {
         lock(&self.state)

@@ -53,31 +53,17 @@ async fn measure(store: &Store, label: &str, durability: String) {
     let moves = f64::from(n) / start.elapsed().as_secs_f64();
     // The ceiling: a bare one-row INSERT, committed, on the same database.
     let start = Instant::now();
-    let mut k = 0u64;
-    match store {
-        Store::Sqlite(pool) => {
-            sqlx::query("CREATE TABLE IF NOT EXISTS bench_ceiling (x INTEGER)")
-                .execute(pool)
-                .await
-                .expect("table");
-            while start.elapsed() < limit {
-                let mut tx = pool.begin().await.expect("begin");
-                sqlx::query("INSERT INTO bench_ceiling (x) VALUES ($1)")
-                    .bind(k as i64)
-                    .execute(&mut *tx)
-                    .await
-                    .expect("insert");
-                tx.commit().await.expect("commit");
-                k += 1;
-            }
-        }
-        Store::Postgres(pool) => {
+    // One text for both backends (BIGINT is an integer column in SQLite too); a macro because
+    // the two pools are different types.
+    macro_rules! ceiling_loop {
+        ($pool:expr) => {{
             sqlx::query("CREATE TABLE IF NOT EXISTS bench_ceiling (x BIGINT)")
-                .execute(pool)
+                .execute($pool)
                 .await
                 .expect("table");
+            let mut k = 0u64;
             while start.elapsed() < limit {
-                let mut tx = pool.begin().await.expect("begin");
+                let mut tx = $pool.begin().await.expect("begin");
                 sqlx::query("INSERT INTO bench_ceiling (x) VALUES ($1)")
                     .bind(k as i64)
                     .execute(&mut *tx)
@@ -86,8 +72,13 @@ async fn measure(store: &Store, label: &str, durability: String) {
                 tx.commit().await.expect("commit");
                 k += 1;
             }
-        }
+            k
+        }};
     }
+    let k = match store {
+        Store::Sqlite(pool) => ceiling_loop!(pool),
+        Store::Postgres(pool) => ceiling_loop!(pool),
+    };
     let ceiling = k as f64 / start.elapsed().as_secs_f64();
     println!(
         "{label:<10} {moves:>8.0} durable moves/s   ceiling {ceiling:>8.0} INSERT+commit/s   ({durability})"
