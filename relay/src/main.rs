@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 mod cli;
+mod serve;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -27,7 +28,9 @@ enum Command {
     Sniff(cli::sniff::SniffArgs),
     /// Emulated DGT boards on pseudo-terminals, playing real games like humans do.
     Emulate(cli::emulate::EmulateArgs),
-    /// Emulated boards read back through the real serial path, printed as they are read.
+    /// Serve boards, games and pages: read the boards, record, store, broadcast.
+    Serve(serve::ServeArgs),
+    /// The service with emulated boards playing real games: no hardware, no configuration.
     Demo(cli::demo::DemoArgs),
     /// Turn a recorded board byte stream into PGN, with the code the live service uses.
     Replay(cli::replay::ReplayArgs),
@@ -49,6 +52,7 @@ fn main() -> Result<()> {
         Command::Ports(a) => cli::ports::run(a),
         Command::Sniff(a) => cli::sniff::run(a),
         Command::Emulate(a) => cli::emulate::run(a),
+        Command::Serve(a) => serve::main(a),
         Command::Demo(a) => cli::demo::run(a),
         Command::Replay(a) => cli::replay::run(a),
     }

@@ -2,6 +2,9 @@
 //! operator would run them from a shell.
 
 mod replay;
+mod serve_api;
+mod serve_boards;
+mod service;
 mod sniff;
 
 use std::io::{BufRead, BufReader};

@@ -293,6 +293,9 @@ impl Recorder {
         r.finished = game.result != GameResult::Ongoing;
         r.set_game(game);
         r.orientation = Some(orientation);
+        // Whatever happened on the board while nobody recorded it is unknown: moves made
+        // meanwhile may be filled in as after any gap in the readings.
+        r.readings_missed = true;
         r
     }
 

@@ -1,124 +1,90 @@
-//! `relay demo`: emulated boards on pseudo-terminals, read back through the real serial path
-//! (the same sessions `relay serve` will use) and recorded by the real recorder, with every
-//! move printed with its clock as it is accepted. The spectator web page arrives with the live
-//! service.
+//! `relay demo`: the service with a hall of emulated boards, no hardware and no
+//! configuration. The boards sit on pseudo-terminals and are read through the real serial
+//! path, recorded, stored (SQLite by default) and served with the pages, exactly as
+//! `relay serve` does with real boards.
 
 use super::emulate::{HallArgs, start_hall};
+use crate::serve::{self, Settings};
 use anyhow::Result;
 use boards::protocol::LineMode;
-use boards::transport::{PortEvent, SessionConfig};
 use clap::Args;
-use relay_core::recorder::{Outcome, Recorder, RecorderConfig};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     #[command(flatten)]
     hall: HallArgs,
+    /// Database URL (a file of its own by default, so the demo never mixes with real data).
+    #[arg(long, env = "RELAY_DB", default_value = "sqlite://relay-demo.db")]
+    db: String,
+    /// Address to serve on (port 0 picks a free one).
+    #[arg(long, env = "RELAY_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Admin token for the arbiter console (default: a new one, printed at start).
+    #[arg(long, env = "RELAY_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
+    /// Broadcast delay in seconds.
+    #[arg(long, env = "RELAY_DELAY")]
+    delay: Option<u32>,
+    /// Serve the pages from this directory instead of the built-in copy.
+    #[arg(long, env = "RELAY_WEB_DIR")]
+    web_dir: Option<PathBuf>,
+}
+
+fn fresh_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // Two independently seeded hashers (std seeds them from the OS) give 128 random bits.
+    let a = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let b = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    format!("{a:016x}{b:016x}")
 }
 
 pub fn run(args: DemoArgs) -> Result<()> {
-    let stop = super::stop_flag()?;
-    let hall = start_hall(&args.hall, stop.clone())?;
-    println!(
-        "demo: {} emulated board(s) on {} pseudo-terminal(s), read through the serial path; Ctrl-C to stop",
-        args.hall.boards,
-        hall.lines.len()
-    );
-    // One recorder per e-board, shared by the port sessions (a bus line carries several).
-    let recorders: Arc<Mutex<BTreeMap<String, Recorder>>> = Arc::default();
-    let mut sessions = Vec::new();
-    for line in &hall.lines {
-        let path = line.path().display().to_string();
-        let mode = if line.board_count() > 1 {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut hall_args = args.hall.clone();
+    if hall_args.hold_secs == 0 {
+        // The boards stand set up for two real seconds, so the service sees every game begin.
+        hall_args.hold_secs = (hall_args.speed * 2.0).ceil() as u64;
+    }
+    let hall = start_hall(&hall_args, stop.clone())?;
+    let ports: Vec<String> = hall
+        .lines
+        .iter()
+        .map(|l| l.path().display().to_string())
+        .collect();
+    let token = args.admin_token.clone().unwrap_or_else(fresh_token);
+    let settings = Settings {
+        ports,
+        mode: if args.hall.bus {
             LineMode::Bus
         } else {
             LineMode::Single
-        };
-        let (stop, recorders) = (stop.clone(), recorders.clone());
-        sessions.push(std::thread::spawn(move || {
-            let cfg = SessionConfig::new(&path, mode);
-            boards::transport::run(cfg, &mut |event| report(&event, &recorders), &stop);
-        }));
-    }
-    for s in sessions {
-        let _ = s.join();
-    }
+        },
+        db: args.db.clone(),
+        listen: args.listen,
+        admin_token: Some(token.clone()),
+        delay: args.delay,
+        settle_ms: 300,
+        web_dir: args.web_dir.clone(),
+    };
+    let boards = args.hall.boards;
+    let speed = args.hall.speed;
+    let result = serve::run(settings, stop, |addr| {
+        println!(
+            "relay demo: {boards} emulated board(s) at {speed}x speed, read through the serial path"
+        );
+        println!("  spectators:  http://{addr}/");
+        println!("  arbiter:     http://{addr}/console.html   (admin token: {token})");
+        println!("  round PGN:   http://{addr}/api/rounds/1/pgn");
+        println!("Ctrl-C to stop.");
+    });
     hall.stop();
-    Ok(())
-}
-
-fn ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-fn report(event: &PortEvent, recorders: &Mutex<BTreeMap<String, Recorder>>) {
-    // Held only while one message is recorded; no I/O but the print under it.
-    let mut recorders = recorders.lock().unwrap_or_else(|e| e.into_inner());
-    match event {
-        PortEvent::Identified { serial, path, .. } => println!("e-board {serial} on {path}"),
-        PortEvent::Message {
-            serial: Some(serial),
-            message,
-            at,
-            ..
-        } => {
-            let rec = recorders
-                .entry(serial.clone())
-                .or_insert_with(|| Recorder::new(RecorderConfig::default()));
-            let mut outs = rec.on_message(message, ms(*at));
-            outs.extend(rec.tick(ms(SystemTime::now())));
-            for o in outs {
-                let line = match &o {
-                    Outcome::NewGame {
-                        orientation,
-                        chess960,
-                        ..
-                    } => {
-                        format!(
-                            "new game ({orientation:?} board{})",
-                            if *chess960 { ", Chess960" } else { "" }
-                        )
-                    }
-                    Outcome::Move { ply, san, .. } => {
-                        let number = ply.div_ceil(2);
-                        if ply % 2 == 1 {
-                            format!("{number}. {san}")
-                        } else {
-                            format!("{number}... {san}")
-                        }
-                    }
-                    Outcome::MoveClock { ply, clk, .. } => format!("  ply {ply}: clock {clk}"),
-                    Outcome::Correction { ply, san, replaced } => {
-                        format!("ply {ply} corrected: {replaced} -> {san}")
-                    }
-                    Outcome::Takeback { ply } => format!("taken back to ply {ply}"),
-                    Outcome::OutOfSync { board_fen, .. } => {
-                        format!("out of sync: board shows {board_fen}")
-                    }
-                    Outcome::InSync => "in sync again".to_string(),
-                    Outcome::GameOver { result, end } => format!("{result} ({end:?})"),
-                    Outcome::ResultProposed { result, reason } => {
-                        format!("result proposed: {result} ({reason:?})")
-                    }
-                    Outcome::Draw { condition } => format!("draw condition: {condition:?}"),
-                    Outcome::Clock { .. } => continue,
-                };
-                println!("{serial}  {line}");
-            }
-        }
-        PortEvent::Lost { serial } | PortEvent::Back { serial } => {
-            let what = if matches!(event, PortEvent::Lost { .. }) {
-                "lost"
-            } else {
-                "back"
-            };
-            println!("{}  {what}", serial.as_deref().unwrap_or("?"));
-        }
-        PortEvent::Closed { path, reason } => println!("{path}  closed: {reason}"),
-        _ => {}
-    }
+    result
 }

@@ -42,6 +42,10 @@ pub struct HallArgs {
     /// Seed for the noise and timing, so a run can be repeated.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Seconds (of game time) the boards stand set up before the first game starts, as
+    /// before a round.
+    #[arg(long, default_value_t = 0)]
+    pub hold_secs: u64,
     /// Directory for stable links to the terminals (dgt-1, dgt-2, ...).
     #[arg(long)]
     pub link_dir: Option<PathBuf>,
@@ -143,6 +147,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
         for index in 0..line.board_count() {
             let (line, games, stop) = (line.clone(), games.clone(), stop.clone());
             let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
+            let hold_ms = args.hold_secs.saturating_mul(1000);
             let first = board_no;
             board_no += 1;
             players.push(std::thread::spawn(move || {
@@ -168,6 +173,16 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                         },
                     };
                     let s = script(game, seed.wrapping_add(k as u64), &noise);
+                    if k == 0 && hold_ms > 0 {
+                        let c = line.clock();
+                        line.act(index, |b| {
+                            (
+                                (),
+                                b.set_position(game.start.board(), table.orientation, c.now_ms()),
+                            )
+                        });
+                        c.sleep_until(c.now_ms() + hold_ms, &stop);
+                    }
                     if let Some(tc) = s.clock.clone() {
                         let first = if s.first_to_move == shakmaty::Color::White {
                             table.white_clock

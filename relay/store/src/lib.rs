@@ -39,6 +39,28 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+impl StoreError {
+    /// Failures worth waiting out and retrying: the database went away, is restarting or
+    /// is busy. Anything else (a refused row, an unknown id) will fail again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Connect(_) => true,
+            StoreError::Database(sqlx::Error::Database(db)) => {
+                let code = db.code().map(|c| c.to_string()).unwrap_or_default();
+                // PostgreSQL: connection exception (08), operator intervention such as a
+                // shutdown (57), insufficient resources (53), serialization (40).
+                // SQLite: busy (5) and locked (6), with their extended codes.
+                ["08", "57", "53", "40"].iter().any(|p| code.starts_with(p))
+                    || code
+                        .parse::<i32>()
+                        .is_ok_and(|c| c & 0xff == 5 || c & 0xff == 6)
+            }
+            StoreError::Database(_) => true,
+            _ => false,
+        }
+    }
+}
+
 /// A connection pool to one of the two backends.
 #[derive(Clone, Debug)]
 pub enum Store {
@@ -67,12 +89,13 @@ macro_rules! bump {
         .fetch_optional(&mut *$tx)
         .await?;
         let (round, seq) = row.ok_or(StoreError::NotFound { what: "game", id: $game.to_string() })?;
-        sqlx::query("INSERT INTO changes (round_id, seq, game_id, kind, payload) VALUES ($1, $2, $3, $4, $5)")
+        sqlx::query("INSERT INTO changes (round_id, seq, game_id, kind, payload, at) VALUES ($1, $2, $3, $4, $5, $6)")
             .bind(round)
             .bind(seq)
             .bind($game)
             .bind($kind)
             .bind($payload)
+            .bind(crate::now_ms())
             .execute(&mut *$tx)
             .await?;
         seq
@@ -82,14 +105,17 @@ macro_rules! bump {
 mod export;
 mod migrate;
 mod model;
+mod rounds;
+pub use rounds::{TournamentPatch, next_round_number};
 
 pub use export::to_game;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
-    AuditEntry, Change, NewTournament, Pairing, Player, RawEntry, StoredGame, StoredMove,
+    AuditEntry, Change, NewTournament, Pairing, Player, RawEntry, RoundInfo, StoredGame,
+    StoredMove, TournamentInfo,
 };
 
-fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -290,8 +316,8 @@ impl Store {
                 .to_string();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3 WHERE id = $4")
-                .bind(result).bind(termination).bind(status).bind(game)
+            let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5")
+                .bind(result).bind(termination).bind(status).bind(now_ms()).bind(game)
                 .execute(&mut *tx).await?.rows_affected();
             if n == 0 {
                 return Err(StoreError::NotFound { what: "game", id: game.to_string() });
@@ -320,24 +346,36 @@ impl Store {
         })
     }
 
-    /// The games of a round in board order.
+    /// The games of a round in board order (two queries, whatever the number of games).
     pub async fn round_games(&self, round: i64) -> Result<Vec<StoredGame>> {
-        let ids: Vec<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT id FROM games WHERE round_id = $1 ORDER BY board_no").bind(round).fetch_all(pool).await?);
-        let mut out = Vec::with_capacity(ids.len());
-        for (id,) in ids {
-            out.push(self.game(id).await?);
-        }
-        Ok(out)
+        on_pool!(self, pool => {
+            let rows: Vec<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ROUND).bind(round).fetch_all(pool).await?;
+            let moves: Vec<(i64, model::MoveRow)> = sqlx::query_as::<_, model::RoundMoveRow>(
+                "SELECT m.game_id, m.ply, m.san, m.uci, m.clk_ms, m.emt_ms, m.accepted_at, m.fen_after
+                 FROM moves m JOIN games g ON g.id = m.game_id WHERE g.round_id = $1 ORDER BY m.game_id, m.ply",
+            )
+            .bind(round)
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(model::RoundMoveRow::split)
+            .collect();
+            let mut by_game: std::collections::HashMap<i64, Vec<model::MoveRow>> = std::collections::HashMap::new();
+            for (g, m) in moves {
+                by_game.entry(g).or_default().push(m);
+            }
+            Ok(rows.into_iter().map(|r| { let m = by_game.remove(&r.id).unwrap_or_default(); model::game_from_rows(r, m) }).collect())
+        })
     }
 
     /// Everything that changed in a round after change number `after`.
     pub async fn changes_since(&self, round: i64, after: i64) -> Result<Vec<Change>> {
         on_pool!(self, pool => {
-            let rows: Vec<(i64, Option<i64>, String, String)> = sqlx::query_as(
-                "SELECT seq, game_id, kind, payload FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq",
+            let rows: Vec<(i64, Option<i64>, String, String, i64)> = sqlx::query_as(
+                "SELECT seq, game_id, kind, payload, at FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq",
             )
             .bind(round).bind(after).fetch_all(pool).await?;
-            Ok(rows.into_iter().map(|(seq, game_id, kind, payload)| Change { seq, game_id, kind, payload }).collect())
+            Ok(rows.into_iter().map(|(seq, game_id, kind, payload, at_ms)| Change { seq, game_id, kind, payload, at_ms }).collect())
         })
     }
 

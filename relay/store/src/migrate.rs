@@ -6,14 +6,21 @@
 use super::{Store, StoreError};
 
 /// (version, SQLite script, PostgreSQL script), in order.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    include_str!("../../../migrations/sqlite/0001_initial.sql"),
-    include_str!("../../../migrations/postgres/0001_initial.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        include_str!("../../../migrations/sqlite/0001_initial.sql"),
+        include_str!("../../../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../migrations/sqlite/0002_service.sql"),
+        include_str!("../../../migrations/postgres/0002_service.sql"),
+    ),
+];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

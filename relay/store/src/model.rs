@@ -54,6 +54,10 @@ pub struct StoredGame {
     pub status: String,
     pub start_fen: Option<String>,
     pub chess960: bool,
+    /// How the e-board lay ("normal" or "rotated"), once known.
+    pub orientation: Option<String>,
+    /// When the result was set (ms since the epoch).
+    pub result_at_ms: Option<i64>,
     pub moves: Vec<StoredMove>,
 }
 
@@ -64,6 +68,38 @@ pub struct Change {
     pub kind: String,
     /// JSON.
     pub payload: String,
+    /// When it happened (ms since the epoch).
+    pub at_ms: i64,
+}
+
+/// A tournament with its rounds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TournamentInfo {
+    pub id: i64,
+    pub name: String,
+    pub site: Option<String>,
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+    pub time_control: Option<String>,
+    pub delay_secs: u32,
+    pub rounds: Vec<RoundInfo>,
+}
+
+/// A round, without its games.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RoundInfo {
+    pub id: i64,
+    pub tournament_id: i64,
+    pub number: String,
+    pub date: Option<String>,
+    /// The round's own delay; `None` means the tournament's.
+    pub delay_secs: Option<u32>,
+    #[serde(rename = "final")]
+    pub is_final: bool,
+    /// The round's latest change number.
+    pub seq: i64,
+    /// Created by the service for boards nobody had configured.
+    pub auto: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -86,11 +122,17 @@ pub struct AuditEntry {
 pub(crate) const GAME_SELECT_BY_ID: &str = "SELECT id, round_id, board_no,
     white, white_title, white_elo, white_fide_id, white_fed,
     black, black_title, black_elo, black_fide_id, black_fed,
-    result, termination, status, start_fen, chess960 FROM games WHERE id = $1";
+    result, termination, status, start_fen, chess960, orientation, result_at FROM games WHERE id = $1";
+
+pub(crate) const GAME_SELECT_BY_ROUND: &str = "SELECT id, round_id, board_no,
+    white, white_title, white_elo, white_fide_id, white_fed,
+    black, black_title, black_elo, black_fide_id, black_fed,
+    result, termination, status, start_fen, chess960, orientation, result_at FROM games
+    WHERE round_id = $1 ORDER BY board_no";
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct GameRow {
-    id: i64,
+    pub(crate) id: i64,
     round_id: i64,
     board_no: i64,
     white: Option<String>,
@@ -108,6 +150,22 @@ pub(crate) struct GameRow {
     status: String,
     start_fen: Option<String>,
     chess960: i64,
+    orientation: Option<String>,
+    result_at: Option<i64>,
+}
+
+/// A move row with its game, for reading a whole round at once.
+#[derive(sqlx::FromRow)]
+pub(crate) struct RoundMoveRow {
+    game_id: i64,
+    #[sqlx(flatten)]
+    row: MoveRow,
+}
+
+impl RoundMoveRow {
+    pub(crate) fn split(self) -> (i64, MoveRow) {
+        (self.game_id, self.row)
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -154,6 +212,8 @@ pub(crate) fn game_from_rows(g: GameRow, moves: Vec<MoveRow>) -> StoredGame {
         status: g.status,
         start_fen: g.start_fen,
         chess960: g.chess960 != 0,
+        orientation: g.orientation,
+        result_at_ms: g.result_at,
         moves: moves
             .into_iter()
             .map(|m| StoredMove {

@@ -1,0 +1,529 @@
+//! The hall: one reader thread per serial port (the same sessions `relay sniff` uses), and one
+//! task that owns every e-board's recorder. It never waits for the database: what the
+//! recorders conclude goes to the writer's queue as jobs, and the writer commits and announces.
+
+use super::live::{EboardView, GameEdit, Proposal, Shared, now_ms};
+use super::writer::{Job, Snapshot};
+use boards::protocol::{LineMode, Message, Orientation};
+use boards::transport::{PortEvent, SessionConfig};
+use relay_core::game::Game;
+use relay_core::recorder::{Outcome, Recorder, RecorderConfig};
+use relay_store::{RawEntry, StoredMove};
+use shakmaty::fen::Fen;
+use shakmaty::{EnPassantMode, Position};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc;
+
+/// What the reader threads hand to the hall task.
+#[derive(Debug)]
+pub struct PortInput {
+    pub path: String,
+    pub event: PortEvent,
+}
+
+/// Starts reader threads for the ports given (paths, `dir/prefix*` patterns or `auto`) and
+/// keeps looking for new ones every second: boards come and go in a hall.
+pub fn watch_ports(
+    patterns: Vec<String>,
+    mode: LineMode,
+    tx: mpsc::UnboundedSender<PortInput>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let in_use: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let mut started: HashSet<String> = HashSet::new();
+        let mut readers = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let auto = patterns.iter().any(|p| p == "auto");
+            let globs: Vec<String> = patterns.iter().filter(|p| *p != "auto").cloned().collect();
+            let mut found = boards::transport::ports::expand(&globs);
+            if auto {
+                found.extend(
+                    boards::transport::ports::list(&[])
+                        .into_iter()
+                        .filter(|p| p.looks_like_dgt)
+                        .map(|p| p.path),
+                );
+            }
+            for path in found {
+                let canonical = std::fs::canonicalize(&path)
+                    .map_or_else(|_| path.clone(), |p| p.display().to_string());
+                if started.contains(&path) || started.contains(&canonical) {
+                    continue;
+                }
+                // A session follows its board through unplugs itself; a port claimed by one
+                // is never opened twice.
+                if in_use
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&canonical)
+                {
+                    continue;
+                }
+                started.insert(path.clone());
+                started.insert(canonical);
+                tracing::info!(port = %path, "reading port");
+                let (tx, stop, in_use) = (tx.clone(), stop.clone(), in_use.clone());
+                readers.push(std::thread::spawn(move || {
+                    let mut cfg = SessionConfig::new(&path, mode);
+                    cfg.in_use = Some(in_use);
+                    let name = path.clone();
+                    boards::transport::run(
+                        cfg,
+                        &mut |event| {
+                            let _ = tx.send(PortInput {
+                                path: name.clone(),
+                                event,
+                            });
+                        },
+                        &stop,
+                    );
+                }));
+            }
+            for _ in 0..10 {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        for r in readers {
+            let _ = r.join();
+        }
+    })
+}
+
+/// A stored game to carry on with when its e-board shows up again after a restart.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub game: Game,
+    pub orientation: Orientation,
+    pub moves: Vec<StoredMove>,
+}
+
+/// One e-board and its recorder.
+struct Desk {
+    recorder: Recorder,
+    port: String,
+    /// Counts the games the recorder started; the writer puts a new one in a new game.
+    game_no: u64,
+    /// The moves as last sent to the writer (SAN, UCI, FEN, clocks, when accepted).
+    sent: Vec<StoredMove>,
+    sent_result: String,
+    view: EboardView,
+    /// The view as last announced, to announce only changes.
+    announced: Option<EboardView>,
+}
+
+fn epoch_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn orientation_name(o: Orientation) -> &'static str {
+    match o {
+        Orientation::Normal => "normal",
+        Orientation::Rotated => "rotated",
+    }
+}
+
+pub fn parse_orientation(s: &str) -> Option<Orientation> {
+    match s {
+        "normal" => Some(Orientation::Normal),
+        "rotated" => Some(Orientation::Rotated),
+        _ => None,
+    }
+}
+
+pub struct Hall {
+    shared: Arc<Shared>,
+    cfg: RecorderConfig,
+    desks: HashMap<String, Desk>,
+    resume: HashMap<String, Resume>,
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+impl Hall {
+    pub fn new(
+        shared: Arc<Shared>,
+        cfg: RecorderConfig,
+        resume: HashMap<String, Resume>,
+        jobs: mpsc::UnboundedSender<Job>,
+    ) -> Hall {
+        Hall {
+            shared,
+            cfg,
+            desks: HashMap::new(),
+            resume,
+            jobs,
+        }
+    }
+
+    /// Runs until the port channel closes (every reader stopped) or `stop` is set.
+    pub async fn run(
+        mut self,
+        mut ports: mpsc::UnboundedReceiver<PortInput>,
+        mut edits: mpsc::UnboundedReceiver<GameEdit>,
+        stop: Arc<AtomicBool>,
+    ) {
+        // A still board is judged once the settle time has passed; ticking often keeps the
+        // delay from the last byte of a move to its announcement close to the settle time.
+        let mut tick = tokio::time::interval(Duration::from_millis(40));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                input = ports.recv() => match input {
+                    Some(i) => self.on_port(i),
+                    None => break,
+                },
+                Some(edit) = edits.recv() => self.on_edit(edit),
+                _ = tick.tick() => {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    self.tick_all();
+                }
+            }
+        }
+        // Shutdown: what the recorders still hold (a last still board) is written too.
+        let serials: Vec<String> = self.desks.keys().cloned().collect();
+        for serial in serials {
+            if let Some(d) = self.desks.get_mut(&serial) {
+                let outs = d.recorder.flush();
+                self.after(&serial, &outs);
+            }
+        }
+    }
+
+    fn desk(&mut self, serial: &str, port: &str) -> &mut Desk {
+        if !self.desks.contains_key(serial) {
+            let (recorder, sent) = match self.resume.remove(serial) {
+                Some(r) => {
+                    tracing::info!(%serial, plies = r.moves.len(), "carrying on with the stored game");
+                    (
+                        Recorder::resume(self.cfg.clone(), r.game, r.orientation),
+                        r.moves,
+                    )
+                }
+                None => (Recorder::new(self.cfg.clone()), Vec::new()),
+            };
+            let sent_result = recorder
+                .game()
+                .map_or("*".to_string(), |g| g.result.to_string());
+            let view = EboardView {
+                serial: serial.to_string(),
+                port: port.to_string(),
+                connected: true,
+                lost_since_ms: None,
+                last_seen_ms: now_ms(),
+                battery: None,
+                clock: false,
+                in_sync: true,
+                board_fen: String::new(),
+                game_id: None,
+                board_no: None,
+                round_id: None,
+                proposal: None,
+            };
+            self.desks.insert(
+                serial.to_string(),
+                Desk {
+                    recorder,
+                    port: port.to_string(),
+                    game_no: 0,
+                    sent,
+                    sent_result,
+                    view,
+                    announced: None,
+                },
+            );
+            let _ = self.jobs.send(Job::Touch {
+                serial: serial.to_string(),
+                port: port.to_string(),
+            });
+        }
+        // Just inserted above when missing.
+        #[allow(clippy::unwrap_used)]
+        self.desks.get_mut(serial).unwrap()
+    }
+
+    fn on_port(&mut self, input: PortInput) {
+        let PortInput { path, event } = input;
+        match event {
+            PortEvent::Identified { serial, .. } => {
+                let d = self.desk(&serial, &path);
+                d.port = path.clone();
+                d.view.port = path;
+                d.view.connected = true;
+                d.view.lost_since_ms = None;
+                self.announce(&serial);
+            }
+            PortEvent::Message {
+                serial: Some(serial),
+                message,
+                raw,
+                at,
+            } => {
+                self.shared.metrics.messages.fetch_add(1, Ordering::Relaxed);
+                let at_ms = epoch_ms(at);
+                let _ = self.jobs.send(Job::Raw(RawEntry {
+                    port: path.clone(),
+                    serial: Some(serial.clone()),
+                    received_at_ms: at_ms as i64,
+                    bytes: raw,
+                }));
+                let d = self.desk(&serial, &path);
+                d.view.last_seen_ms = at_ms as i64;
+                match &message {
+                    Message::Battery { status } => d.view.battery = Some(status.percent),
+                    Message::Clock { .. } => d.view.clock = true,
+                    _ => {}
+                }
+                let mut outs = d.recorder.on_message(&message, at_ms);
+                outs.extend(d.recorder.tick(epoch_ms(SystemTime::now())));
+                self.after(&serial, &outs);
+            }
+            PortEvent::Garbage { bytes } => {
+                self.shared.metrics.garbage.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(port = %path, len = bytes.len(), "garbage on the line skipped");
+            }
+            PortEvent::Lost {
+                serial: Some(serial),
+            } => {
+                if let Some(d) = self.desks.get_mut(&serial) {
+                    d.view.connected = false;
+                    d.view.lost_since_ms = Some(now_ms());
+                }
+                tracing::warn!(%serial, port = %path, "e-board lost");
+                self.announce(&serial);
+            }
+            PortEvent::Back {
+                serial: Some(serial),
+            } => {
+                if let Some(d) = self.desks.get_mut(&serial) {
+                    d.view.connected = true;
+                    d.view.lost_since_ms = None;
+                }
+                tracing::info!(%serial, port = %path, "e-board back");
+                self.announce(&serial);
+            }
+            PortEvent::Closed { path, reason } => {
+                let now = now_ms();
+                let serials: Vec<String> = self
+                    .desks
+                    .iter()
+                    .filter(|(_, d)| d.port == path)
+                    .map(|(s, _)| s.clone())
+                    .collect();
+                for s in &serials {
+                    if let Some(d) = self.desks.get_mut(s) {
+                        d.view.connected = false;
+                        d.view.lost_since_ms.get_or_insert(now);
+                    }
+                    self.announce(s);
+                }
+                tracing::warn!(port = %path, %reason, "port closed; looking for the board again");
+            }
+            PortEvent::Moved { serial, to, .. } => {
+                if let Some(d) = self.desks.get_mut(&serial) {
+                    d.port = to.clone();
+                    d.view.port = to;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn tick_all(&mut self) {
+        let now = epoch_ms(SystemTime::now());
+        let serials: Vec<String> = self.desks.keys().cloned().collect();
+        for serial in serials {
+            if let Some(d) = self.desks.get_mut(&serial) {
+                let outs = d.recorder.tick(now);
+                if !outs.is_empty() {
+                    self.after(&serial, &outs);
+                }
+            }
+        }
+    }
+
+    /// Turns a recorder's outcomes into jobs for the writer.
+    fn after(&mut self, serial: &str, outs: &[Outcome]) {
+        let Some(d) = self.desks.get_mut(serial) else {
+            return;
+        };
+        let mut sync = false;
+        for o in outs {
+            match o {
+                Outcome::NewGame { .. } => {
+                    d.game_no += 1;
+                    d.sent.clear();
+                    d.sent_result = "*".into();
+                    d.view.proposal = None;
+                    sync = true;
+                }
+                Outcome::Move { .. }
+                | Outcome::Correction { .. }
+                | Outcome::Takeback { .. }
+                | Outcome::MoveClock { .. }
+                | Outcome::GameOver { .. } => sync = true,
+                Outcome::Clock {
+                    white,
+                    black,
+                    running,
+                } => {
+                    let _ = self.jobs.send(Job::Clock {
+                        serial: serial.to_string(),
+                        white_ms: white.millis(),
+                        black_ms: black.millis(),
+                        running: running.map(|c| match c {
+                            relay_core::recorder::ColorName::White => "white",
+                            relay_core::recorder::ColorName::Black => "black",
+                        }),
+                        at_ms: now_ms(),
+                    });
+                }
+                Outcome::ResultProposed { result, reason } => {
+                    d.view.proposal = Some(Proposal {
+                        result: result.to_string(),
+                        reason: serde_json::to_value(reason)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                    });
+                }
+                Outcome::OutOfSync { .. } | Outcome::InSync | Outcome::Draw { .. } => {}
+            }
+        }
+        d.view.in_sync = !d.recorder.is_out_of_sync();
+        d.view.board_fen = d.recorder.board_as_read().board_fen().to_string();
+        if sync && let Some(snap) = snapshot(serial, d) {
+            let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+        }
+        self.announce(serial);
+    }
+
+    /// Sends the e-board's view to the writer when it changed (the writer adds the game).
+    fn announce(&mut self, serial: &str) {
+        let Some(d) = self.desks.get_mut(serial) else {
+            return;
+        };
+        // last_seen changes with every message; it alone is not news.
+        let changed = d.announced.as_ref().is_none_or(|a| {
+            let mut a = a.clone();
+            a.last_seen_ms = d.view.last_seen_ms;
+            a != d.view
+        });
+        if changed {
+            d.announced = Some(d.view.clone());
+            let _ = self.jobs.send(Job::Eboard(d.view.clone()));
+        } else if let Ok(mut map) = self.shared.eboards.write()
+            && let Some(v) = map.get_mut(serial)
+        {
+            v.last_seen_ms = d.view.last_seen_ms;
+        }
+    }
+
+    /// An arbiter changed a game: if an e-board is on it, its recorder carries on from the
+    /// changed game; then the writer stores the change.
+    fn on_edit(&mut self, edit: GameEdit) {
+        let serial = self
+            .shared
+            .bound
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&edit.game_id)
+            .cloned();
+        if let Some(serial) = serial
+            && let Some(d) = self.desks.get_mut(&serial)
+            && let Some(game) = d.recorder.game().cloned()
+        {
+            let orientation = d.recorder.orientation().unwrap_or_default();
+            let mut g = match rebuild(&game, &edit.moves) {
+                Some(g) => g,
+                None => game,
+            };
+            if let super::live::EditAction::Result { result, .. } = &edit.action {
+                g.result = result.parse().unwrap_or(g.result);
+            }
+            // The board may still show what the arbiter removed; the recorder will say so
+            // (out of sync) until the board is put right.
+            d.recorder = Recorder::resume(self.cfg.clone(), g, orientation);
+            d.sent = edit.moves.clone();
+            d.sent_result = d
+                .recorder
+                .game()
+                .map_or("*".into(), |g| g.result.to_string());
+            d.view.proposal = None;
+        }
+        let _ = self.jobs.send(Job::Edit(edit));
+    }
+}
+
+/// The recorder's game with its moves replaced by `moves` (checked legal one by one).
+fn rebuild(game: &Game, moves: &[StoredMove]) -> Option<Game> {
+    let mut g = game.clone();
+    g.moves.clear();
+    let mut pos = g.start.clone();
+    for m in moves {
+        let uci: shakmaty::uci::UciMove = m.uci.parse().ok()?;
+        let mv = uci.to_move(&pos).ok()?;
+        g.push(
+            mv,
+            m.clk_ms.map(relay_core::clock_time::ClockTime),
+            m.emt_ms.map(relay_core::clock_time::ClockTime),
+        );
+        pos.play_unchecked(mv);
+    }
+    Some(g)
+}
+
+/// The recorder's game as the writer should store it, reusing what was already sent.
+fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
+    let game = d.recorder.game()?;
+    let mode = game.castling_mode;
+    // The first move that differs from what was sent (or lost its clock).
+    let same = game
+        .moves
+        .iter()
+        .zip(&d.sent)
+        .take_while(|(m, s)| m.uci(mode).to_string() == s.uci)
+        .count();
+    d.sent.truncate(same);
+    let mut pos = game.position_at(same);
+    let now = now_ms();
+    for (i, m) in game.moves.iter().enumerate().skip(same) {
+        pos.play_unchecked(m.mv);
+        d.sent.push(StoredMove {
+            ply: (i + 1) as u32,
+            san: m.san.to_string(),
+            uci: m.uci(mode).to_string(),
+            clk_ms: m.clk.map(|c| c.millis()),
+            emt_ms: m.emt.map(|c| c.millis()),
+            accepted_at_ms: now,
+            fen_after: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+        });
+    }
+    for (m, s) in game.moves.iter().zip(d.sent.iter_mut()) {
+        s.clk_ms = m.clk.map(|c| c.millis());
+        s.emt_ms = m.emt.map(|c| c.millis());
+    }
+    d.sent_result = game.result.to_string();
+    let start_fen = game
+        .has_custom_start()
+        .then(|| game.start_fen().to_string());
+    Some(Snapshot {
+        serial: serial.to_string(),
+        port: d.port.clone(),
+        game_no: d.game_no,
+        start_fen,
+        chess960: mode == shakmaty::CastlingMode::Chess960,
+        orientation: d.recorder.orientation().map(orientation_name),
+        moves: d.sent.clone(),
+        result: d.sent_result.clone(),
+        termination: None,
+    })
+}

@@ -1,0 +1,321 @@
+//! What the service shares between its parts: the store, the event stream clients follow,
+//! the live state that is not stored (running clocks, e-board health), and the JSON views.
+//!
+//! Events are made by the writer after the store has committed what they announce (or, for
+//! running clocks and e-board status, after the raw readings they come from are logged), so a
+//! client never sees anything a crash could take back.
+
+use relay_store::{RoundInfo, Store, StoredGame, StoredMove};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::{broadcast, mpsc};
+
+pub fn now_ms() -> i64 {
+    relay_store::now_ms()
+}
+
+/// The running clock of a game: at server time `at_ms`, White had `white_ms` and Black
+/// `black_ms`; `running` counts down from then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ClockView {
+    pub white_ms: u64,
+    pub black_ms: u64,
+    pub running: Option<&'static str>,
+    pub at_ms: i64,
+}
+
+impl ClockView {
+    /// The same clock as it should be shown `shift_ms` later (for a delayed view).
+    pub fn shifted(self, shift_ms: i64) -> ClockView {
+        ClockView {
+            at_ms: self.at_ms + shift_ms,
+            ..self
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Proposal {
+    pub result: String,
+    pub reason: String,
+}
+
+/// One e-board as the operator sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EboardView {
+    pub serial: String,
+    pub port: String,
+    pub connected: bool,
+    pub lost_since_ms: Option<i64>,
+    pub last_seen_ms: i64,
+    /// Percent, for Bluetooth boards that report it.
+    pub battery: Option<u8>,
+    /// Whether a clock answers on this board.
+    pub clock: bool,
+    pub in_sync: bool,
+    /// The placement as read (real squares once the orientation is known).
+    pub board_fen: String,
+    pub game_id: Option<i64>,
+    pub board_no: Option<u32>,
+    pub round_id: Option<i64>,
+    pub proposal: Option<Proposal>,
+}
+
+/// One thing that happened, ready to send. `text` is the JSON message every client of the
+/// live view gets; delayed clients get it `delay` later (clock messages re-stamped).
+#[derive(Debug)]
+pub struct Event {
+    pub round_id: i64,
+    pub game_id: Option<i64>,
+    pub seq: i64,
+    pub at_ms: i64,
+    pub text: String,
+    /// For clock events: the clock, so a delayed copy can be re-stamped.
+    pub clock: Option<ClockView>,
+    /// A stored change (its seq is new); running clocks and e-board news only repeat the
+    /// round's latest seq.
+    pub change: bool,
+}
+
+impl Event {
+    pub fn new(round_id: i64, game_id: Option<i64>, seq: i64, body: Value) -> Event {
+        Event {
+            round_id,
+            game_id,
+            seq,
+            at_ms: now_ms(),
+            text: body.to_string(),
+            clock: None,
+            change: true,
+        }
+    }
+
+    /// The message a client `delay_ms` behind gets.
+    pub fn delayed_text(&self, delay_ms: i64) -> String {
+        match (self.clock, self.game_id) {
+            (Some(c), Some(g)) if delay_ms > 0 => {
+                json!({"type": "clock", "seq": self.seq, "game_id": g, "clock": c.shifted(delay_ms)})
+                    .to_string()
+            }
+            _ => self.text.clone(),
+        }
+    }
+}
+
+/// Store and board health for `/health`.
+#[derive(Debug, Default)]
+pub struct Health {
+    pub store_ok: AtomicBool,
+    /// When the store stopped answering (0 = it answers).
+    pub store_down_since_ms: AtomicI64,
+    pub last_store_error: Mutex<Option<String>>,
+    /// Jobs (moves, readings) waiting for the store.
+    pub pending_writes: AtomicU64,
+}
+
+/// Counters for `/metrics`.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub messages: AtomicU64,
+    pub garbage: AtomicU64,
+    pub moves_committed: AtomicU64,
+    pub changes_committed: AtomicU64,
+    pub store_errors: AtomicU64,
+    pub raw_logged: AtomicU64,
+    pub http_requests: AtomicU64,
+    pub ws_clients: AtomicI64,
+    pub ws_snapshots: AtomicU64,
+}
+
+/// An arbiter's change to a game, computed by the HTTP layer and applied by the hall (to the
+/// board's recorder) and the writer (to the store), in that order.
+#[derive(Debug)]
+pub struct GameEdit {
+    pub game_id: i64,
+    pub action: EditAction,
+    /// The moves the game has afterwards.
+    pub moves: Vec<StoredMove>,
+    pub reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
+}
+
+#[derive(Debug, Clone)]
+pub enum EditAction {
+    Truncate {
+        from_ply: u32,
+    },
+    Replace {
+        what: String,
+    },
+    Result {
+        result: String,
+        termination: Option<String>,
+        status: String,
+    },
+}
+
+/// Everything the parts of the service share.
+#[derive(Debug)]
+pub struct Shared {
+    pub store: Store,
+    pub events: broadcast::Sender<Arc<Event>>,
+    pub admin_token: Option<String>,
+    pub eboards: RwLock<BTreeMap<String, EboardView>>,
+    pub clocks: RwLock<HashMap<i64, ClockView>>,
+    /// Which e-board is on which game now (game id → serial).
+    pub bound: RwLock<HashMap<i64, String>>,
+    pub health: Health,
+    pub metrics: Metrics,
+    pub edits: mpsc::UnboundedSender<GameEdit>,
+    /// The writer's queue (for arbiter actions that need no recorder).
+    pub jobs: mpsc::UnboundedSender<super::writer::Job>,
+    pub started_at_ms: i64,
+    /// Set when the service shuts down: live sockets close cleanly.
+    pub closing: tokio::sync::watch::Sender<bool>,
+}
+
+impl Shared {
+    pub fn publish(&self, e: Event) {
+        // No receiver is fine: nobody is watching.
+        let _ = self.events.send(Arc::new(e));
+    }
+
+    /// The delay spectators of a round get, in ms (round's own, else the tournament's).
+    pub async fn delay_ms(&self, round: &RoundInfo) -> i64 {
+        let secs = match round.delay_secs {
+            Some(d) => d,
+            None => self
+                .store
+                .tournament(round.tournament_id)
+                .await
+                .map_or(0, |t| t.delay_secs),
+        };
+        i64::from(secs) * 1000
+    }
+}
+
+fn color_of_ply(start_fen: &str, ply: u32) -> &'static str {
+    let black_first = start_fen.split_whitespace().nth(1) == Some("b");
+    if (ply % 2 == 1) != black_first {
+        "white"
+    } else {
+        "black"
+    }
+}
+
+pub const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// A game as JSON. With `cutoff_ms`, only what was known at that time (the delayed view), and
+/// the clock derived from the moves of that moment.
+pub fn game_view(
+    g: &StoredGame,
+    live_clock: Option<ClockView>,
+    eboard: Option<&str>,
+    cutoff_ms: Option<i64>,
+) -> Value {
+    let moves: Vec<&StoredMove> = g
+        .moves
+        .iter()
+        .filter(|m| cutoff_ms.is_none_or(|c| m.accepted_at_ms <= c))
+        .collect();
+    let start_fen = g.start_fen.clone().unwrap_or_else(|| STANDARD_FEN.into());
+    let fen = moves
+        .last()
+        .map_or(start_fen.clone(), |m| m.fen_after.clone());
+    let result_known = cutoff_ms.is_none_or(|c| g.result_at_ms.is_none_or(|at| at <= c));
+    let (result, termination, status) = if result_known {
+        (g.result.as_str(), g.termination.clone(), g.status.as_str())
+    } else if moves.is_empty() {
+        ("*", None, "pending")
+    } else {
+        ("*", None, "live")
+    };
+    let clock = match cutoff_ms {
+        None => live_clock,
+        Some(c) => delayed_clock(&start_fen, &moves, result == "*", c),
+    };
+    json!({
+        "id": g.id,
+        "round_id": g.round_id,
+        "board_no": g.pairing.board_no,
+        "white": g.pairing.white,
+        "black": g.pairing.black,
+        "status": status,
+        "result": result,
+        "termination": termination,
+        "start_fen": start_fen,
+        "fen": fen,
+        "moves": moves.iter().map(|m| move_json(m)).collect::<Vec<_>>(),
+        "clock": clock,
+        "eboard": eboard,
+    })
+}
+
+pub fn move_json(m: &StoredMove) -> Value {
+    json!({"ply": m.ply, "san": m.san, "uci": m.uci, "fen": m.fen_after, "clk_ms": m.clk_ms, "emt_ms": m.emt_ms})
+}
+
+/// The clocks as they stood at `cutoff`: each side's time after its last move, the side to
+/// move running since the last move was accepted. Stamped `now` so a page counts on from it.
+fn delayed_clock(
+    start_fen: &str,
+    moves: &[&StoredMove],
+    running: bool,
+    cutoff: i64,
+) -> Option<ClockView> {
+    let last_clk = |color: &str| {
+        moves
+            .iter()
+            .rev()
+            .find(|m| color_of_ply(start_fen, m.ply) == color)
+            .and_then(|m| m.clk_ms)
+    };
+    let (w, b) = (last_clk("white")?, last_clk("black")?);
+    let last = moves.last()?;
+    let to_move = if color_of_ply(start_fen, last.ply) == "white" {
+        "black"
+    } else {
+        "white"
+    };
+    let spent = u64::try_from(cutoff - last.accepted_at_ms).unwrap_or(0);
+    let (mut white_ms, mut black_ms) = (w, b);
+    if running {
+        if to_move == "white" {
+            white_ms = w.saturating_sub(spent);
+        } else {
+            black_ms = b.saturating_sub(spent);
+        }
+    }
+    Some(ClockView {
+        white_ms,
+        black_ms,
+        running: running.then_some(to_move),
+        at_ms: now_ms(),
+    })
+}
+
+/// A round with all its games as JSON.
+pub fn round_view(
+    shared: &Shared,
+    r: &RoundInfo,
+    tournament: &str,
+    games: &[StoredGame],
+    cutoff_ms: Option<i64>,
+    delay_ms: i64,
+) -> Value {
+    let clocks = shared.clocks.read().unwrap_or_else(|e| e.into_inner());
+    let bound = shared.bound.read().unwrap_or_else(|e| e.into_inner());
+    json!({
+        "id": r.id,
+        "tournament_id": r.tournament_id,
+        "tournament": tournament,
+        "number": r.number,
+        "seq": r.seq,
+        "delay_secs": delay_ms / 1000,
+        "final": r.is_final,
+        "auto": r.auto,
+        "games": games.iter().map(|g| game_view(g, clocks.get(&g.id).copied(), bound.get(&g.id).map(String::as_str), cutoff_ms)).collect::<Vec<_>>(),
+    })
+}

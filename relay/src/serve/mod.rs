@@ -1,0 +1,328 @@
+//! `relay serve`: boards, recorders, store and clients in one service.
+//!
+//! ```text
+//! reader threads (one per port) ──PortEvent──▶ hall task (recorders) ──Job──▶ writer task
+//!                                                                             │ commit, then
+//!                                                                             ▼ publish
+//!                               HTTP / WebSocket clients ◀── broadcast of committed events
+//! ```
+//! The hall never waits for the database; the writer is the only part that changes games in
+//! the store and the only part that announces changes, always after the commit.
+
+pub mod hall;
+pub mod http;
+pub mod live;
+pub mod pages;
+pub mod writer;
+pub mod ws;
+
+use anyhow::{Context, Result, bail};
+use boards::protocol::LineMode;
+use clap::Args;
+use live::Shared;
+use relay_core::recorder::RecorderConfig;
+use relay_store::Store;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Options of the service. Each comes from a flag, else a `RELAY_*` environment variable,
+/// else the TOML file given with `--config`, else its default.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// TOML file with any of the options below (keys as the long flags, with `_` for `-`).
+    #[arg(long, env = "RELAY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Ports to read: device paths, `dir/prefix*` patterns, or `auto` (every port that looks
+    /// like a DGT board, re-scanned as boards come and go). Default: auto.
+    #[arg(long = "port", env = "RELAY_PORTS", value_delimiter = ',')]
+    pub ports: Vec<String>,
+    /// The ports carry chains of serial boards (bus mode).
+    #[arg(long, env = "RELAY_BUS")]
+    pub bus: Option<bool>,
+    /// Database URL: sqlite://FILE (default sqlite://relay.db) or postgres://USER@HOST/DB.
+    #[arg(long, env = "RELAY_DB")]
+    pub db: Option<String>,
+    /// Address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one).
+    #[arg(long, env = "RELAY_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Token arbiters send as `Authorization: Bearer TOKEN`. Without one, arbiter actions
+    /// are switched off.
+    #[arg(long, env = "RELAY_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Broadcast delay in seconds (0..=3600) for the tournament boards go to when nobody
+    /// configured one; arbiters set it per tournament or round.
+    #[arg(long, env = "RELAY_DELAY")]
+    pub delay: Option<u32>,
+    /// How long a board must be still before it is read as a position, in ms (default 300;
+    /// Bluetooth boards need about 600).
+    #[arg(long, env = "RELAY_SETTLE_MS")]
+    pub settle_ms: Option<u64>,
+    /// Serve the pages from this directory instead of the copy built into the binary.
+    #[arg(long, env = "RELAY_WEB_DIR")]
+    pub web_dir: Option<PathBuf>,
+}
+
+/// The same options as read from a TOML file.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileOptions {
+    ports: Option<Vec<String>>,
+    bus: Option<bool>,
+    db: Option<String>,
+    listen: Option<SocketAddr>,
+    admin_token: Option<String>,
+    delay: Option<u32>,
+    settle_ms: Option<u64>,
+    web_dir: Option<PathBuf>,
+}
+
+/// Options with every default filled in.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub ports: Vec<String>,
+    pub mode: LineMode,
+    pub db: String,
+    pub listen: SocketAddr,
+    pub admin_token: Option<String>,
+    pub delay: Option<u32>,
+    pub settle_ms: u64,
+    pub web_dir: Option<PathBuf>,
+}
+
+impl ServeOptions {
+    pub fn settle(self) -> Result<Settings> {
+        let file: FileOptions = match &self.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read the configuration {}", p.display()))?;
+                toml::from_str(&text)
+                    .with_context(|| format!("configuration {} not understood", p.display()))?
+            }
+            None => FileOptions::default(),
+        };
+        let ports = if self.ports.is_empty() {
+            file.ports.unwrap_or_else(|| vec!["auto".into()])
+        } else {
+            self.ports
+        };
+        let delay = self.delay.or(file.delay);
+        if delay.is_some_and(|d| d > 3600) {
+            bail!("--delay must be between 0 and 3600 seconds");
+        }
+        let admin_token = self
+            .admin_token
+            .or(file.admin_token)
+            .filter(|t| !t.is_empty());
+        if admin_token.as_ref().is_some_and(|t| t.len() < 8) {
+            bail!("the admin token must be at least 8 characters long");
+        }
+        let settle_ms = self.settle_ms.or(file.settle_ms).unwrap_or(300);
+        if !(50..=5000).contains(&settle_ms) {
+            bail!("--settle-ms must be between 50 and 5000");
+        }
+        Ok(Settings {
+            ports,
+            mode: if self.bus.or(file.bus).unwrap_or(false) {
+                LineMode::Bus
+            } else {
+                LineMode::Single
+            },
+            db: self
+                .db
+                .or(file.db)
+                .unwrap_or_else(|| "sqlite://relay.db".into()),
+            listen: self
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            admin_token,
+            delay,
+            settle_ms,
+            web_dir: self.web_dir.or(file.web_dir),
+        })
+    }
+}
+
+fn today() -> String {
+    // Days since the epoch to a civil date (proleptic Gregorian), without a date crate.
+    let days = live::now_ms().div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Runs the service until SIGINT/SIGTERM or until `stop` is set. `ready` gets the address
+/// actually listened on.
+pub fn run(
+    settings: Settings,
+    stop: Arc<AtomicBool>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(serve(settings, stop, ready))
+}
+
+async fn serve(
+    settings: Settings,
+    stop: Arc<AtomicBool>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    let store = Store::open(&settings.db)
+        .await
+        .with_context(|| format!("database {}", settings.db))?;
+    tracing::info!(backend = store.backend(), "database open");
+    // The round boards play in: the newest open one, or one made now.
+    let current = match store.current_round().await? {
+        Some(r) => r,
+        None => {
+            let date = today();
+            let r = store
+                .create_auto_round(&format!("Relay {date}"), &date)
+                .await?;
+            tracing::info!(round = r.id, "no round configured: made one for the boards");
+            r
+        }
+    };
+    if let Some(d) = settings.delay {
+        store
+            .update_tournament(
+                current.tournament_id,
+                &relay_store::TournamentPatch {
+                    delay_secs: Some(d),
+                    ..Default::default()
+                },
+            )
+            .await?;
+    }
+    // Games to carry on with: every e-board assigned in the current round.
+    let games = store.round_games(current.id).await?;
+    let mut slots = HashMap::new();
+    let mut resume = HashMap::new();
+    for (board_no, serial) in store.assignments(current.id).await? {
+        let Some(g) = games.iter().find(|g| g.pairing.board_no == board_no) else {
+            continue;
+        };
+        slots.insert(
+            serial.clone(),
+            writer::Slot {
+                game_id: g.id,
+                round_id: g.round_id,
+                board_no,
+                game_no: 0,
+                moves: g.moves.clone(),
+                result: g.result.clone(),
+                orientation: g.orientation.clone(),
+            },
+        );
+        if let Some(o) = g.orientation.as_deref().and_then(hall::parse_orientation) {
+            resume.insert(
+                serial,
+                hall::Resume {
+                    game: relay_store::to_game(g, "", None, ""),
+                    orientation: o,
+                    moves: g.moves.clone(),
+                },
+            );
+        }
+    }
+    let (events, _) = tokio::sync::broadcast::channel(4096);
+    let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (closing, _) = tokio::sync::watch::channel(false);
+    let shared = Arc::new(Shared {
+        store: store.clone(),
+        events,
+        admin_token: settings.admin_token.clone(),
+        eboards: Default::default(),
+        clocks: Default::default(),
+        bound: Default::default(),
+        health: Default::default(),
+        metrics: Default::default(),
+        edits: edits_tx,
+        jobs: jobs_tx.clone(),
+        started_at_ms: live::now_ms(),
+        closing,
+    });
+    shared.health.store_ok.store(true, Ordering::Relaxed);
+    let writer = writer::Writer::new(shared.clone(), current, slots);
+    let writer_task = tokio::spawn(writer.run(jobs_rx));
+    let (ports_tx, ports_rx) = tokio::sync::mpsc::unbounded_channel();
+    let watcher = hall::watch_ports(
+        settings.ports.clone(),
+        settings.mode,
+        ports_tx,
+        stop.clone(),
+    );
+    let cfg = RecorderConfig {
+        settle_ms: settings.settle_ms,
+        ..RecorderConfig::default()
+    };
+    let hall = hall::Hall::new(shared.clone(), cfg, resume, jobs_tx);
+    let hall_task = tokio::spawn(hall.run(ports_rx, edits_rx, stop.clone()));
+
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    let addr = listener.local_addr()?;
+    ready(addr);
+    let app = http::app(shared.clone(), settings.web_dir.clone());
+    let stop_http = stop.clone();
+    let closing = shared.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown_signal(stop_http.clone()).await;
+        stop_http.store(true, Ordering::Relaxed);
+        tracing::info!("shutting down: closing clients, flushing the store");
+        let _ = closing.closing.send(true);
+    });
+    server.await.context("HTTP server")?;
+    // Stop readings, let the hall flush its recorders, then the writer empty its queue.
+    stop.store(true, Ordering::Relaxed);
+    let _ = tokio::task::spawn_blocking(move || watcher.join()).await;
+    let _ = hall_task.await;
+    let _ = shared.jobs.send(writer::Job::Shutdown);
+    let _ = writer_task.await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal(stop: Arc<AtomicBool>) {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let flag = async {
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+        _ = flag => {}
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub options: ServeOptions,
+}
+
+pub fn main(args: ServeArgs) -> Result<()> {
+    let settings = args.options.settle()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    run(settings, stop, |addr| {
+        println!("relay: serving on http://{addr}/");
+    })
+}

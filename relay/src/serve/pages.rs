@@ -1,0 +1,74 @@
+//! The spectator and arbiter pages from `web/`: built into the binary (so an installed relay
+//! needs no files beside it), or read from a directory given with `--web-dir` (for editing
+//! the pages without rebuilding).
+
+use axum::body::Body;
+use axum::http::{HeaderValue, Request, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::convert::Infallible;
+use std::path::PathBuf;
+
+macro_rules! page {
+    ($path:literal) => {
+        ($path, include_str!(concat!("../../../web/", $path)))
+    };
+}
+
+/// Every page file, as built in.
+const PAGES: &[(&str, &str)] = &[
+    page!("index.html"),
+    page!("round.html"),
+    page!("game.html"),
+    page!("console.html"),
+    page!("style.css"),
+    page!("js/api.js"),
+    page!("js/board.js"),
+    page!("js/format.js"),
+    page!("js/round.js"),
+    page!("js/game.js"),
+    page!("js/console.js"),
+];
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next() {
+        Some("html") => "text/html; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        _ => "application/octet-stream",
+    }
+}
+
+fn serve(dir: Option<&PathBuf>, uri_path: &str) -> Response {
+    let rel = uri_path.trim_start_matches('/');
+    let rel = if rel.is_empty() { "index.html" } else { rel };
+    // Only names from the list: no path from a request ever reaches the file system as is.
+    let Some((name, built_in)) = PAGES.iter().find(|(p, _)| *p == rel) else {
+        return (StatusCode::NOT_FOUND, "not found").into_response();
+    };
+    let text = dir
+        .and_then(|d| std::fs::read_to_string(d.join(name)).ok())
+        .unwrap_or_else(|| (*built_in).to_string());
+    let mut r = text.into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type(name)),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// A service answering page requests (the router's fallback).
+pub fn service(
+    dir: Option<PathBuf>,
+) -> impl tower::Service<
+    Request<Body>,
+    Response = Response,
+    Error = Infallible,
+    Future = std::future::Ready<Result<Response, Infallible>>,
+> + Clone {
+    tower::service_fn(move |req: Request<Body>| {
+        std::future::ready(Ok(serve(dir.as_ref(), req.uri().path())))
+    })
+}

@@ -1,0 +1,647 @@
+//! The writer: the one place that changes games in the store, and the one that announces
+//! changes. Jobs arrive in order from the hall and the arbiter routes; each is committed, then
+//! published. When the database does not answer, the job is retried (with the queue behind it
+//! kept in memory, readings still being taken) and `/health` says so; nothing is dropped and
+//! nothing is announced before it is stored.
+//!
+//! Games are written by difference: the hall sends the recorder's whole game (a [`Snapshot`]),
+//! and the writer stores what differs from what it stored last. A retried job therefore never
+//! writes a move twice, and a move the store refuses as already there (a commit whose answer
+//! was lost) only makes the writer read the game back and carry on.
+
+use super::live::{
+    ClockView, EboardView, EditAction, Event, GameEdit, Shared, game_view, move_json, now_ms,
+};
+use relay_store::{RawEntry, RoundInfo, StoreError, StoredMove};
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A recorder's game as the hall saw it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub serial: String,
+    pub port: String,
+    /// Which of the e-board's games this is (a new number: a new game was set up).
+    pub game_no: u64,
+    pub start_fen: Option<String>,
+    pub chess960: bool,
+    pub orientation: Option<&'static str>,
+    pub moves: Vec<StoredMove>,
+    pub result: String,
+    pub termination: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum Job {
+    /// A raw board message for the black box.
+    Raw(RawEntry),
+    /// An e-board was heard from on a port.
+    Touch {
+        serial: String,
+        port: String,
+    },
+    Sync(Box<Snapshot>),
+    Clock {
+        serial: String,
+        white_ms: u64,
+        black_ms: u64,
+        running: Option<&'static str>,
+        at_ms: i64,
+    },
+    Eboard(EboardView),
+    Edit(GameEdit),
+    /// An arbiter puts an e-board on a board number.
+    Assign {
+        round_id: i64,
+        board_no: u32,
+        serial: String,
+        reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
+    },
+    /// Everything before this is stored: stop.
+    Shutdown,
+}
+
+/// Where an e-board's game is stored, and what the store has of it.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub game_id: i64,
+    pub round_id: i64,
+    pub board_no: u32,
+    pub game_no: u64,
+    pub moves: Vec<StoredMove>,
+    pub result: String,
+    pub orientation: Option<String>,
+}
+
+pub struct Writer {
+    shared: Arc<Shared>,
+    slots: HashMap<String, Slot>,
+    current: RoundInfo,
+    /// Latest change number per round (clock and e-board messages carry it).
+    seqs: HashMap<i64, i64>,
+    backoff: Duration,
+}
+
+fn transient(e: &StoreError) -> bool {
+    e.is_transient()
+}
+
+impl Writer {
+    pub fn new(shared: Arc<Shared>, current: RoundInfo, slots: HashMap<String, Slot>) -> Writer {
+        let mut w = Writer {
+            shared,
+            slots: HashMap::new(),
+            seqs: HashMap::new(),
+            current,
+            backoff: Duration::from_millis(100),
+        };
+        for (serial, slot) in slots {
+            w.bind(&serial, slot);
+        }
+        w
+    }
+
+    fn bind(&mut self, serial: &str, slot: Slot) {
+        {
+            let mut bound = self.shared.bound.write().unwrap_or_else(|e| e.into_inner());
+            bound.retain(|_, s| s != serial);
+            bound.insert(slot.game_id, serial.to_string());
+        }
+        if let Some(v) = self
+            .shared
+            .eboards
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(serial)
+        {
+            v.game_id = Some(slot.game_id);
+            v.board_no = Some(slot.board_no);
+            v.round_id = Some(slot.round_id);
+        }
+        self.slots.insert(serial.to_string(), slot);
+    }
+
+    pub async fn run(mut self, mut jobs: mpsc::UnboundedReceiver<Job>) {
+        while let Some(first) = jobs.recv().await {
+            let mut batch = vec![first];
+            while batch.len() < 2000 {
+                match jobs.try_recv() {
+                    Ok(j) => batch.push(j),
+                    Err(_) => break,
+                }
+            }
+            self.shared
+                .health
+                .pending_writes
+                .store((jobs.len() + batch.len()) as u64, Ordering::Relaxed);
+            let mut raws = Vec::new();
+            for job in batch {
+                match job {
+                    Job::Raw(e) => raws.push(e),
+                    Job::Shutdown => {
+                        self.flush_raw(&mut raws).await;
+                        tracing::info!("everything read is stored");
+                        return;
+                    }
+                    other => {
+                        self.flush_raw(&mut raws).await;
+                        self.apply(other).await;
+                    }
+                }
+            }
+            self.flush_raw(&mut raws).await;
+            self.shared
+                .health
+                .pending_writes
+                .store(jobs.len() as u64, Ordering::Relaxed);
+        }
+    }
+
+    fn stored_ok(&mut self) {
+        let h = &self.shared.health;
+        if !h.store_ok.swap(true, Ordering::Relaxed) {
+            tracing::info!("the database answers again");
+        }
+        h.store_down_since_ms.store(0, Ordering::Relaxed);
+        self.backoff = Duration::from_millis(100);
+    }
+
+    async fn store_failed(&mut self, e: &StoreError) {
+        let h = &self.shared.health;
+        self.shared
+            .metrics
+            .store_errors
+            .fetch_add(1, Ordering::Relaxed);
+        if h.store_ok.swap(false, Ordering::Relaxed) {
+            tracing::error!(error = %e, "the database does not answer; readings are kept and writes retried");
+        }
+        let _ = h.store_down_since_ms.compare_exchange(
+            0,
+            now_ms(),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        *h.last_store_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+    }
+
+    async fn flush_raw(&mut self, raws: &mut Vec<RawEntry>) {
+        if raws.is_empty() {
+            return;
+        }
+        loop {
+            match self.shared.store.log_raw(raws).await {
+                Ok(()) => break,
+                Err(e) if transient(&e) => self.store_failed(&e).await,
+                Err(e) => {
+                    tracing::error!(error = %e, "raw board messages could not be logged");
+                    break;
+                }
+            }
+        }
+        self.stored_ok();
+        self.shared
+            .metrics
+            .raw_logged
+            .fetch_add(raws.len() as u64, Ordering::Relaxed);
+        raws.clear();
+    }
+
+    async fn apply(&mut self, job: Job) {
+        match job {
+            Job::Raw(_) | Job::Shutdown => {}
+            Job::Touch { serial, port } => {
+                // Not worth holding the queue for: the next touch will do.
+                if let Err(e) = self.shared.store.touch_eboard(&serial, &port).await {
+                    tracing::debug!(error = %e, "e-board last-seen not noted");
+                }
+            }
+            Job::Sync(snap) => loop {
+                match self.sync(&snap).await {
+                    Ok(()) => {
+                        self.stored_ok();
+                        break;
+                    }
+                    Err(e) if transient(&e) => self.store_failed(&e).await,
+                    Err(e) => {
+                        // Our picture of the stored game is off (a commit whose answer was
+                        // lost, an arbiter's change): read it again and try once more.
+                        tracing::warn!(serial = %snap.serial, error = %e, "re-reading the stored game");
+                        self.slots.remove(&snap.serial);
+                        if let Err(e) = self.sync(&snap).await {
+                            tracing::error!(serial = %snap.serial, error = %e, "game not stored");
+                        }
+                        break;
+                    }
+                }
+            },
+            Job::Clock {
+                serial,
+                white_ms,
+                black_ms,
+                running,
+                at_ms,
+            } => {
+                let Some(slot) = self.slots.get(&serial) else {
+                    return;
+                };
+                let clock = ClockView {
+                    white_ms,
+                    black_ms,
+                    running,
+                    at_ms,
+                };
+                let (game, round) = (slot.game_id, slot.round_id);
+                self.shared
+                    .clocks
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(game, clock);
+                let seq = self.seq(round);
+                let mut e = Event::new(
+                    round,
+                    Some(game),
+                    seq,
+                    json!({"type": "clock", "seq": seq, "game_id": game, "clock": clock}),
+                );
+                e.clock = Some(clock);
+                e.change = false;
+                e.at_ms = at_ms;
+                self.shared.publish(e);
+            }
+            Job::Eboard(mut view) => {
+                let slot = self.slots.get(&view.serial);
+                view.game_id = slot.map(|s| s.game_id);
+                view.board_no = slot.map(|s| s.board_no);
+                view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
+                let round = view.round_id.unwrap_or(self.current.id);
+                self.shared
+                    .eboards
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(view.serial.clone(), view.clone());
+                let seq = self.seq(round);
+                let mut e = Event::new(
+                    round,
+                    view.game_id,
+                    seq,
+                    json!({"type": "eboard", "seq": seq, "eboard": view}),
+                );
+                e.change = false;
+                self.shared.publish(e);
+            }
+            Job::Edit(edit) => {
+                let result = loop {
+                    match self.edit(&edit).await {
+                        Ok(seq) => {
+                            self.stored_ok();
+                            break Ok(seq);
+                        }
+                        Err(e) if transient(&e) => self.store_failed(&e).await,
+                        Err(e) => break Err(e.to_string()),
+                    }
+                };
+                let _ = edit.reply.send(result);
+            }
+            Job::Assign {
+                round_id,
+                board_no,
+                serial,
+                reply,
+            } => {
+                let result = loop {
+                    match self.assign(round_id, board_no, &serial).await {
+                        Ok(game) => {
+                            self.stored_ok();
+                            break Ok(game);
+                        }
+                        Err(e) if transient(&e) => self.store_failed(&e).await,
+                        Err(e) => break Err(e.to_string()),
+                    }
+                };
+                let _ = reply.send(result);
+            }
+        }
+    }
+
+    /// Puts an e-board on a board: its moves go to that game from now on (the recorder's
+    /// whole game is written there at its next change), and an e-board that was on the
+    /// board is taken off it.
+    async fn assign(&mut self, round: i64, board_no: u32, serial: &str) -> Result<i64, StoreError> {
+        let store = self.shared.store.clone();
+        let (game, seq) = store.assign(round, board_no, serial, None).await?;
+        self.committed(round, seq);
+        store
+            .audit(
+                "arbiter",
+                "assign",
+                Some(game),
+                &json!({"round": round, "board_no": board_no, "serial": serial}).to_string(),
+            )
+            .await?;
+        self.slots
+            .retain(|s, slot| s == serial || slot.game_id != game);
+        let g = store.game(game).await?;
+        let game_no = self.slots.get(serial).map_or(0, |s| s.game_no);
+        self.bind(
+            serial,
+            Slot {
+                game_id: game,
+                round_id: round,
+                board_no,
+                game_no,
+                moves: g.moves,
+                result: g.result,
+                orientation: g.orientation,
+            },
+        );
+        if round > self.current.id {
+            self.current = store.round(round).await?;
+        }
+        self.publish_game(game, seq).await?;
+        Ok(game)
+    }
+
+    fn seq(&self, round: i64) -> i64 {
+        self.seqs.get(&round).copied().unwrap_or(0)
+    }
+
+    fn committed(&mut self, round: i64, seq: i64) {
+        let s = self.seqs.entry(round).or_insert(0);
+        *s = (*s).max(seq);
+        self.shared
+            .metrics
+            .changes_committed
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn publish_game(&mut self, game: i64, seq: i64) -> Result<(), StoreError> {
+        let g = self.shared.store.game(game).await?;
+        let serial = self
+            .shared
+            .bound
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&game)
+            .cloned();
+        let view = game_view(&g, None, serial.as_deref(), None);
+        self.shared.publish(Event::new(
+            g.round_id,
+            Some(game),
+            seq,
+            json!({"type": "game", "seq": seq, "game": view}),
+        ));
+        Ok(())
+    }
+
+    /// The stored game an e-board's moves go to: its assignment in the current round, else
+    /// the next free board number there.
+    async fn slot_for(&mut self, serial: &str, port: &str) -> Result<Slot, StoreError> {
+        if let Some(s) = self.slots.get(serial) {
+            return Ok(s.clone());
+        }
+        let store = self.shared.store.clone();
+        let round = self.current.id;
+        let board_no = match store
+            .assignments(round)
+            .await?
+            .into_iter()
+            .find(|(_, s)| s == serial)
+        {
+            Some((b, _)) => b,
+            None => store.free_board_no(round).await?,
+        };
+        let (game, seq) = store.assign(round, board_no, serial, Some(port)).await?;
+        self.committed(round, seq);
+        tracing::info!(%serial, board_no, round, "e-board placed on a board");
+        let g = store.game(game).await?;
+        let slot = Slot {
+            game_id: game,
+            round_id: round,
+            board_no,
+            game_no: 0,
+            moves: g.moves,
+            result: g.result,
+            orientation: g.orientation,
+        };
+        self.bind(serial, slot.clone());
+        self.publish_game(game, seq).await?;
+        Ok(slot)
+    }
+
+    async fn sync(&mut self, snap: &Snapshot) -> Result<(), StoreError> {
+        let store = self.shared.store.clone();
+        let mut slot = self.slot_for(&snap.serial, &snap.port).await?;
+        if slot.game_no != snap.game_no {
+            if !slot.moves.is_empty() || slot.result != "*" {
+                // The board was set up again after a game: the new game is the next round's.
+                let next = store.next_round(slot.round_id).await?;
+                let taken = store.assignments(next.id).await?;
+                let board_no = match taken.iter().find(|(_, s)| *s == snap.serial) {
+                    Some((b, _)) => *b,
+                    None if !taken.iter().any(|(b, _)| *b == slot.board_no) => slot.board_no,
+                    None => store.free_board_no(next.id).await?,
+                };
+                let (game, seq) = store
+                    .assign(next.id, board_no, &snap.serial, Some(&snap.port))
+                    .await?;
+                self.committed(next.id, seq);
+                tracing::info!(serial = %snap.serial, round = %next.number, board_no, "new game on the e-board: next round");
+                if next.id > self.current.id {
+                    self.current = next.clone();
+                }
+                let g = store.game(game).await?;
+                slot = Slot {
+                    game_id: game,
+                    round_id: next.id,
+                    board_no,
+                    game_no: snap.game_no,
+                    moves: g.moves,
+                    result: g.result,
+                    orientation: g.orientation,
+                };
+            }
+            let seq = store
+                .start_game(
+                    slot.game_id,
+                    snap.start_fen.as_deref(),
+                    snap.chess960,
+                    snap.orientation,
+                )
+                .await?;
+            self.committed(slot.round_id, seq);
+            slot.game_no = snap.game_no;
+            slot.orientation = snap.orientation.map(str::to_string);
+            self.bind(&snap.serial, slot.clone());
+            self.publish_game(slot.game_id, seq).await?;
+        } else if slot.orientation.is_none() && snap.orientation.is_some() {
+            let seq = store
+                .start_game(
+                    slot.game_id,
+                    snap.start_fen.as_deref(),
+                    snap.chess960,
+                    snap.orientation,
+                )
+                .await?;
+            self.committed(slot.round_id, seq);
+            slot.orientation = snap.orientation.map(str::to_string);
+            self.bind(&snap.serial, slot.clone());
+            self.publish_game(slot.game_id, seq).await?;
+        }
+        let (game, round) = (slot.game_id, slot.round_id);
+        // Moves: drop what differs, add what is new, fill in clocks now known.
+        let same = slot
+            .moves
+            .iter()
+            .zip(&snap.moves)
+            .take_while(|(a, b)| a.uci == b.uci)
+            .count();
+        if slot.moves.len() > same {
+            let from = (same + 1) as u32;
+            let seq = store
+                .truncate_moves(
+                    game,
+                    from,
+                    "recorder",
+                    "taken back or corrected on the board",
+                )
+                .await?;
+            self.committed(round, seq);
+            slot.moves.truncate(same);
+            self.update_slot(&snap.serial, &slot);
+            self.shared.publish(Event::new(
+                round,
+                Some(game),
+                seq,
+                json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": from}),
+            ));
+        }
+        for i in 0..same {
+            let (old, new) = (&slot.moves[i], &snap.moves[i]);
+            if old.clk_ms != new.clk_ms || old.emt_ms != new.emt_ms {
+                if let Some(seq) = store
+                    .set_move_clock(game, new.ply, new.clk_ms, new.emt_ms)
+                    .await?
+                {
+                    self.committed(round, seq);
+                    self.shared.publish(Event::new(
+                        round,
+                        Some(game),
+                        seq,
+                        json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": new.ply, "clk_ms": new.clk_ms, "emt_ms": new.emt_ms}),
+                    ));
+                }
+                slot.moves[i].clk_ms = new.clk_ms;
+                slot.moves[i].emt_ms = new.emt_ms;
+                self.update_slot(&snap.serial, &slot);
+            }
+        }
+        for m in &snap.moves[same..] {
+            let mut m = m.clone();
+            m.accepted_at_ms = m.accepted_at_ms.max(1);
+            let seq = store.record_move(game, &m).await?;
+            self.committed(round, seq);
+            self.shared
+                .metrics
+                .moves_committed
+                .fetch_add(1, Ordering::Relaxed);
+            slot.moves.push(m.clone());
+            self.update_slot(&snap.serial, &slot);
+            self.shared.publish(Event::new(
+                round,
+                Some(game),
+                seq,
+                json!({"type": "move", "seq": seq, "game_id": game, "move": move_json(&m)}),
+            ));
+        }
+        if snap.result != slot.result && snap.result != "*" {
+            let seq = store
+                .set_result(
+                    game,
+                    &snap.result,
+                    snap.termination.as_deref(),
+                    "finished",
+                    "recorder",
+                )
+                .await?;
+            self.committed(round, seq);
+            slot.result = snap.result.clone();
+            self.update_slot(&snap.serial, &slot);
+            self.shared.publish(Event::new(
+                round,
+                Some(game),
+                seq,
+                json!({"type": "result", "seq": seq, "game_id": game, "result": snap.result, "termination": snap.termination, "status": "finished"}),
+            ));
+        }
+        Ok(())
+    }
+
+    fn update_slot(&mut self, serial: &str, slot: &Slot) {
+        if let Some(s) = self.slots.get_mut(serial) {
+            *s = slot.clone();
+        }
+    }
+
+    async fn edit(&mut self, edit: &GameEdit) -> Result<i64, StoreError> {
+        let store = self.shared.store.clone();
+        let g = store.game(edit.game_id).await?;
+        let (game, round) = (g.id, g.round_id);
+        let seq = match &edit.action {
+            EditAction::Truncate { from_ply } => {
+                let seq = store
+                    .truncate_moves(game, *from_ply, "arbiter", "truncated by the arbiter")
+                    .await?;
+                self.shared.publish(Event::new(
+                    round,
+                    Some(game),
+                    seq,
+                    json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": from_ply}),
+                ));
+                seq
+            }
+            EditAction::Replace { what } => {
+                let seq = store.replace_moves(game, &edit.moves, "arbiter").await?;
+                tracing::info!(game, %what, "game corrected by the arbiter");
+                self.publish_game(game, seq).await?;
+                seq
+            }
+            EditAction::Result {
+                result,
+                termination,
+                status,
+            } => {
+                let seq = store
+                    .set_result(game, result, termination.as_deref(), status, "arbiter")
+                    .await?;
+                self.shared.publish(Event::new(
+                    round,
+                    Some(game),
+                    seq,
+                    json!({"type": "result", "seq": seq, "game_id": game, "result": result, "termination": termination, "status": status}),
+                ));
+                seq
+            }
+        };
+        self.committed(round, seq);
+        let serial = self
+            .slots
+            .iter()
+            .find(|(_, s)| s.game_id == game)
+            .map(|(k, _)| k.clone());
+        if let Some(serial) = serial
+            && let Some(s) = self.slots.get_mut(&serial)
+        {
+            s.moves = edit.moves.clone();
+            if let EditAction::Result { result, .. } = &edit.action {
+                s.result = result.clone();
+            }
+        }
+        Ok(seq)
+    }
+}

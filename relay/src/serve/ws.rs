@@ -1,0 +1,294 @@
+//! WebSockets for a round and for a game: a snapshot first, then every change as it is
+//! committed, each with the round's change number. A client coming back with `?since=N` gets
+//! the changes it missed from the store (or a snapshot when that is shorter); a client too
+//! slow to keep up gets a fresh snapshot instead of holding anyone up. Spectators of a delayed
+//! round get every message `delay` late.
+
+use super::http::{ApiError, AppState, arbiter, cutoff, game_json, round_json};
+use super::live::{Event, Shared, now_ms};
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+#[derive(Deserialize)]
+pub struct WsQuery {
+    since: Option<i64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Scope {
+    Round(i64),
+    Game { round: i64, game: i64 },
+}
+
+impl Scope {
+    fn round(self) -> i64 {
+        match self {
+            Scope::Round(r) | Scope::Game { round: r, .. } => r,
+        }
+    }
+
+    fn wants(self, e: &Event) -> bool {
+        match self {
+            Scope::Round(r) => e.round_id == r,
+            Scope::Game { game, .. } => e.game_id == Some(game),
+        }
+    }
+}
+
+/// Changes replayed from the store beyond this many: a snapshot is cheaper.
+const MAX_REPLAY: usize = 2000;
+/// A client that does not take a message within this time is dropped.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub async fn round_socket(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    q: Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>,
+    h: HeaderMap,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let id: i64 = id.parse().map_err(|_| {
+        ApiError(
+            axum::http::StatusCode::NOT_FOUND,
+            format!("round {id:?} not found"),
+        )
+    })?;
+    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
+    let r = s.store.round(id).await?;
+    let a = arbiter(&s, &h)?;
+    let (_, delay) = cutoff(&s, &r, a).await;
+    let delay = if a { 0 } else { delay };
+    let ws = ws.map_err(not_upgrade)?;
+    Ok(ws
+        .on_upgrade(move |socket| follow(s, Scope::Round(id), q.since, delay, a, socket))
+        .into_response())
+}
+
+pub async fn game_socket(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    q: Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>,
+    h: HeaderMap,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let id: i64 = id.parse().map_err(|_| {
+        ApiError(
+            axum::http::StatusCode::NOT_FOUND,
+            format!("game {id:?} not found"),
+        )
+    })?;
+    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
+    let g = s.store.game(id).await?;
+    let r = s.store.round(g.round_id).await?;
+    let a = arbiter(&s, &h)?;
+    let (_, delay) = cutoff(&s, &r, a).await;
+    let delay = if a { 0 } else { delay };
+    let scope = Scope::Game {
+        round: g.round_id,
+        game: id,
+    };
+    let ws = ws.map_err(not_upgrade)?;
+    Ok(ws
+        .on_upgrade(move |socket| follow(s, scope, q.since, delay, a, socket))
+        .into_response())
+}
+
+fn not_upgrade(e: WebSocketUpgradeRejection) -> ApiError {
+    ApiError::bad(format!("this is a WebSocket endpoint: {e}"))
+}
+
+async fn snapshot(s: &Shared, scope: Scope, arbiter: bool) -> Result<(i64, String), ApiError> {
+    s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
+    match scope {
+        Scope::Round(r) => {
+            let v = round_json(s, r, arbiter).await?;
+            let seq = v["seq"].as_i64().unwrap_or(0);
+            Ok((
+                seq,
+                json!({"type": "snapshot", "seq": seq, "round": v}).to_string(),
+            ))
+        }
+        Scope::Game { round, game } => {
+            let seq = s.store.round(round).await?.seq;
+            let v = game_json(s, game, arbiter).await?;
+            Ok((
+                seq,
+                json!({"type": "snapshot", "seq": seq, "game": v}).to_string(),
+            ))
+        }
+    }
+}
+
+/// The messages a client missed after `since`, from the store; `None` when a snapshot is
+/// the better answer (too many, or `since` is not a number this round had).
+async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<String>)> {
+    let current = s.store.round(scope.round()).await.ok()?.seq;
+    if since > current || since < 0 {
+        return None;
+    }
+    let changes = s.store.changes_since(scope.round(), since).await.ok()?;
+    if changes.len() > MAX_REPLAY {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut last = since;
+    for c in changes {
+        last = c.seq;
+        let Some(game) = c.game_id else { continue };
+        if let Scope::Game { game: g, .. } = scope
+            && g != game
+        {
+            continue;
+        }
+        let p: Value = serde_json::from_str(&c.payload).unwrap_or(Value::Null);
+        let seq = c.seq;
+        let msg = match c.kind.as_str() {
+            "move" => json!({"type": "move", "seq": seq, "game_id": game, "move": p}),
+            "move_clock" => {
+                json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": p["ply"], "clk_ms": p["clk_ms"], "emt_ms": p["emt_ms"]})
+            }
+            "truncate" => {
+                json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": p["from_ply"]})
+            }
+            "result" => {
+                json!({"type": "result", "seq": seq, "game_id": game, "result": p["result"], "termination": p["termination"], "status": p["status"]})
+            }
+            _ => {
+                let v = game_json(s, game, true).await.ok()?;
+                json!({"type": "game", "seq": seq, "game": v})
+            }
+        };
+        out.push(msg.to_string());
+    }
+    Some((last.max(current), out))
+}
+
+async fn send(socket: &mut WebSocket, text: String) -> bool {
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, socket.send(WsMessage::Text(text.into()))).await,
+        Ok(Ok(()))
+    )
+}
+
+struct ClientGauge(Arc<Shared>);
+
+impl Drop for ClientGauge {
+    fn drop(&mut self) {
+        self.0.metrics.ws_clients.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+async fn follow(
+    s: Arc<Shared>,
+    scope: Scope,
+    since: Option<i64>,
+    delay: i64,
+    arbiter: bool,
+    mut socket: WebSocket,
+) {
+    s.metrics.ws_clients.fetch_add(1, Ordering::Relaxed);
+    let _gauge = ClientGauge(s.clone());
+    // Subscribe before reading the store: nothing committed in between is missed (anything
+    // seen twice is recognised by its change number).
+    let mut rx = s.events.subscribe();
+    let mut closing = s.closing.subscribe();
+    let mut last_seq;
+    let resumed = match since {
+        Some(n) if delay == 0 => missed(&s, scope, n).await,
+        _ => None,
+    };
+    match resumed {
+        Some((last, msgs)) => {
+            for m in msgs {
+                if !send(&mut socket, m).await {
+                    return;
+                }
+            }
+            last_seq = last;
+        }
+        None => match snapshot(&s, scope, arbiter).await {
+            Ok((seq, text)) => {
+                if !send(&mut socket, text).await {
+                    return;
+                }
+                last_seq = seq;
+            }
+            Err(e) => {
+                let _ = send(
+                    &mut socket,
+                    json!({"type": "error", "error": e.1}).to_string(),
+                )
+                .await;
+                return;
+            }
+        },
+    }
+    // Delayed spectators: messages wait here until their time.
+    let mut held: VecDeque<(i64, String)> = VecDeque::new();
+    loop {
+        let next_release = held
+            .front()
+            .map(|(t, _)| Duration::from_millis(u64::try_from(*t - now_ms()).unwrap_or(0)));
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Ok(e) => {
+                    if !scope.wants(&e) || (e.change && e.seq <= last_seq) {
+                        continue;
+                    }
+                    if e.change {
+                        last_seq = e.seq;
+                    }
+                    if delay > 0 {
+                        held.push_back((e.at_ms + delay, e.delayed_text(delay)));
+                    } else if !send(&mut socket, e.text.clone()).await {
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {
+                    // Too slow to follow every change: start again from a snapshot.
+                    held.clear();
+                    match snapshot(&s, scope, arbiter).await {
+                        Ok((seq, text)) => {
+                            last_seq = seq;
+                            if !send(&mut socket, text).await {
+                                return;
+                            }
+                        }
+                        Err(_) => return,
+                    }
+                }
+                Err(RecvError::Closed) => break,
+            },
+            msg = socket.recv() => match msg {
+                Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
+                Some(Ok(_)) => {}
+            },
+            _ = tokio::time::sleep(next_release.unwrap_or(Duration::from_secs(3600))), if next_release.is_some() => {
+                while held.front().is_some_and(|(t, _)| *t <= now_ms()) {
+                    if let Some((_, text)) = held.pop_front()
+                        && !send(&mut socket, text).await
+                    {
+                        return;
+                    }
+                }
+            }
+            _ = closing.changed() => break,
+        }
+    }
+    let _ = socket
+        .send(WsMessage::Close(Some(axum::extract::ws::CloseFrame {
+            code: 1001,
+            reason: "relay is shutting down".into(),
+        })))
+        .await;
+}

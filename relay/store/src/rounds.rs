@@ -1,0 +1,325 @@
+//! Tournaments, rounds, e-boards and their assignment to board numbers: what the live service
+//! needs to place a board's game, and what arbiters edit.
+
+use crate::model::{RoundInfo, StoredMove, TournamentInfo};
+use crate::{Result, Store, StoreError, now_ms};
+
+type RoundRow = (i64, i64, String, Option<String>, Option<i64>, i64, i64, i64);
+
+/// `SELECT <round columns> FROM rounds <rest>` as one literal (sqlx takes only static SQL).
+macro_rules! select_rounds {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, tournament_id, number, date, delay_secs, final, seq, auto FROM rounds ",
+            $rest
+        )
+    };
+}
+
+fn round_info(r: RoundRow) -> RoundInfo {
+    RoundInfo {
+        id: r.0,
+        tournament_id: r.1,
+        number: r.2,
+        date: r.3,
+        delay_secs: r.4.and_then(|v| u32::try_from(v).ok()),
+        is_final: r.5 != 0,
+        seq: r.6,
+        auto: r.7 != 0,
+    }
+}
+
+/// Fields of a tournament an arbiter may change; `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct TournamentPatch {
+    pub name: Option<String>,
+    pub site: Option<Option<String>>,
+    pub time_control: Option<Option<String>>,
+    pub delay_secs: Option<u32>,
+}
+
+/// The number after a round number ("3" → "4"; anything else gets ".2" appended).
+pub fn next_round_number(number: &str) -> String {
+    match number.parse::<u64>() {
+        Ok(n) => (n + 1).to_string(),
+        Err(_) => format!("{number}.2"),
+    }
+}
+
+impl Store {
+    pub async fn tournaments(&self) -> Result<Vec<TournamentInfo>> {
+        type Row = (
+            i64,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            i64,
+        );
+        let (ts, rounds): (Vec<Row>, Vec<RoundRow>) = on_pool!(self, pool => {
+            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs FROM tournaments ORDER BY id")
+                .fetch_all(pool).await?;
+            let rs = sqlx::query_as(select_rounds!("ORDER BY tournament_id, id"))
+                .fetch_all(pool).await?;
+            (ts, rs)
+        });
+        let rounds: Vec<RoundInfo> = rounds.into_iter().map(round_info).collect();
+        Ok(ts
+            .into_iter()
+            .map(|t| TournamentInfo {
+                id: t.0,
+                name: t.1,
+                site: t.2,
+                start_date: t.3,
+                end_date: t.4,
+                time_control: t.5,
+                delay_secs: u32::try_from(t.6).unwrap_or(0),
+                rounds: rounds
+                    .iter()
+                    .filter(|r| r.tournament_id == t.0)
+                    .cloned()
+                    .collect(),
+            })
+            .collect())
+    }
+
+    pub async fn tournament(&self, id: i64) -> Result<TournamentInfo> {
+        self.tournaments()
+            .await?
+            .into_iter()
+            .find(|t| t.id == id)
+            .ok_or(StoreError::NotFound {
+                what: "tournament",
+                id: id.to_string(),
+            })
+    }
+
+    pub async fn round(&self, id: i64) -> Result<RoundInfo> {
+        let row: Option<RoundRow> = on_pool!(self, pool => sqlx::query_as(select_rounds!("WHERE id = $1"))
+            .bind(id).fetch_optional(pool).await?);
+        row.map(round_info).ok_or(StoreError::NotFound {
+            what: "round",
+            id: id.to_string(),
+        })
+    }
+
+    pub async fn update_tournament(&self, id: i64, p: &TournamentPatch) -> Result<()> {
+        let t = self.tournament(id).await?;
+        let name = p.name.clone().unwrap_or(t.name);
+        let site = p.site.clone().unwrap_or(t.site);
+        let tc = p.time_control.clone().unwrap_or(t.time_control);
+        let delay = i64::from(p.delay_secs.unwrap_or(t.delay_secs));
+        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, time_control = $3, delay_secs = $4 WHERE id = $5")
+            .bind(name).bind(site).bind(tc).bind(delay).bind(id).execute(pool).await?; });
+        Ok(())
+    }
+
+    /// Sets a round's own delay (`Some(None)` falls back to the tournament's) and/or marks it final.
+    pub async fn update_round(
+        &self,
+        id: i64,
+        delay_secs: Option<Option<u32>>,
+        is_final: Option<bool>,
+    ) -> Result<RoundInfo> {
+        let r = self.round(id).await?;
+        let delay = delay_secs.unwrap_or(r.delay_secs).map(i64::from);
+        let fin = i64::from(is_final.unwrap_or(r.is_final));
+        on_pool!(self, pool => { sqlx::query("UPDATE rounds SET delay_secs = $1, final = $2 WHERE id = $3")
+            .bind(delay).bind(fin).bind(id).execute(pool).await?; });
+        self.round(id).await
+    }
+
+    /// The round boards are played in now: the newest round that is not marked final.
+    pub async fn current_round(&self) -> Result<Option<RoundInfo>> {
+        let row: Option<RoundRow> = on_pool!(self, pool => sqlx::query_as(select_rounds!("WHERE final = 0 ORDER BY id DESC LIMIT 1"))
+            .fetch_optional(pool).await?);
+        Ok(row.map(round_info))
+    }
+
+    /// A tournament and its first round, made by the service when nobody configured one.
+    pub async fn create_auto_round(&self, name: &str, date: &str) -> Result<RoundInfo> {
+        let t = self
+            .create_tournament(&crate::NewTournament {
+                name: name.to_string(),
+                start_date: Some(date.to_string()),
+                ..Default::default()
+            })
+            .await?;
+        let id = self.create_round(t, "1", Some(date)).await?;
+        on_pool!(self, pool => { sqlx::query("UPDATE rounds SET auto = 1 WHERE id = $1").bind(id).execute(pool).await?; });
+        self.round(id).await
+    }
+
+    /// The round after `round` in its tournament, made (marked automatic) if it does not exist.
+    pub async fn next_round(&self, round: i64) -> Result<RoundInfo> {
+        let r = self.round(round).await?;
+        let number = next_round_number(&r.number);
+        let found: Option<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
+            .bind(r.tournament_id).bind(&number).fetch_optional(pool).await?);
+        if let Some((id,)) = found {
+            return self.round(id).await;
+        }
+        let date = r.date.clone();
+        let id = self
+            .create_round(r.tournament_id, &number, date.as_deref())
+            .await?;
+        on_pool!(self, pool => { sqlx::query("UPDATE rounds SET auto = 1 WHERE id = $1").bind(id).execute(pool).await?; });
+        self.round(id).await
+    }
+
+    /// Board numbers of a round with the e-board assigned to each.
+    pub async fn assignments(&self, round: i64) -> Result<Vec<(u32, String)>> {
+        let rows: Vec<(i64, String)> = on_pool!(self, pool => sqlx::query_as("SELECT board_no, serial FROM assignments WHERE round_id = $1 ORDER BY board_no")
+            .bind(round).fetch_all(pool).await?);
+        Ok(rows
+            .into_iter()
+            .map(|(b, s)| (u32::try_from(b).unwrap_or(0), s))
+            .collect())
+    }
+
+    /// The lowest board number of a round with no e-board: a paired board still waiting for
+    /// one, else one past the highest board number.
+    pub async fn free_board_no(&self, round: i64) -> Result<u32> {
+        let paired: Vec<(i64,)> = on_pool!(self, pool => sqlx::query_as(
+            "SELECT board_no FROM games WHERE round_id = $1 AND board_no NOT IN (SELECT board_no FROM assignments WHERE round_id = $1) ORDER BY board_no LIMIT 1")
+            .bind(round).fetch_all(pool).await?);
+        if let Some((b,)) = paired.first() {
+            return Ok(u32::try_from(*b).unwrap_or(1));
+        }
+        let (max,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
+            "SELECT MAX(b) FROM (SELECT board_no AS b FROM games WHERE round_id = $1 UNION SELECT board_no AS b FROM assignments WHERE round_id = $1) AS x")
+            .bind(round).fetch_one(pool).await?);
+        Ok(u32::try_from(max.unwrap_or(0) + 1).unwrap_or(1))
+    }
+
+    /// Assigns an e-board to a board number of a round (taking it off any other board of that
+    /// round) and makes sure the game exists. Returns the game id and the change number.
+    pub async fn assign(
+        &self,
+        round: i64,
+        board_no: u32,
+        serial: &str,
+        port: Option<&str>,
+    ) -> Result<(i64, i64)> {
+        let board = i64::from(board_no);
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let exists: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE id = $1").bind(round).fetch_optional(&mut *tx).await?;
+            if exists.is_none() {
+                return Err(StoreError::NotFound { what: "round", id: round.to_string() });
+            }
+            sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)
+                         ON CONFLICT (serial) DO UPDATE SET port = COALESCE(excluded.port, eboards.port), last_seen = excluded.last_seen")
+                .bind(serial).bind(port).bind(now_ms()).execute(&mut *tx).await?;
+            sqlx::query("DELETE FROM assignments WHERE round_id = $1 AND (serial = $2 OR board_no = $3)")
+                .bind(round).bind(serial).bind(board).execute(&mut *tx).await?;
+            sqlx::query("INSERT INTO assignments (round_id, board_no, serial) VALUES ($1, $2, $3)")
+                .bind(round).bind(board).bind(serial).execute(&mut *tx).await?;
+            sqlx::query("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING")
+                .bind(round).bind(board).execute(&mut *tx).await?;
+            let (game,): (i64,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+                .bind(round).bind(board).fetch_one(&mut *tx).await?;
+            let payload = serde_json::json!({"board_no": board_no, "serial": serial}).to_string();
+            let seq = bump!(tx, game, "game", &payload);
+            tx.commit().await?;
+            Ok((game, seq))
+        })
+    }
+
+    /// Notes when an e-board was last heard from, and on which port.
+    pub async fn touch_eboard(&self, serial: &str, port: &str) -> Result<()> {
+        on_pool!(self, pool => { sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)
+                     ON CONFLICT (serial) DO UPDATE SET port = excluded.port, last_seen = excluded.last_seen")
+            .bind(serial).bind(port).bind(now_ms()).execute(pool).await?; });
+        Ok(())
+    }
+
+    /// Sets where a game starts (Chess960, a set-up position) and how its e-board lies.
+    pub async fn start_game(
+        &self,
+        game: i64,
+        start_fen: Option<&str>,
+        chess960: bool,
+        orientation: Option<&str>,
+    ) -> Result<i64> {
+        let payload = serde_json::json!({"start_fen": start_fen, "chess960": chess960}).to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("UPDATE games SET start_fen = $1, chess960 = $2, orientation = $3 WHERE id = $4")
+                .bind(start_fen).bind(i64::from(chess960)).bind(orientation).bind(game).execute(&mut *tx).await?;
+            let seq = bump!(tx, game, "game", &payload);
+            tx.commit().await?;
+            Ok(seq)
+        })
+    }
+
+    /// Fills in the clock of a move once the lever press that ended it is known. `None` when
+    /// the move is no longer there (taken back meanwhile).
+    pub async fn set_move_clock(
+        &self,
+        game: i64,
+        ply: u32,
+        clk_ms: Option<u64>,
+        emt_ms: Option<u64>,
+    ) -> Result<Option<i64>> {
+        let payload =
+            serde_json::json!({"ply": ply, "clk_ms": clk_ms, "emt_ms": emt_ms}).to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let n = sqlx::query("UPDATE moves SET clk_ms = $1, emt_ms = $2 WHERE game_id = $3 AND ply = $4")
+                .bind(clk_ms.map(|v| v as i64)).bind(emt_ms.map(|v| v as i64)).bind(game).bind(i64::from(ply))
+                .execute(&mut *tx).await?.rows_affected();
+            if n == 0 {
+                return Ok(None);
+            }
+            let seq = bump!(tx, game, "move_clock", &payload);
+            tx.commit().await?;
+            Ok(Some(seq))
+        })
+    }
+
+    /// Replaces all moves of a game (an arbiter's upload), keeping the old ones in the audit
+    /// trail. One transaction: either the whole new game is there or nothing changed.
+    pub async fn replace_moves(&self, game: i64, moves: &[StoredMove], actor: &str) -> Result<i64> {
+        let old = self.game(game).await?;
+        let detail = serde_json::json!({
+            "replaced": old.moves.iter().map(|m| m.san.as_str()).collect::<Vec<_>>(),
+            "with": moves.iter().map(|m| m.san.as_str()).collect::<Vec<_>>(),
+        })
+        .to_string();
+        let payload = serde_json::json!({"replace": moves.len()}).to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("DELETE FROM moves WHERE game_id = $1").bind(game).execute(&mut *tx).await?;
+            for m in moves {
+                sqlx::query("INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+                    .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
+                    .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
+                    .bind(m.accepted_at_ms).bind(&m.fen_after)
+                    .execute(&mut *tx).await?;
+            }
+            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                .bind(now_ms()).bind(actor).bind("replace").bind(game).bind(&detail)
+                .execute(&mut *tx).await?;
+            let seq = bump!(tx, game, "game", &payload);
+            tx.commit().await?;
+            Ok(seq)
+        })
+    }
+
+    /// Writes an arbiter's action that changes no game (a pairing list, an assignment) to the
+    /// audit trail.
+    pub async fn audit(
+        &self,
+        actor: &str,
+        action: &str,
+        game: Option<i64>,
+        detail: &str,
+    ) -> Result<()> {
+        on_pool!(self, pool => { sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+            .bind(now_ms()).bind(actor).bind(action).bind(game).bind(detail).execute(pool).await?; });
+        Ok(())
+    }
+}

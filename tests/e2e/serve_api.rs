@@ -1,0 +1,506 @@
+//! `relay serve` routes through the real binary: reads, arbiter actions, tokens, bad input,
+//! ETag, gzip, delay and WebSocket resume. No boards here (the board path has its own tests),
+//! so every answer is deterministic.
+
+use super::service::{Relay, Socket, get, get_json, request};
+use super::temp_dir;
+use serde_json::{Value, json};
+use std::io::Read;
+use std::time::Duration;
+
+const TOKEN: &str = "arbiter-secret-1";
+const AUTH: (&str, &str) = ("Authorization", "Bearer arbiter-secret-1");
+
+fn serve(dir: &std::path::Path, extra: &[&str]) -> Relay {
+    let db = format!("sqlite://{}/relay.db", dir.display());
+    let none = format!("{}/no-such-port-*", dir.display());
+    let mut args = vec!["--db", db.as_str(), "--port", none.as_str()];
+    args.extend_from_slice(extra);
+    Relay::serve(dir, &args)
+}
+
+fn post(r: &Relay, path: &str, body: &Value, auth: bool) -> super::service::Answer {
+    let mut h = vec![("Content-Type", "application/json")];
+    if auth {
+        h.push(AUTH);
+    }
+    request("POST", &r.url(path), &h, Some(body.to_string().as_bytes()))
+}
+
+const PGN_GAME: &str = r#"[Event "Test"]
+[White "Anderssen, Adolf"]
+[Black "Kieseritzky, Lionel"]
+[Result "*"]
+
+1. e4 {[%clk 1:30:00]} e5 {[%clk 1:29:50]} 2. f4 exf4 3. Bc4 Qh4+ 4. Kf1 *
+"#;
+
+#[test]
+fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
+    let dir = temp_dir("serve-api");
+    let r = serve(&dir, &["--admin-token", TOKEN]);
+
+    // Reads on a fresh service: the automatic tournament and round are there.
+    let health = get(&r.url("/health"));
+    assert_eq!(health.status, 200, "{}", health.text());
+    assert_eq!(health.json()["store"]["backend"], "sqlite");
+    let ts = get_json(&r.url("/api/tournaments"));
+    assert_eq!(ts.as_array().map(Vec::len), Some(1), "{ts}");
+    let metrics = get(&r.url("/metrics"));
+    assert!(
+        metrics.text().contains("relay_moves_committed_total 0"),
+        "{}",
+        metrics.text()
+    );
+    let doc = get_json(&r.url("/api/openapi.json"));
+    assert_eq!(doc["openapi"], "3.0.3");
+    for p in [
+        "/api/rounds/{id}/pgn",
+        "/api/games/{id}/ws",
+        "/health",
+        "/metrics",
+        "/api/rounds/{id}/pairings",
+    ] {
+        assert!(doc["paths"][p].is_object(), "OpenAPI lacks {p}");
+    }
+
+    // Tokens: none → 401, wrong → 403, right → 201.
+    let t = json!({"name": "Hastings Premier", "site": "Hastings", "time_control": "5400+30"});
+    assert_eq!(post(&r, "/api/tournaments", &t, false).status, 401);
+    let wrong = request(
+        "POST",
+        &r.url("/api/tournaments"),
+        &[("Authorization", "Bearer nope-nope-nope")],
+        Some(t.to_string().as_bytes()),
+    );
+    assert_eq!(wrong.status, 403);
+    assert_eq!(
+        get_json(&r.url("/api/tournaments"))
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "a refused request changed something"
+    );
+    let created = post(&r, "/api/tournaments", &t, true);
+    assert_eq!(created.status, 201, "{}", created.text());
+    let tid = created.json()["id"].as_i64().expect("id");
+
+    // Bad input: named problems, nothing stored.
+    let bad = request(
+        "POST",
+        &r.url("/api/tournaments"),
+        &[AUTH],
+        Some(b"{not json"),
+    );
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.json()["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("malformed JSON"),
+        "{}",
+        bad.text()
+    );
+    let unknown = post(
+        &r,
+        "/api/tournaments",
+        &json!({"name": "x", "colour": 1}),
+        true,
+    );
+    assert_eq!(unknown.status, 400, "{}", unknown.text());
+    let tc = post(
+        &r,
+        "/api/tournaments",
+        &json!({"name": "x", "time_control": "ninety minutes"}),
+        true,
+    );
+    assert_eq!(tc.status, 400, "{}", tc.text());
+    let delay = post(
+        &r,
+        "/api/tournaments",
+        &json!({"name": "x", "delay_secs": 4000}),
+        true,
+    );
+    assert_eq!(delay.status, 400, "{}", delay.text());
+    let huge = vec![b' '; 9 * 1024 * 1024];
+    let too_big = request(
+        "PUT",
+        &r.url("/api/rounds/1/pairings"),
+        &[AUTH, ("Content-Type", "application/x-chess-pgn")],
+        Some(&huge),
+    );
+    assert_eq!(too_big.status, 413);
+    assert_eq!(
+        get_json(&r.url("/api/tournaments"))
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    // Unknown ids.
+    for p in [
+        "/api/games/999",
+        "/api/games/999/pgn",
+        "/api/rounds/999",
+        "/api/rounds/999/pgn",
+        "/api/tournaments/999",
+        "/api/tournaments/999/pgn",
+        "/api/games/abc",
+        "/api/rounds/999/ws",
+    ] {
+        assert_eq!(get(&r.url(p)).status, 404, "{p}");
+    }
+
+    // A round with pairings from JSON, and the same from PGN tags.
+    let round = post(
+        &r,
+        &format!("/api/tournaments/{tid}/rounds"),
+        &json!({"number": "1", "date": "2026-01-03"}),
+        true,
+    );
+    assert_eq!(round.status, 201, "{}", round.text());
+    let rid = round.json()["id"].as_i64().expect("id");
+    let pairings = json!([
+        {"board_no": 1, "white": {"name": "Anderssen, Adolf", "rating": 2600, "title": "GM", "federation": "GER"}, "black": {"name": "Kieseritzky, Lionel"}},
+        {"board_no": 2, "white": {"name": "Morphy, Paul"}, "black": {"name": "Duke Karl"}},
+    ]);
+    let put = request(
+        "PUT",
+        &r.url(&format!("/api/rounds/{rid}/pairings")),
+        &[AUTH, ("Content-Type", "application/json")],
+        Some(pairings.to_string().as_bytes()),
+    );
+    assert_eq!(put.status, 200, "{}", put.text());
+    let twice = json!([{"board_no": 3}, {"board_no": 3}]);
+    let dup = request(
+        "PUT",
+        &r.url(&format!("/api/rounds/{rid}/pairings")),
+        &[AUTH, ("Content-Type", "application/json")],
+        Some(twice.to_string().as_bytes()),
+    );
+    assert_eq!(dup.status, 400);
+    assert!(dup.text().contains("paired twice"), "{}", dup.text());
+    let pgn_pairings = "[Event \"T\"]\n[Round \"1.3\"]\n[White \"Steinitz, William\"]\n[Black \"Zukertort, Johannes\"]\n[WhiteElo \"2650\"]\n[Result \"*\"]\n\n*\n";
+    let put = request(
+        "PUT",
+        &r.url(&format!("/api/rounds/{rid}/pairings")),
+        &[AUTH, ("Content-Type", "application/x-chess-pgn")],
+        Some(pgn_pairings.as_bytes()),
+    );
+    assert_eq!(put.status, 200, "{}", put.text());
+    let view = get_json(&r.url(&format!("/api/rounds/{rid}")));
+    let games = view["games"].as_array().expect("games");
+    assert_eq!(games.len(), 3);
+    assert_eq!(games[2]["white"]["name"], "Steinitz, William");
+    assert_eq!(games[2]["white"]["rating"], 2650);
+    let g1 = games[0]["id"].as_i64().expect("game id");
+
+    // A live follower of the round from here on.
+    let mut ws = Socket::connect(&r.ws_url(&format!("/api/rounds/{rid}/ws")));
+    let snap = ws.next(Duration::from_secs(5)).expect("snapshot");
+    assert_eq!(snap["type"], "snapshot");
+    let seq0 = snap["seq"].as_i64().expect("seq");
+
+    // Arbiter corrections: the whole game from a PGN, a truncation, a move replaced, a result.
+    let bad_pgn = request(
+        "PUT",
+        &r.url(&format!("/api/games/{g1}/pgn")),
+        &[AUTH],
+        Some(b"1. e4 e5 2. Ke3 *"),
+    );
+    assert_eq!(bad_pgn.status, 400, "{}", bad_pgn.text());
+    assert!(
+        get_json(&r.url(&format!("/api/games/{g1}")))["moves"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    let up = request(
+        "PUT",
+        &r.url(&format!("/api/games/{g1}/pgn")),
+        &[AUTH],
+        Some(PGN_GAME.as_bytes()),
+    );
+    assert_eq!(up.status, 200, "{}", up.text());
+    let game = get_json(&r.url(&format!("/api/games/{g1}")));
+    let sans: Vec<&str> = game["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .filter_map(|m| m["san"].as_str())
+        .collect();
+    assert_eq!(sans, ["e4", "e5", "f4", "exf4", "Bc4", "Qh4+", "Kf1"]);
+    assert_eq!(game["moves"][0]["clk_ms"], 5_400_000);
+    let msgs = ws.until(5, |m| m["type"] == "game");
+    assert!(msgs.iter().all(|m| m["seq"].as_i64() > Some(seq0)));
+
+    let t = post(
+        &r,
+        &format!("/api/games/{g1}/truncate"),
+        &json!({"ply": 99}),
+        true,
+    );
+    assert_eq!(t.status, 400, "{}", t.text());
+    let t = post(
+        &r,
+        &format!("/api/games/{g1}/truncate"),
+        &json!({"ply": 7}),
+        true,
+    );
+    assert_eq!(t.status, 200, "{}", t.text());
+    let m = ws.until(5, |m| m["type"] == "truncate");
+    assert_eq!(m.last().expect("msg")["from_ply"], 7);
+    let illegal = post(
+        &r,
+        &format!("/api/games/{g1}/move"),
+        &json!({"ply": 6, "san": "Qh5"}),
+        true,
+    );
+    assert_eq!(illegal.status, 400, "{}", illegal.text());
+    let fixed = post(
+        &r,
+        &format!("/api/games/{g1}/move"),
+        &json!({"ply": 6, "san": "Nf6"}),
+        true,
+    );
+    assert_eq!(fixed.status, 200, "{}", fixed.text());
+    let game = get_json(&r.url(&format!("/api/games/{g1}")));
+    assert_eq!(game["moves"][5]["san"], "Nf6");
+    assert_eq!(game["moves"].as_array().map(Vec::len), Some(6));
+
+    assert_eq!(
+        post(&r, &format!("/api/games/{g1}/confirm"), &json!({}), true).status,
+        409
+    );
+    assert_eq!(
+        post(
+            &r,
+            &format!("/api/games/{g1}/result"),
+            &json!({"result": "2-0"}),
+            true
+        )
+        .status,
+        400
+    );
+    let res = post(
+        &r,
+        &format!("/api/games/{g1}/result"),
+        &json!({"result": "1-0", "termination": "normal"}),
+        true,
+    );
+    assert_eq!(res.status, 200, "{}", res.text());
+    let m = ws.until(5, |m| m["type"] == "result");
+    assert_eq!(m.last().expect("msg")["status"], "confirmed");
+    let last_seen = m.last().expect("msg")["seq"].as_i64().expect("seq");
+    ws.close();
+
+    let audit = request(
+        "GET",
+        &r.url(&format!("/api/games/{g1}/audit")),
+        &[AUTH],
+        None,
+    );
+    assert_eq!(audit.status, 200);
+    let actions: Vec<String> = audit
+        .json()
+        .as_array()
+        .expect("audit")
+        .iter()
+        .filter_map(|a| a["action"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        actions,
+        ["replace", "truncate", "replace", "result"],
+        "{}",
+        audit.text()
+    );
+    assert_eq!(get(&r.url(&format!("/api/games/{g1}/audit"))).status, 401);
+
+    // Resume: a client that saw up to `last_seen` gets exactly what came after.
+    let res = post(
+        &r,
+        &format!("/api/games/{g1}/result"),
+        &json!({"result": "1/2-1/2"}),
+        true,
+    );
+    assert_eq!(res.status, 200);
+    let mut ws = Socket::connect(&r.ws_url(&format!("/api/rounds/{rid}/ws?since={last_seen}")));
+    let first = ws.next(Duration::from_secs(5)).expect("missed change");
+    assert_eq!(first["type"], "result", "{first}");
+    assert_eq!(first["seq"].as_i64(), Some(last_seen + 1));
+    assert_eq!(first["result"], "1/2-1/2");
+    assert!(
+        ws.next(Duration::from_millis(500)).is_none(),
+        "nothing else was missed"
+    );
+    ws.close();
+
+    // PGN: content type, ETag and 304, gzip.
+    let pgn = get(&r.url(&format!("/api/rounds/{rid}/pgn")));
+    assert_eq!(pgn.status, 200);
+    assert!(
+        pgn.header("content-type")
+            .is_some_and(|c| c.starts_with("application/x-chess-pgn"))
+    );
+    let text = pgn.text();
+    assert!(
+        text.contains("[Round \"1.1\"]") && text.contains("[Board \"3\"]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[WhiteElo \"2600\"]") && text.contains("[TimeControl \"5400+30\"]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. e4 {[%clk 1:30:00]} 1... e5 {[%clk 1:29:50]}"),
+        "{text}"
+    );
+    assert!(text.find("[Board \"1\"]") < text.find("[Board \"2\"]"));
+    let etag = pgn.header("etag").expect("ETag").to_string();
+    let again = request(
+        "GET",
+        &r.url(&format!("/api/rounds/{rid}/pgn")),
+        &[("If-None-Match", &etag)],
+        None,
+    );
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    let zipped = request(
+        "GET",
+        &r.url(&format!("/api/rounds/{rid}/pgn")),
+        &[("Accept-Encoding", "gzip")],
+        None,
+    );
+    assert_eq!(zipped.header("content-encoding"), Some("gzip"));
+    let mut unzipped = String::new();
+    flate2::read::GzDecoder::new(&zipped.body[..])
+        .read_to_string(&mut unzipped)
+        .expect("gzip");
+    assert_eq!(unzipped, text);
+    assert!(
+        get(&r.url(&format!("/api/tournaments/{tid}/pgn")))
+            .text()
+            .contains("Steinitz")
+    );
+
+    // Delay: spectators see the game as it was an hour ago (nothing); arbiters see it now.
+    let d = request(
+        "PATCH",
+        &r.url(&format!("/api/rounds/{rid}")),
+        &[AUTH],
+        Some(json!({"delay_secs": 3600}).to_string().as_bytes()),
+    );
+    assert_eq!(d.status, 200, "{}", d.text());
+    let public = get_json(&r.url(&format!("/api/games/{g1}")));
+    assert_eq!(
+        public["moves"].as_array().map(Vec::len),
+        Some(0),
+        "{public}"
+    );
+    assert_eq!(public["result"], "*");
+    let live = request("GET", &r.url(&format!("/api/games/{g1}")), &[AUTH], None).json();
+    assert_eq!(live["moves"].as_array().map(Vec::len), Some(6));
+    let public_pgn = get(&r.url(&format!("/api/rounds/{rid}/pgn"))).text();
+    assert!(!public_pgn.contains("e4"), "{public_pgn}");
+    let round_view = get_json(&r.url(&format!("/api/rounds/{rid}")));
+    assert_eq!(round_view["delay_secs"], 3600);
+    assert_eq!(
+        round_view["games"][0]["moves"].as_array().map(Vec::len),
+        Some(0)
+    );
+    let mut ws = Socket::connect(&r.ws_url(&format!("/api/games/{g1}/ws")));
+    let snap = ws.next(Duration::from_secs(5)).expect("snapshot");
+    assert_eq!(snap["game"]["moves"].as_array().map(Vec::len), Some(0));
+    let t = post(
+        &r,
+        &format!("/api/games/{g1}/truncate"),
+        &json!({"ply": 6}),
+        true,
+    );
+    assert_eq!(t.status, 200);
+    assert!(
+        ws.next(Duration::from_millis(800)).is_none(),
+        "a delayed spectator got a change early"
+    );
+    ws.close();
+    let changes = get_json(&r.url(&format!("/api/rounds/{rid}/changes?since=0")));
+    assert_eq!(
+        changes["changes"].as_array().map(Vec::len),
+        Some(0),
+        "{changes}"
+    );
+
+    // Graceful stop.
+    let mut r = r;
+    assert!(
+        r.terminate(),
+        "relay did not stop cleanly:\n{}",
+        r.log_text()
+    );
+}
+
+#[test]
+fn without_a_token_arbiter_routes_say_they_are_off() {
+    let dir = temp_dir("serve-notoken");
+    let r = serve(&dir, &[]);
+    let a = post(&r, "/api/tournaments", &json!({"name": "x"}), false);
+    assert_eq!(a.status, 503);
+    assert!(
+        a.text().contains("no admin token is configured"),
+        "{}",
+        a.text()
+    );
+    let a = post(&r, "/api/tournaments", &json!({"name": "x"}), true);
+    assert_eq!(a.status, 503);
+    assert_eq!(
+        get_json(&r.url("/api/tournaments"))
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
+
+#[test]
+fn bad_start_up_options_are_refused_clearly() {
+    let dir = temp_dir("serve-badopts");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+            .arg("serve")
+            .args(args)
+            .output()
+            .expect("run relay")
+    };
+    let out = run(&["--db", "mysql://x", "--listen", "127.0.0.1:0"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not understood"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&[
+        "--db",
+        "postgres://nobody@127.0.0.1:1/none",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot open the database"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cfg = dir.join("relay.toml");
+    std::fs::write(&cfg, "listen = \"127.0.0.1:0\"\ndelay = 99999\n").expect("write config");
+    let out = run(&["--config", &cfg.display().to_string()]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--delay"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(&cfg, "lisen = \"127.0.0.1:0\"\n").expect("write config");
+    let out = run(&["--config", &cfg.display().to_string()]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown field"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

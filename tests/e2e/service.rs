@@ -1,0 +1,291 @@
+//! Running `relay serve` (and `relay emulate`) as real processes, and talking to the service
+//! over real HTTP and WebSockets.
+
+use super::temp_dir;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `relay` process whose stderr (the log) goes to a file, shown when a test fails.
+pub struct Relay {
+    pub child: Child,
+    pub base: String,
+    pub log: PathBuf,
+}
+
+impl Relay {
+    /// Starts `relay serve ARGS --listen 127.0.0.1:0` and waits for its address.
+    pub fn serve(dir: &Path, args: &[&str]) -> Relay {
+        let log = dir.join(format!(
+            "serve-{}.log",
+            Instant::now().elapsed().as_nanos() ^ u128::from(rand_u32())
+        ));
+        let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(&all)
+            .env("RELAY_LOG", "info,relay=debug")
+            .env_remove("RELAY_ADMIN_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("start relay serve");
+        let out = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(out).lines();
+        let base = loop {
+            match lines.next() {
+                Some(Ok(l)) => {
+                    if let Some(rest) = l.strip_prefix("relay: serving on ") {
+                        break rest.trim_end_matches('/').to_string();
+                    }
+                }
+                _ => {
+                    let text = std::fs::read_to_string(&log).unwrap_or_default();
+                    panic!("relay serve did not start:\n{text}");
+                }
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Relay { child, base, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn ws_url(&self, path: &str) -> String {
+        format!("{}{path}", self.base.replacen("http://", "ws://", 1))
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL: no chance to flush anything.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then wait for a clean exit.
+    pub fn terminate(&mut self) -> bool {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let end = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < end {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn rand_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish() as u32
+}
+
+/// `relay emulate` with stable links `dir/dgt-N`.
+pub struct Emulator {
+    pub child: Child,
+    pub dir: PathBuf,
+}
+
+impl Emulator {
+    pub fn start(name: &str, args: &[&str]) -> Emulator {
+        let dir = temp_dir(name);
+        let links = dir.join("links");
+        let links_s = links.display().to_string();
+        let mut all = vec!["emulate", "--link-dir", links_s.as_str()];
+        all.extend_from_slice(args);
+        let child = Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(&all)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start relay emulate");
+        let e = Emulator { child, dir };
+        super::wait_for_path(&links.join("dgt-1"));
+        e
+    }
+
+    pub fn ports(&self) -> String {
+        format!("{}/links/dgt-*", self.dir.display())
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP client that returns every status as an answer (errors are what we test).
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .into()
+}
+
+/// An answer: status, headers we look at, body.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+}
+
+/// One request. `headers` are (name, value); `body` is sent as is.
+pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Answer {
+    let a = agent();
+    let mut req = axum_free_builder(method, url);
+    for (n, v) in headers {
+        req = req.header(*n, *v);
+    }
+    let resp = match body {
+        Some(b) => a.run(req.body(b.to_vec()).expect("request")),
+        None => a.run(req.body(Vec::new()).expect("request")),
+    };
+    let mut resp = resp.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let status = resp.status().as_u16();
+    let headers = resp
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    let mut body = Vec::new();
+    resp.body_mut()
+        .as_reader()
+        .read_to_end(&mut body)
+        .expect("read body");
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn axum_free_builder(method: &str, url: &str) -> ureq::http::request::Builder {
+    ureq::http::Request::builder().method(method).uri(url)
+}
+
+pub fn get(url: &str) -> Answer {
+    request("GET", url, &[], None)
+}
+
+pub fn get_json(url: &str) -> Value {
+    let a = get(url);
+    assert_eq!(a.status, 200, "GET {url}: {}", a.text());
+    a.json()
+}
+
+/// A WebSocket client reading JSON messages.
+pub struct Socket {
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+}
+
+impl Socket {
+    pub fn connect(url: &str) -> Socket {
+        let (ws, _) = tungstenite::connect(url).unwrap_or_else(|e| panic!("ws {url}: {e}"));
+        if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
+            let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+        }
+        Socket { ws }
+    }
+
+    /// The next JSON message, or `None` after `within` with nothing.
+    pub fn next(&mut self, within: Duration) -> Option<Value> {
+        let end = Instant::now() + within;
+        while Instant::now() < end {
+            match self.ws.read() {
+                Ok(tungstenite::Message::Text(t)) => {
+                    return Some(serde_json::from_str(t.as_str()).expect("JSON message"));
+                }
+                Ok(tungstenite::Message::Close(_)) => return None,
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Messages until `done` is satisfied (panics after `secs`).
+    pub fn until(&mut self, secs: u64, mut done: impl FnMut(&Value) -> bool) -> Vec<Value> {
+        let end = Instant::now() + Duration::from_secs(secs);
+        let mut got = Vec::new();
+        while Instant::now() < end {
+            if let Some(v) = self.next(Duration::from_millis(200)) {
+                let stop = done(&v);
+                got.push(v);
+                if stop {
+                    return got;
+                }
+            }
+        }
+        panic!(
+            "no such message within {secs} s; got {} messages: {:?}",
+            got.len(),
+            got.iter().rev().take(5).collect::<Vec<_>>()
+        );
+    }
+
+    pub fn close(mut self) {
+        let _ = self.ws.close(None);
+    }
+}
+
+/// Polls `f` until it returns `Some`, or panics with `what` after `secs`.
+pub fn wait_until<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,228 @@
+// Shared plumbing for every page: JSON fetches, the admin token, the live
+// WebSocket with resume, the status badge, and applying a game event.
+//
+// URLs are relative ("api/..."), so the pages work both at the site root and
+// behind a reverse proxy that mounts relay under a path.
+
+// ---- server time ---------------------------------------------------------
+
+// Offset between the server's clock and ours. Running clocks are computed
+// from the server's `at_ms`, so a laptop whose clock is minutes off would show
+// wrong times. The HTTP Date header only has 1 s resolution, so small
+// differences are ignored.
+let skewMs = 0;
+
+/** The current time on the server's clock, in ms since the epoch. */
+export const serverNow = () => Date.now() + skewMs;
+
+function noteServerDate(res, sentAt) {
+  const date = Date.parse(res.headers.get('Date') || '');
+  if (!Number.isFinite(date)) return;
+  const offset = date + 500 - (sentAt + Date.now()) / 2;
+  skewMs = Math.abs(offset) > 3000 ? offset : 0;
+}
+
+// ---- fetch -----------------------------------------------------------------
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status; // 0 when the server could not be reached
+  }
+}
+
+async function request(url, options = {}) {
+  const sentAt = Date.now();
+  let res;
+  try {
+    res = await fetch(url, { cache: 'no-store', ...options });
+  } catch {
+    throw new ApiError(0, 'The server cannot be reached.');
+  }
+  noteServerDate(res, sentAt);
+  if (!res.ok) {
+    let message = `${res.status} ${res.statusText}`;
+    try {
+      const body = await res.json();
+      if (body && body.error) message = body.error;
+    } catch { /* not JSON: keep the status line */ }
+    throw new ApiError(res.status, message);
+  }
+  return res;
+}
+
+export async function getJSON(url) {
+  const res = await request(url, { headers: { Accept: 'application/json' } });
+  return res.json();
+}
+
+// ---- admin -----------------------------------------------------------------
+
+const TOKEN_KEY = 'relay.adminToken';
+
+export function getToken() {
+  try { return localStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; }
+}
+
+export function setToken(token) {
+  try {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+  } catch { /* storage disabled: the token lives for this page only */ }
+}
+
+/** fetch with `Authorization: Bearer TOKEN`; `body` is sent as JSON. */
+export function adminFetch(url, { method = 'GET', body } = {}) {
+  const headers = {};
+  const token = getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  return request(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+export async function adminJSON(url, options) {
+  const text = await (await adminFetch(url, options)).text();
+  return text ? JSON.parse(text) : null;
+}
+
+// ---- live socket -------------------------------------------------------------
+
+const STATUS_TEXT = { live: 'live', reconnecting: 'reconnecting…', offline: 'offline' };
+
+/** Shows a socket status on the page's `#live-status` badge. */
+export function showStatus(status) {
+  const badge = document.getElementById('live-status');
+  if (!badge) return;
+  badge.dataset.status = status;
+  badge.textContent = STATUS_TEXT[status] || status;
+}
+
+/**
+ * Opens `path` as a WebSocket and keeps it open: on a close it reconnects with
+ * backoff (1 s doubling to 10 s) and asks for `?since=<highest seq seen>`, so
+ * the server sends only what was missed (or a fresh snapshot).
+ * `onStatus` gets "live", "reconnecting" or "offline" (the browser says it
+ * is offline, or more than three attempts in a row have failed).
+ * `options.since` resumes from a seq already known (e.g. from a JSON fetch).
+ * Returns { close(), resync() }; resync() reconnects without `since`, for a
+ * page that noticed it missed something.
+ */
+export function liveSocket(path, onMessage, onStatus = showStatus, options = {}) {
+  let seq = options.since ?? null;
+  let ws = null;
+  let delay = 1000;
+  let failures = 0;
+  let timer = null;
+  let stopped = false;
+
+  function url() {
+    const u = new URL(path, location.href);
+    u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+    if (seq != null) u.searchParams.set('since', seq);
+    return u.href;
+  }
+
+  function connect() {
+    clearTimeout(timer);
+    timer = null;
+    const socket = new WebSocket(url());
+    ws = socket;
+    socket.onopen = () => {
+      delay = 1000;
+      failures = 0;
+      onStatus('live');
+    };
+    socket.onmessage = (event) => {
+      let msg;
+      try { msg = JSON.parse(event.data); } catch { return; }
+      if (typeof msg.seq === 'number' && (seq == null || msg.seq > seq)) seq = msg.seq;
+      onMessage(msg);
+    };
+    socket.onclose = () => {
+      if (ws !== socket) return; // replaced on purpose by resync()
+      ws = null;
+      if (!stopped) retry();
+    };
+  }
+
+  function retry() {
+    failures += 1;
+    onStatus(navigator.onLine === false || failures > 3 ? 'offline' : 'reconnecting');
+    timer = setTimeout(connect, delay);
+    delay = Math.min(delay * 2, 10000);
+  }
+
+  // Back online: do not wait for the rest of the backoff.
+  window.addEventListener('online', () => {
+    if (timer) connect();
+    else if (ws && ws.readyState === WebSocket.OPEN) onStatus('live');
+  });
+  window.addEventListener('offline', () => onStatus('offline'));
+
+  onStatus('reconnecting');
+  connect();
+
+  return {
+    close() {
+      stopped = true;
+      clearTimeout(timer);
+      if (ws) ws.close();
+    },
+    resync() {
+      seq = null;
+      const old = ws;
+      ws = null;
+      if (old) old.close();
+      connect();
+    },
+  };
+}
+
+// ---- game events ---------------------------------------------------------------
+
+/**
+ * Applies one socket event (move, move_clock, truncate, result, clock) to a
+ * GameView in place. Returns true if the game changed, false if the event is
+ * not about game state, and "gap" if a move arrived whose predecessor we never
+ * saw (the caller should resync).
+ */
+export function applyGameEvent(game, msg) {
+  const moves = game.moves;
+  switch (msg.type) {
+    case 'move': {
+      const move = msg.move;
+      const lastPly = moves.length ? moves[moves.length - 1].ply : 0;
+      if (move.ply > lastPly + 1) return 'gap';
+      game.moves = moves.filter((m) => m.ply < move.ply);
+      game.moves.push(move);
+      game.fen = move.fen;
+      if (game.status === 'pending') game.status = 'live';
+      return true;
+    }
+    case 'move_clock': {
+      const move = moves.find((m) => m.ply === msg.ply);
+      if (!move) return false;
+      move.clk_ms = msg.clk_ms;
+      move.emt_ms = msg.emt_ms;
+      return true;
+    }
+    case 'truncate':
+      game.moves = moves.filter((m) => m.ply < msg.from_ply);
+      game.fen = game.moves.length ? game.moves[game.moves.length - 1].fen : game.start_fen;
+      return true;
+    case 'result':
+      game.result = msg.result;
+      game.termination = msg.termination ?? null;
+      if (msg.status) game.status = msg.status;
+      return true;
+    case 'clock':
+      game.clock = msg.clock;
+      return true;
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,117 @@
+// Formatting shared by the pages: clocks, move numbers, players, results,
+// and a small DOM builder. Text always goes in through textContent, never
+// innerHTML, so names from the server cannot inject markup.
+
+/** el('a', {class: 'x', href: '…', text: 'hi', onclick: fn}, child, …) */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  node.append(...children.filter((c) => c != null));
+  return node;
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+
+/** Clock display, h:mm:ss. Rounded up, as a countdown: 0:00:00 means flag down. */
+export function formatClock(ms) {
+  if (ms == null) return '–';
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 3600)}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`;
+}
+
+/** Time spent on a move, short: 0:07, 12:40, 1:02:03. */
+export function formatEmt(ms) {
+  if (ms == null) return '';
+  const s = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor(s / 60) % 60;
+  return h ? `${h}:${pad(m)}:${pad(s % 60)}` : `${m}:${pad(s % 60)}`;
+}
+
+export function formatTimeOfDay(ms) {
+  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+/** "40 s", "5 min", "2 h 10 min" */
+export function formatDuration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h ${Math.floor(s / 60) % 60} min`;
+}
+
+/**
+ * Move number of a ply (1 = the first move of the game, whichever side makes
+ * it), counted from the start FEN's side to move and fullmove number.
+ */
+export function moveNumber(ply, startFen) {
+  const fields = (startFen || '').trim().split(/\s+/);
+  const blackFirst = fields[1] === 'b';
+  const fullmove = parseInt(fields[5], 10) || 1;
+  const index = ply - 1 + (blackFirst ? 1 : 0);
+  return { number: fullmove + Math.floor(index / 2), white: index % 2 === 0 };
+}
+
+/** "23. Nf3" or "23... Nf6" */
+export function moveLabel(ply, san, startFen) {
+  const { number, white } = moveNumber(ply, startFen);
+  return `${number}${white ? '.' : '...'} ${san}`;
+}
+
+export function lastMoveLabel(game) {
+  const last = game.moves[game.moves.length - 1];
+  return last ? moveLabel(last.ply, last.san, game.start_fen) : '';
+}
+
+/** "1/2-1/2" → "½-½"; an unfinished game ("*") shows nothing. */
+export function formatResult(result) {
+  if (!result || result === '*') return '';
+  return result.replaceAll('1/2', '½');
+}
+
+export function playerParts(player) {
+  const p = player || {};
+  return {
+    name: p.name || 'N.N.',
+    title: p.title || '',
+    rating: p.rating ? String(p.rating) : '',
+  };
+}
+
+/** "GM Carlsen, Magnus (2830)" for titles and labels. */
+export function playerText(player) {
+  const { name, title, rating } = playerParts(player);
+  return `${title ? title + ' ' : ''}${name}${rating ? ` (${rating})` : ''}`;
+}
+
+/**
+ * Time left on one side's clock at `now`. With a live clock the running side
+ * counts down from `at_ms`; without one, the clock after that side's last
+ * move is the best we have.
+ */
+export function clockMs(game, side, now) {
+  const clock = game.clock;
+  if (clock) {
+    const base = clock[`${side}_ms`];
+    if (base == null || clock.running !== side) return base;
+    return base - Math.max(0, now - clock.at_ms);
+  }
+  for (let i = game.moves.length - 1; i >= 0; i--) {
+    const move = game.moves[i];
+    if (moveNumber(move.ply, game.start_fen).white === (side === 'white') && move.clk_ms != null) {
+      return move.clk_ms;
+    }
+  }
+  return null;
+}
+
+/** Lower case without accents, for the name filter ("Ä" finds "a"). */
+export function fold(text) {
+  return text.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+}

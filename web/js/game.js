@@ -1,0 +1,216 @@
+// Game page: one large board, the moves with their clocks, live.
+//
+// `view` is the ply on the board (0 = start position). While the viewer is
+// at the last move (`following`), new moves move the board along; once they
+// step back, the board stays where they put it.
+
+import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
+import { renderBoard } from './board.js';
+import {
+  el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs,
+} from './format.js';
+
+const gameId = new URLSearchParams(location.search).get('id');
+const $ = (id) => document.getElementById(id);
+
+let game = null;
+let view = 0;
+let following = true;
+let flipped = false;
+let socket = null;
+
+// ---- rendering ---------------------------------------------------------------
+
+function fenAt(ply) {
+  return ply === 0 ? game.start_fen : game.moves[ply - 1].fen;
+}
+
+function renderAll() {
+  const title = `${playerText(game.white)} – ${playerText(game.black)}`;
+  $('title').textContent = `${playerParts(game.white).name} – ${playerParts(game.black).name}`;
+  document.title = `${title} · relay`;
+  $('round-link').href = `round.html?id=${game.round_id}`;
+  $('board-no').textContent = `Board ${game.board_no}`;
+  const pgn = $('download-pgn');
+  pgn.href = `api/games/${game.id}/pgn`;
+  pgn.download = `game-${game.id}.pgn`;
+  for (const side of ['white', 'black']) {
+    const { name, title: t, rating } = playerParts(game[side]);
+    $(`${side}-title`).textContent = t;
+    $(`${side}-name`).textContent = name;
+    $(`${side}-rating`).textContent = rating;
+  }
+  renderMoves();
+  renderResult();
+  renderBoardView();
+  tick();
+}
+
+function renderResult() {
+  $('result').textContent = formatResult(game.result) || (game.status === 'pending' ? 'not started' : 'in play');
+  $('termination').textContent = game.termination || (game.status === 'finished' ? 'result not yet confirmed' : '');
+}
+
+/** The move list: a three-column grid (number, White's move, Black's move). */
+function renderMoves() {
+  const list = $('moves');
+  const cells = [];
+  game.moves.forEach((move, i) => {
+    const { number, white } = moveNumber(move.ply, game.start_fen);
+    if (white || i === 0) cells.push(el('span', { class: 'move-no', text: `${number}.` }));
+    if (!white && i === 0) cells.push(el('span', { class: 'cell', text: '…' }));
+    const clock = move.clk_ms == null ? '' : formatClock(move.clk_ms);
+    const spent = move.emt_ms == null ? '' : ` (${formatEmt(move.emt_ms)})`;
+    cells.push(el('span', { class: 'cell' },
+      el('span', { class: 'move', 'data-ply': move.ply, text: move.san }),
+      clock || spent ? el('span', { class: 'clk', title: 'clock after the move (time spent)', text: clock + spent }) : null));
+  });
+  if (!game.moves.length) cells.push(el('span', { class: 'muted', style: 'grid-column: 1 / -1', text: 'No moves yet.' }));
+  list.replaceChildren(...cells);
+
+  const last = game.moves[game.moves.length - 1];
+  // Written only when it changes: aria-live would announce a rewrite again.
+  const latest = last ? `Last move: ${moveLabel(last.ply, last.san, game.start_fen)}` : '';
+  if ($('latest').textContent !== latest) $('latest').textContent = latest;
+}
+
+function renderBoardView() {
+  const move = game.moves[view - 1];
+  const label = `Board ${game.board_no}: ${move ? `position after ${moveLabel(move.ply, move.san, game.start_fen)}` : 'starting position'}`;
+  $('board').replaceChildren(renderBoard(fenAt(view), { flipped, lastMove: move?.uci, label, coords: true }));
+  $('board-area').classList.toggle('flipped', flipped);
+
+  for (const node of $('moves').querySelectorAll('.move.current')) node.classList.remove('current');
+  const current = $('moves').querySelector(`.move[data-ply="${view}"]`);
+  if (current) {
+    current.classList.add('current');
+    // Scroll only the list: scrollIntoView would also scroll the page on phones.
+    const list = $('moves'); // position: relative, so offsetTop is within the list
+    const top = current.offsetTop;
+    if (top < list.scrollTop || top > list.scrollTop + list.clientHeight - current.offsetHeight) {
+      list.scrollTop = top - list.clientHeight / 2;
+    }
+  }
+  $('prev').disabled = $('first').disabled = view === 0;
+  $('next').disabled = $('last').disabled = view === game.moves.length;
+}
+
+function tick() {
+  if (!game) return;
+  const now = serverNow();
+  for (const side of ['white', 'black']) {
+    const node = $(`${side}-clock`);
+    const text = formatClock(clockMs(game, side, now));
+    if (node.textContent !== text) node.textContent = text;
+    node.classList.toggle('running', game.clock?.running === side);
+  }
+}
+setInterval(tick, 250);
+
+// ---- navigation ---------------------------------------------------------------
+
+function goTo(ply) {
+  if (!game) return;
+  view = Math.max(0, Math.min(ply, game.moves.length));
+  following = view === game.moves.length;
+  renderBoardView();
+}
+
+document.addEventListener('keydown', (event) => {
+  if (event.altKey || event.ctrlKey || event.metaKey) return;
+  if (event.target.closest?.('input, textarea, select')) return;
+  const targets = { ArrowLeft: view - 1, ArrowRight: view + 1, Home: 0, End: Infinity };
+  if (!(event.key in targets)) return;
+  event.preventDefault();
+  goTo(targets[event.key]);
+});
+
+$('moves').addEventListener('click', (event) => {
+  const move = event.target.closest('.move');
+  if (move) goTo(Number(move.dataset.ply));
+});
+$('first').addEventListener('click', () => goTo(0));
+$('prev').addEventListener('click', () => goTo(view - 1));
+$('next').addEventListener('click', () => goTo(view + 1));
+$('last').addEventListener('click', () => goTo(Infinity));
+$('flip').addEventListener('click', () => {
+  flipped = !flipped;
+  if (game) renderBoardView();
+});
+
+// ---- copy FEN -----------------------------------------------------------------
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // No clipboard API: plain http on the hall's network is not a secure
+    // context. The old selection-based copy still works there.
+    const area = el('textarea', { readonly: true, style: 'position:fixed;opacity:0' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    let ok = false;
+    try { ok = document.execCommand('copy'); } catch { ok = false; }
+    area.remove();
+    return ok;
+  }
+}
+
+$('copy-fen').addEventListener('click', async () => {
+  if (!game) return;
+  const fen = fenAt(view);
+  const status = $('copy-status');
+  if (await copyText(fen)) status.textContent = 'FEN copied.';
+  else {
+    window.prompt('Copy the FEN:', fen);
+    status.textContent = '';
+  }
+  setTimeout(() => { status.textContent = ''; }, 2500);
+});
+
+// ---- live -------------------------------------------------------------------
+
+function setGame(next) {
+  game = next;
+  view = following ? game.moves.length : Math.min(view, game.moves.length);
+  following = view === game.moves.length;
+  renderAll();
+}
+
+function onMessage(msg) {
+  if ((msg.type === 'snapshot' || msg.type === 'game') && msg.game) {
+    if (String(msg.game.id) === String(gameId)) setGame(msg.game);
+    return;
+  }
+  if (!game || msg.game_id !== game.id) return;
+  const changed = applyGameEvent(game, msg);
+  if (changed === 'gap') return socket.resync();
+  if (!changed) return;
+  if (msg.type === 'clock') return tick();
+  setGame(game);
+}
+
+async function start() {
+  const message = $('message');
+  if (!gameId) {
+    message.textContent = 'No game given. Pick one on a round page.';
+    message.hidden = false;
+    return;
+  }
+  try {
+    setGame(await getJSON(`api/games/${gameId}`));
+  } catch (err) {
+    if (err.status === 404) {
+      message.textContent = 'This game does not exist.';
+      message.hidden = false;
+      showStatus('offline');
+      return;
+    }
+  }
+  // GameView carries no seq, so this socket starts with a snapshot.
+  socket = liveSocket(`api/games/${gameId}/ws`, onMessage, showStatus);
+}
+
+start();

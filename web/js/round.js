@@ -1,0 +1,211 @@
+// Round page: every board of a round as a grid of small cards, live.
+//
+// A round can have 700 boards. Every card's text (names, result, last move)
+// is kept current, which is cheap; the SVG board is only drawn, and running
+// clocks only tick, while the card is on or near the screen
+// (IntersectionObserver). A board that leaves is dropped, so the page holds a
+// few dozen SVGs, not 700.
+
+import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
+import { renderBoard } from './board.js';
+import { el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold } from './format.js';
+
+const roundId = new URLSearchParams(location.search).get('id');
+const grid = document.getElementById('grid');
+const filter = document.getElementById('filter');
+
+/** game id → { game, card, visible, drawn (the key of the SVG drawn, or null) } */
+const entries = new Map();
+let socket = null;
+
+const observer = new IntersectionObserver((changes) => {
+  for (const change of changes) {
+    const entry = entries.get(Number(change.target.dataset.gameId));
+    if (!entry) continue;
+    entry.visible = change.isIntersecting;
+    if (entry.visible) {
+      updateClocks(entry, serverNow());
+      drawBoard(entry);
+    } else if (entry.drawn) {
+      entry.card.querySelector('.board-link').replaceChildren();
+      entry.drawn = null;
+    }
+  }
+}, { rootMargin: '400px 0px' });
+
+function playerRow(side) {
+  return el('div', { class: 'player' },
+    el('span', { class: 'title' }),
+    el('span', { class: `name ${side}-name` }),
+    el('span', { class: 'rating' }),
+    el('span', { class: `clock ${side}-clock` }));
+}
+
+function createEntry(game) {
+  const href = `game.html?id=${game.id}`;
+  const card = el('article', { class: 'board-card', 'data-game-id': game.id },
+    el('header', {}, el('span', { class: 'board-no' }), el('span', { class: 'result' })),
+    playerRow('black'),
+    // The board links too, but only the footer link takes keyboard focus.
+    el('a', { class: 'board-link', href, tabindex: '-1' }),
+    playerRow('white'),
+    el('footer', {}, el('span', { class: 'last-move' }), el('a', { href, text: 'Game ›', 'aria-label': `Board ${game.board_no}: open the game` })));
+  const entry = { game, card, visible: false, drawn: null };
+  entries.set(game.id, entry);
+  observer.observe(card);
+  return entry;
+}
+
+function updateCard(entry) {
+  const { game, card } = entry;
+  card.dataset.boardNo = game.board_no;
+  card.dataset.plies = game.moves.length;
+  card.dataset.status = game.status;
+  card.querySelector('.board-no').textContent = `Board ${game.board_no}`;
+  const result = card.querySelector('.result');
+  result.textContent = formatResult(game.result);
+  result.dataset.result = game.result;
+  card.querySelector('.last-move').textContent = lastMoveLabel(game);
+
+  const rows = card.querySelectorAll('.player');
+  ['black', 'white'].forEach((side, i) => {
+    const { name, title, rating } = playerParts(game[side]);
+    rows[i].querySelector('.title').textContent = title;
+    rows[i].querySelector('.name').textContent = name;
+    rows[i].querySelector('.name').title = name;
+    rows[i].querySelector('.rating').textContent = rating;
+  });
+  entry.search = fold(`${playerParts(game.white).name} ${playerParts(game.black).name}`);
+  card.hidden = !matches(entry);
+  updateClocks(entry, serverNow());
+  if (entry.visible) drawBoard(entry);
+}
+
+function updateClocks(entry, now) {
+  for (const side of ['white', 'black']) {
+    const node = entry.card.querySelector(`.${side}-clock`);
+    const text = formatClock(clockMs(entry.game, side, now));
+    if (node.textContent !== text) node.textContent = text;
+    node.classList.toggle('running', entry.game.clock?.running === side);
+  }
+}
+
+function drawBoard(entry) {
+  const { game } = entry;
+  const last = game.moves[game.moves.length - 1];
+  const key = `${game.fen}|${last ? last.uci : ''}`;
+  if (entry.drawn === key) return;
+  const label = `Board ${game.board_no}: ${last ? `position after ${lastMoveLabel(game)}` : 'starting position'}`;
+  entry.card.querySelector('.board-link').replaceChildren(renderBoard(game.fen, { lastMove: last?.uci, label }));
+  entry.drawn = key;
+}
+
+// ---- the filter ---------------------------------------------------------------
+
+function matches(entry) {
+  const query = fold(filter.value.trim());
+  if (!query) return true;
+  return entry.search.includes(query) || String(entry.game.board_no) === query;
+}
+
+function applyFilter() {
+  let shown = 0;
+  for (const entry of entries.values()) {
+    entry.card.hidden = !matches(entry);
+    if (!entry.card.hidden) shown += 1;
+  }
+  const total = entries.size;
+  document.getElementById('count').textContent =
+    shown === total ? `${total} board${total === 1 ? '' : 's'}` : `${shown} of ${total} boards`;
+  // Keep the filter in the address so a filtered view can be shared.
+  const url = new URL(location.href);
+  if (filter.value.trim()) url.searchParams.set('q', filter.value.trim());
+  else url.searchParams.delete('q');
+  history.replaceState(null, '', url);
+}
+
+// ---- state ----------------------------------------------------------------
+
+function setRound(round) {
+  document.getElementById('title').textContent = `${round.tournament}: Round ${round.number}`;
+  document.title = `${round.tournament}, Round ${round.number} · relay`;
+  const notes = [round.final ? 'final' : null, round.delay_secs ? `moves shown ${round.delay_secs} s late` : null];
+  document.getElementById('meta').textContent = notes.filter(Boolean).join(' · ');
+
+  const ids = new Set(round.games.map((g) => g.id));
+  for (const [id, entry] of entries) {
+    if (ids.has(id)) continue;
+    observer.unobserve(entry.card);
+    entry.card.remove();
+    entries.delete(id);
+  }
+  for (const game of round.games) upsertGame(game, false);
+  placeCards();
+}
+
+function upsertGame(game, place = true) {
+  if (String(game.round_id) !== String(roundId)) return;
+  const entry = entries.get(game.id) || createEntry(game);
+  entry.game = game;
+  updateCard(entry);
+  if (place) placeCards();
+}
+
+/** Puts the cards in board order; append() moves nodes that are already there. */
+function placeCards() {
+  const sorted = [...entries.values()].sort((a, b) => a.game.board_no - b.game.board_no);
+  grid.append(...sorted.map((e) => e.card));
+  applyFilter();
+}
+
+function onMessage(msg) {
+  if (msg.type === 'snapshot' && msg.round) return setRound(msg.round);
+  if (msg.type === 'game' && msg.game) return upsertGame(msg.game);
+  const entry = entries.get(msg.game_id);
+  if (!entry) return;
+  const changed = applyGameEvent(entry.game, msg);
+  if (changed === 'gap') socket.resync();
+  else if (changed) updateCard(entry);
+}
+
+// Running clocks tick locally, only on cards on screen (700 clocks rewritten
+// every second would cost a layout of the whole grid each time); the others
+// catch up when they scroll in or their game changes.
+setInterval(() => {
+  const now = serverNow();
+  for (const entry of entries.values()) {
+    if (entry.visible && entry.game.clock?.running) updateClocks(entry, now);
+  }
+}, 250);
+
+async function start() {
+  const message = document.getElementById('message');
+  if (!roundId) {
+    message.textContent = 'No round given. Pick one on the start page.';
+    message.hidden = false;
+    return;
+  }
+  filter.value = new URLSearchParams(location.search).get('q') || '';
+  filter.addEventListener('input', applyFilter);
+  const pgn = document.getElementById('round-pgn');
+  pgn.href = `api/rounds/${roundId}/pgn`;
+  pgn.download = `round-${roundId}.pgn`;
+
+  let since;
+  try {
+    const round = await getJSON(`api/rounds/${roundId}`);
+    setRound(round);
+    since = round.seq;
+  } catch (err) {
+    if (err.status === 404) {
+      message.textContent = 'This round does not exist.';
+      message.hidden = false;
+      showStatus('offline');
+      return;
+    }
+    // Otherwise the socket's snapshot will fill the page when it connects.
+  }
+  socket = liveSocket(`api/rounds/${roundId}/ws`, onMessage, showStatus, { since });
+}
+
+start();
