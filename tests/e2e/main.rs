@@ -1,9 +1,11 @@
 //! End-to-end tests: the real `relay` binary, emulated boards on pseudo-terminals, as an
 //! operator would run them from a shell.
 
+mod browser;
 mod replay;
 mod serve_api;
 mod serve_boards;
+mod serve_outage;
 mod service;
 mod sniff;
 

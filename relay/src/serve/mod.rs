@@ -258,8 +258,8 @@ async fn serve(
         closing,
     });
     shared.health.store_ok.store(true, Ordering::Relaxed);
-    let writer = writer::Writer::new(shared.clone(), current, slots);
-    let writer_task = tokio::spawn(writer.run(jobs_rx));
+    let writer = writer::Writer::new(shared.clone(), current, slots, jobs_rx);
+    let writer_task = tokio::spawn(writer.run());
     let (ports_tx, ports_rx) = tokio::sync::mpsc::unbounded_channel();
     let watcher = hall::watch_ports(
         settings.ports.clone(),

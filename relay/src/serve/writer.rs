@@ -84,6 +84,9 @@ pub struct Writer {
     /// Latest change number per round (clock and e-board messages carry it).
     seqs: HashMap<i64, i64>,
     backoff: Duration,
+    jobs: mpsc::UnboundedReceiver<Job>,
+    /// Jobs taken from the queue and not done yet.
+    in_hand: usize,
 }
 
 fn transient(e: &StoreError) -> bool {
@@ -91,13 +94,20 @@ fn transient(e: &StoreError) -> bool {
 }
 
 impl Writer {
-    pub fn new(shared: Arc<Shared>, current: RoundInfo, slots: HashMap<String, Slot>) -> Writer {
+    pub fn new(
+        shared: Arc<Shared>,
+        current: RoundInfo,
+        slots: HashMap<String, Slot>,
+        jobs: mpsc::UnboundedReceiver<Job>,
+    ) -> Writer {
         let mut w = Writer {
             shared,
             slots: HashMap::new(),
             seqs: HashMap::new(),
             current,
             backoff: Duration::from_millis(100),
+            jobs,
+            in_hand: 0,
         };
         for (serial, slot) in slots {
             w.bind(&serial, slot);
@@ -125,21 +135,27 @@ impl Writer {
         self.slots.insert(serial.to_string(), slot);
     }
 
-    pub async fn run(mut self, mut jobs: mpsc::UnboundedReceiver<Job>) {
-        while let Some(first) = jobs.recv().await {
+    fn note_pending(&self) {
+        self.shared
+            .health
+            .pending_writes
+            .store((self.jobs.len() + self.in_hand) as u64, Ordering::Relaxed);
+    }
+
+    pub async fn run(mut self) {
+        while let Some(first) = self.jobs.recv().await {
             let mut batch = vec![first];
             while batch.len() < 2000 {
-                match jobs.try_recv() {
+                match self.jobs.try_recv() {
                     Ok(j) => batch.push(j),
                     Err(_) => break,
                 }
             }
-            self.shared
-                .health
-                .pending_writes
-                .store((jobs.len() + batch.len()) as u64, Ordering::Relaxed);
+            self.in_hand = batch.len();
+            self.note_pending();
             let mut raws = Vec::new();
             for job in batch {
+                self.in_hand = self.in_hand.saturating_sub(1);
                 match job {
                     Job::Raw(e) => raws.push(e),
                     Job::Shutdown => {
@@ -154,10 +170,8 @@ impl Writer {
                 }
             }
             self.flush_raw(&mut raws).await;
-            self.shared
-                .health
-                .pending_writes
-                .store(jobs.len() as u64, Ordering::Relaxed);
+            self.in_hand = 0;
+            self.note_pending();
         }
     }
 
@@ -186,6 +200,7 @@ impl Writer {
             Ordering::Relaxed,
         );
         *h.last_store_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+        self.note_pending();
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
     }
