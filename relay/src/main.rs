@@ -32,6 +32,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// The service with emulated boards playing real games: no hardware, no configuration.
     Demo(cli::demo::DemoArgs),
+    /// Measure the live service: board-to-WebSocket delay and PGN polling rate.
+    Bench(cli::bench::BenchArgs),
     /// Turn a recorded board byte stream into PGN, with the code the live service uses.
     Replay(cli::replay::ReplayArgs),
 }
@@ -55,5 +57,6 @@ fn main() -> Result<()> {
         Command::Serve(a) => serve::main(a),
         Command::Demo(a) => cli::demo::run(a),
         Command::Replay(a) => cli::replay::run(a),
+        Command::Bench(a) => cli::bench::run(a),
     }
 }

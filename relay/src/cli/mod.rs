@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod demo;
 pub mod emulate;
 pub mod ports;

@@ -116,6 +116,8 @@ struct Desk {
     view: EboardView,
     /// The view as last announced, to announce only changes.
     announced: Option<EboardView>,
+    /// When the last board (not clock) message arrived.
+    board_read_ms: i64,
 }
 
 fn epoch_ms(t: SystemTime) -> u64 {
@@ -238,6 +240,7 @@ impl Hall {
                     sent_result,
                     view,
                     announced: None,
+                    board_read_ms: 0,
                 },
             );
             let _ = self.jobs.send(Job::Touch {
@@ -280,6 +283,9 @@ impl Hall {
                 match &message {
                     Message::Battery { status } => d.view.battery = Some(status.percent),
                     Message::Clock { .. } => d.view.clock = true,
+                    Message::BoardDump { .. } | Message::FieldUpdate { .. } => {
+                        d.board_read_ms = at_ms as i64;
+                    }
                     _ => {}
                 }
                 let mut outs = d.recorder.on_message(&message, at_ms);
@@ -525,5 +531,6 @@ fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         moves: d.sent.clone(),
         result: d.sent_result.clone(),
         termination: None,
+        read_at_ms: d.board_read_ms,
     })
 }

@@ -5,7 +5,9 @@
 //! Public reads apply the broadcast delay; a request with the admin token sees live data.
 //! Nothing changes unless a request succeeds: input is checked before anything is written.
 
-use super::live::{EditAction, GameEdit, STANDARD_FEN, Shared, game_view, now_ms, round_view};
+use super::live::{
+    Cached, EditAction, GameEdit, STANDARD_FEN, Shared, game_view, now_ms, round_view,
+};
 use super::ws;
 use axum::Router;
 use axum::body::Bytes;
@@ -815,11 +817,19 @@ fn round_pgn_games(
         .collect()
 }
 
-/// A PGN answer with an ETag; `If-None-Match` with the same tag gets 304.
-fn pgn_response(text: String, h: &HeaderMap, filename: &str) -> Response {
+fn etag_of(text: &str) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
-    let etag = format!("\"{:016x}-{:x}\"", hasher.finish(), text.len());
+    format!("\"{:016x}-{:x}\"", hasher.finish(), text.len())
+}
+
+/// A PGN answer with an ETag; `If-None-Match` with the same tag gets 304.
+fn pgn_response(text: String, h: &HeaderMap, filename: &str) -> Response {
+    let etag = etag_of(&text);
+    pgn_answer(&text, etag, h, filename)
+}
+
+fn pgn_answer(text: &str, etag: String, h: &HeaderMap, filename: &str) -> Response {
     let matches = h
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -839,16 +849,30 @@ fn pgn_response(text: String, h: &HeaderMap, filename: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(&format!("inline; filename=\"{filename}\"")) {
         headers.insert(header::CONTENT_DISPOSITION, v);
     }
-    (StatusCode::OK, headers, text).into_response()
+    (StatusCode::OK, headers, text.to_string()).into_response()
 }
 
 async fn round_pgn(State(s): State<AppState>, Path(id): Path<String>, h: HeaderMap) -> ApiResult {
     let id = parse_id(&id, "round")?;
     let a = arbiter(&s, &h)?;
     let r = s.store.round(id).await?;
+    let (cut, _) = cutoff(&s, &r, a).await;
+    let filename = format!("round-{}.pgn", r.number);
+    // Platforms poll this URL every few seconds: the live text is built at most once a
+    // second while nothing changes, and an unchanged one costs one small query.
+    if cut.is_none()
+        && let Some(c) = s
+            .pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned()
+        && c.fresh(r.seq)
+    {
+        return Ok(pgn_answer(&c.text, c.etag, &h, &filename));
+    }
     let t = s.store.tournament(r.tournament_id).await?;
     let games = s.store.round_games(id).await?;
-    let (cut, _) = cutoff(&s, &r, a).await;
     let pgn = round_pgn_games(
         &s,
         &t.name,
@@ -858,8 +882,23 @@ async fn round_pgn(State(s): State<AppState>, Path(id): Path<String>, h: HeaderM
         &games,
         cut,
     );
-    let text = write_games(&pgn, &WriteOptions::default());
-    Ok(pgn_response(text, &h, &format!("round-{}.pgn", r.number)))
+    let text = Arc::new(write_games(&pgn, &WriteOptions::default()));
+    let etag = etag_of(&text);
+    if cut.is_none() {
+        s.pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                id,
+                Cached {
+                    seq: r.seq,
+                    built_ms: now_ms(),
+                    text: text.clone(),
+                    etag: etag.clone(),
+                },
+            );
+    }
+    Ok(pgn_answer(&text, etag, &h, &filename))
 }
 
 async fn tournament_pgn(

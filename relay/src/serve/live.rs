@@ -156,6 +156,22 @@ pub enum EditAction {
     },
 }
 
+/// A rendered answer kept for a second while its round does not change.
+#[derive(Debug, Clone)]
+pub struct Cached {
+    /// The round's change number it was built at.
+    pub seq: i64,
+    pub built_ms: i64,
+    pub text: Arc<String>,
+    pub etag: String,
+}
+
+impl Cached {
+    pub fn fresh(&self, seq: i64) -> bool {
+        self.seq == seq && now_ms() - self.built_ms < 1000
+    }
+}
+
 /// Everything the parts of the service share.
 #[derive(Debug)]
 pub struct Shared {
@@ -172,6 +188,11 @@ pub struct Shared {
     /// The writer's queue (for arbiter actions that need no recorder).
     pub jobs: mpsc::UnboundedSender<super::writer::Job>,
     pub started_at_ms: i64,
+    /// The last live snapshot of each round: (change number, when built, text). Many clients
+    /// connecting at once share it instead of each reading the whole round.
+    pub snapshots: Mutex<HashMap<i64, Cached>>,
+    /// The last live PGN of each round.
+    pub pgn_cache: Mutex<HashMap<i64, Cached>>,
     /// Set when the service shuts down: live sockets close cleanly.
     pub closing: tokio::sync::watch::Sender<bool>,
 }
@@ -188,9 +209,9 @@ impl Shared {
             Some(d) => d,
             None => self
                 .store
-                .tournament(round.tournament_id)
+                .tournament_delay(round.tournament_id)
                 .await
-                .map_or(0, |t| t.delay_secs),
+                .unwrap_or(0),
         };
         i64::from(secs) * 1000
     }

@@ -255,6 +255,8 @@ async fn serve(
         edits: edits_tx,
         jobs: jobs_tx.clone(),
         started_at_ms: live::now_ms(),
+        snapshots: Default::default(),
+        pgn_cache: Default::default(),
         closing,
     });
     shared.health.store_ok.store(true, Ordering::Relaxed);

@@ -33,6 +33,9 @@ pub struct Snapshot {
     pub moves: Vec<StoredMove>,
     pub result: String,
     pub termination: Option<String>,
+    /// When the board message that completed the newest move was received (ms since the
+    /// epoch): spectators and the benchmark measure the delay from the board from it.
+    pub read_at_ms: i64,
 }
 
 #[derive(Debug)]
@@ -571,7 +574,7 @@ impl Writer {
                 round,
                 Some(game),
                 seq,
-                json!({"type": "move", "seq": seq, "game_id": game, "move": move_json(&m)}),
+                json!({"type": "move", "seq": seq, "game_id": game, "move": move_json(&m), "read_at_ms": snap.read_at_ms}),
             ));
         }
         if snap.result != slot.result && snap.result != "*" {

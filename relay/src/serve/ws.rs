@@ -5,7 +5,7 @@
 //! round get every message `delay` late.
 
 use super::http::{ApiError, AppState, arbiter, cutoff, game_json, round_json};
-use super::live::{Event, Shared, now_ms};
+use super::live::{Cached, Event, Shared, now_ms};
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
@@ -111,12 +111,37 @@ async fn snapshot(s: &Shared, scope: Scope, arbiter: bool) -> Result<(i64, Strin
     s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
     match scope {
         Scope::Round(r) => {
+            let info = s.store.round(r).await?;
+            let live = arbiter || cutoff(s, &info, false).await.0.is_none();
+            if live
+                && let Some(c) = s
+                    .snapshots
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&r)
+                    .cloned()
+                && c.fresh(info.seq)
+            {
+                return Ok((c.seq, c.text.as_str().to_owned()));
+            }
             let v = round_json(s, r, arbiter).await?;
             let seq = v["seq"].as_i64().unwrap_or(0);
-            Ok((
-                seq,
-                json!({"type": "snapshot", "seq": seq, "round": v}).to_string(),
-            ))
+            let text = json!({"type": "snapshot", "seq": seq, "round": v}).to_string();
+            if live {
+                s.snapshots
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(
+                        r,
+                        Cached {
+                            seq,
+                            built_ms: now_ms(),
+                            text: Arc::new(text.clone()),
+                            etag: String::new(),
+                        },
+                    );
+            }
+            Ok((seq, text))
         }
         Scope::Game { round, game } => {
             let seq = s.store.round(round).await?.seq;

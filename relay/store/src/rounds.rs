@@ -95,6 +95,18 @@ impl Store {
             })
     }
 
+    /// The broadcast delay of a tournament, in seconds (one small query: it is read on every
+    /// public request).
+    pub async fn tournament_delay(&self, id: i64) -> Result<u32> {
+        let row: Option<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT delay_secs FROM tournaments WHERE id = $1")
+            .bind(id).fetch_optional(pool).await?);
+        let (d,) = row.ok_or(StoreError::NotFound {
+            what: "tournament",
+            id: id.to_string(),
+        })?;
+        Ok(u32::try_from(d).unwrap_or(0))
+    }
+
     pub async fn round(&self, id: i64) -> Result<RoundInfo> {
         let row: Option<RoundRow> = on_pool!(self, pool => sqlx::query_as(select_rounds!("WHERE id = $1"))
             .bind(id).fetch_optional(pool).await?);
