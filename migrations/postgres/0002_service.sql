@@ -8,3 +8,4 @@ ALTER TABLE games ADD COLUMN orientation TEXT;
 -- Rounds created by the service itself (no configuration) are marked, so an operator can tell.
 ALTER TABLE rounds ADD COLUMN auto BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX moves_game_accepted ON moves (game_id, accepted_at);
+CREATE INDEX raw_log_serial_time ON raw_log (serial, received_at);

@@ -141,6 +141,27 @@ fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
     }
     let mut r = r;
     assert!(r.terminate(), "no clean stop:\n{}", r.log_text());
+
+    // The black box: the stored raw messages of an e-board give its game again.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args(["replay", "--db", &db, "--serial", "00001"])
+        .output()
+        .expect("relay replay");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replayed = relay_core::pgn::read_games(&String::from_utf8_lossy(&out.stdout));
+    let first: Vec<String> = replayed
+        .first()
+        .and_then(|g| g.as_ref().ok())
+        .map(|g| g.moves.iter().map(|m| m.san.to_string()).collect())
+        .unwrap_or_default();
+    assert!(
+        games.iter().any(|g| sans(g) == first),
+        "the raw log of e-board 00001 replays to {first:?}, which is not a stored game"
+    );
 }
 
 /// What an HTTP client polling the service saw: (game, ply) → UCI.

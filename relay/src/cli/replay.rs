@@ -7,6 +7,9 @@
 //! - raw bytes as they came off the port.
 //!
 //! The last two carry no times: messages are spaced `--interval-ms` apart.
+//!
+//! Or, with `--db URL --serial S`, the black box of a running or past service: every message
+//! that e-board sent, with its receive time, as `relay serve` stored it.
 
 use anyhow::{Context, Result, bail};
 use boards::protocol::{Decoded, Decoder, LineMode};
@@ -19,7 +22,14 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
     /// The recording (raw log, base64 lines, or raw bytes).
-    file: PathBuf,
+    #[arg(required_unless_present = "db")]
+    file: Option<PathBuf>,
+    /// Read the raw board log stored by `relay serve` in this database instead of a file.
+    #[arg(long, requires = "serial", conflicts_with = "file")]
+    db: Option<String>,
+    /// With --db: the e-board whose messages to replay.
+    #[arg(long)]
+    serial: Option<String>,
     /// For recordings without times: milliseconds between two messages.
     #[arg(long, default_value_t = 200)]
     interval_ms: u64,
@@ -75,15 +85,44 @@ pub fn load(bytes: &[u8], interval_ms: u64, mode: LineMode) -> Result<Vec<Receiv
     Ok(at_interval(frames, interval_ms))
 }
 
+/// Every stored message of one e-board, in receive order.
+fn from_store(url: &str, serial: &str) -> Result<Vec<Received>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = relay_store::Store::open(url)
+            .await
+            .with_context(|| format!("database {url}"))?;
+        let entries = store.raw_log_of(serial).await?;
+        if entries.is_empty() {
+            bail!("the database has no messages from e-board {serial}");
+        }
+        Ok(entries
+            .into_iter()
+            .map(|e| Received {
+                at_ms: u64::try_from(e.received_at_ms).unwrap_or(0),
+                bytes: e.bytes,
+            })
+            .collect())
+    })
+}
+
 pub fn run(args: ReplayArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
     let mode = if args.bus {
         LineMode::Bus
     } else {
         LineMode::Single
     };
-    let chunks = load(&bytes, args.interval_ms, mode)?;
+    let chunks = match (&args.db, &args.serial, &args.file) {
+        (Some(url), Some(serial), _) => from_store(url, serial)?,
+        (_, _, Some(file)) => {
+            let bytes =
+                std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+            load(&bytes, args.interval_ms, mode)?
+        }
+        _ => bail!("give a FILE, or --db URL with --serial S"),
+    };
     let cfg = RecorderConfig {
         settle_ms: args.settle_ms,
         ..RecorderConfig::default()

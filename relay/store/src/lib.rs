@@ -404,6 +404,17 @@ impl Store {
         })
     }
 
+    /// Raw messages of one e-board in receive order (`relay replay --db`).
+    pub async fn raw_log_of(&self, serial: &str) -> Result<Vec<RawEntry>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(String, Option<String>, i64, Vec<u8>)> = sqlx::query_as(
+                "SELECT port, serial, received_at, bytes FROM raw_log WHERE serial = $1 ORDER BY received_at, id",
+            )
+            .bind(serial).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(port, serial, received_at_ms, bytes)| RawEntry { port, serial, received_at_ms, bytes }).collect())
+        })
+    }
+
     /// The audit trail of a game, oldest first.
     pub async fn audit_trail(&self, game: i64) -> Result<Vec<AuditEntry>> {
         on_pool!(self, pool => {
