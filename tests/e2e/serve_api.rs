@@ -429,6 +429,37 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         "{changes}"
     );
 
+    // E-boards on board numbers, tournament edits.
+    let bad_serial = request(
+        "PUT",
+        &r.url(&format!("/api/rounds/{rid}/boards/4")),
+        &[AUTH],
+        Some(br#"{"serial":"../x"}"#),
+    );
+    assert_eq!(bad_serial.status, 400);
+    let assigned = request(
+        "PUT",
+        &r.url(&format!("/api/rounds/{rid}/boards/4")),
+        &[AUTH],
+        Some(br#"{"serial":"01234"}"#),
+    );
+    assert_eq!(assigned.status, 200, "{}", assigned.text());
+    let view = request("GET", &r.url(&format!("/api/rounds/{rid}")), &[AUTH], None).json();
+    assert_eq!(view["games"][3]["board_no"], 4);
+    assert_eq!(view["games"][3]["eboard"], "01234");
+    let renamed = request(
+        "PATCH",
+        &r.url(&format!("/api/tournaments/{tid}")),
+        &[AUTH],
+        Some(br#"{"name":"Hastings 1895"}"#),
+    );
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    assert_eq!(renamed.json()["name"], "Hastings 1895");
+    assert_eq!(
+        request("DELETE", &r.url("/api/eboards/77777"), &[AUTH], None).status,
+        404
+    );
+
     // Graceful stop.
     let mut r = r;
     assert!(
@@ -503,4 +534,70 @@ fn bad_start_up_options_are_refused_clearly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every route of the OpenAPI document (which is built from the router's own table) answers
+/// its failure codes: admin routes 401 without a token, routes with an id 404 for an unknown
+/// one, nothing 5xx.
+#[test]
+fn every_route_refuses_what_it_should() {
+    let dir = temp_dir("serve-routes");
+    let r = serve(&dir, &["--admin-token", TOKEN]);
+    let doc = get_json(&r.url("/api/openapi.json"));
+    let paths = doc["paths"].as_object().expect("paths");
+    assert!(paths.len() >= 20, "{} paths", paths.len());
+    let mut checked = 0;
+    for (path, ops) in paths {
+        for (method, op) in ops.as_object().expect("operations") {
+            let admin = op.get("security").is_some();
+            let has_id = path.contains('{');
+            let concrete = path
+                .replace("{id}", "999999")
+                .replace("{board_no}", "7")
+                .replace("{serial}", "99999");
+            let url = r.url(&concrete);
+            let m = method.to_uppercase();
+            let body = b"{}".as_slice();
+            let send_body = matches!(m.as_str(), "POST" | "PUT" | "PATCH");
+            let anon = request(&m, &url, &[], send_body.then_some(body));
+            if admin {
+                assert_eq!(
+                    anon.status,
+                    401,
+                    "{m} {path} without a token: {}",
+                    anon.text()
+                );
+                let wrong = request(
+                    &m,
+                    &url,
+                    &[("Authorization", "Bearer wrong-token!")],
+                    send_body.then_some(body),
+                );
+                assert_eq!(wrong.status, 403, "{m} {path} with a wrong token");
+                if has_id {
+                    let a = request(&m, &url, &[AUTH], send_body.then_some(body));
+                    assert!(
+                        matches!(a.status, 400 | 404),
+                        "{m} {path} unknown id with the token: {} {}",
+                        a.status,
+                        a.text()
+                    );
+                }
+            } else if has_id {
+                assert_eq!(anon.status, 404, "{m} {path} unknown id: {}", anon.text());
+            } else {
+                assert_eq!(anon.status, 200, "{m} {path}: {}", anon.text());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "only {checked} operations checked");
+    // Nothing above changed anything.
+    assert_eq!(
+        get_json(&r.url("/api/tournaments"))
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(get_json(&r.url("/api/rounds/1"))["seq"], 0);
 }
