@@ -341,3 +341,82 @@ fn killed_at_random_moments_the_service_loses_nothing_and_doubles_nothing() {
     );
     assert!(r.terminate(), "no clean stop:\n{}", r.log_text());
 }
+
+/// The relay starts while a game is being played: the e-board shows up without a game, and
+/// the arbiter has it go on from the position on the board; the moves after it are recorded.
+#[test]
+fn a_game_joined_in_the_middle_goes_on_from_the_board() {
+    let emu = Emulator::start(
+        "serve-join",
+        &[
+            "--boards", "1", "--speed", "4", "--noise", "0", "--seed", "3",
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let ports = emu.ports();
+    let r = Relay::serve(
+        &emu.dir,
+        &[
+            "--db",
+            &db,
+            "--port",
+            &ports,
+            "--admin-token",
+            "arbiter-secret-1",
+        ],
+    );
+    let auth = ("Authorization", "Bearer arbiter-secret-1");
+    // The first bundled game (Légal's mate): find the ply the board shows, hence who moves.
+    let game = relay_core::pgn::read_games(include_str!("../../relay/data/classics.pgn"))
+        .into_iter()
+        .next()
+        .expect("a game")
+        .expect("bundled game");
+    let placements: Vec<String> = (0..=game.moves.len())
+        .map(|k| {
+            use shakmaty::Position;
+            game.position_at(k).board().board_fen().to_string()
+        })
+        .collect();
+    let (ply, eboard) = wait_until(30, "the e-board to be read in mid-game", || {
+        let boards = get_json(&r.url("/api/eboards"));
+        let e = boards.as_array()?.first()?.clone();
+        let fen = e["board_fen"].as_str()?;
+        let k = placements.iter().position(|p| p == fen)?;
+        (k >= 1 && k + 2 < placements.len()).then_some((k, e))
+    });
+    assert!(
+        eboard["game_id"].is_null(),
+        "a game was made without a start position: {eboard}"
+    );
+    let turn = if ply % 2 == 0 { "white" } else { "black" };
+    let cont = super::service::request(
+        "POST",
+        &r.url("/api/eboards/00001/continue"),
+        &[auth],
+        Some(format!("{{\"turn\":\"{turn}\"}}").as_bytes()),
+    );
+    assert_eq!(cont.status, 200, "{}", cont.text());
+    let stored = wait_until(40, "moves after the joined position", || {
+        let g = get_json(&r.url("/api/rounds/1"))["games"]
+            .as_array()?
+            .first()?
+            .clone();
+        (g["moves"].as_array()?.len() >= 1).then_some(g)
+    });
+    let start = stored["start_fen"].as_str().expect("start fen");
+    assert!(
+        start.starts_with(&placements[ply]),
+        "{start} is not the board at ply {ply}"
+    );
+    let expected: Vec<String> = game.moves[ply..]
+        .iter()
+        .map(|m| m.san.to_string())
+        .collect();
+    let got = sans(&stored);
+    assert!(
+        expected.starts_with(&got),
+        "moves after joining {got:?} are not the game's {expected:?}"
+    );
+}

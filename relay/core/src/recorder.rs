@@ -922,11 +922,14 @@ impl Recorder {
 
     /// Arbiter: the game goes on from the position on the board, `turn` to move. The moves so
     /// far are kept in a comment and the game restarts from that position with its FEN.
+    /// With no game yet (the relay started in the middle of one), a game starts from the
+    /// position on the board.
     pub fn continue_from_board(&mut self, turn: Color) -> Result<Vec<Outcome>, String> {
+        if !self.have_board {
+            return Err("the board has not been read yet".into());
+        }
         let board = self.board_as_read();
-        let Some(game) = self.game.as_mut() else {
-            return Err("no game on this board".into());
-        };
+        let game = self.game.get_or_insert_with(Game::default);
         let old = game.position();
         let setup = Setup {
             board,

@@ -2,7 +2,7 @@
 //! task that owns every e-board's recorder. It never waits for the database: what the
 //! recorders conclude goes to the writer's queue as jobs, and the writer commits and announces.
 
-use super::live::{EboardView, GameEdit, Proposal, Shared, now_ms};
+use super::live::{EboardView, GameEdit, HallCommand, Proposal, Shared, now_ms};
 use super::writer::{Job, Snapshot};
 use boards::protocol::{LineMode, Message, Orientation};
 use boards::transport::{PortEvent, SessionConfig};
@@ -168,7 +168,7 @@ impl Hall {
     pub async fn run(
         mut self,
         mut ports: mpsc::UnboundedReceiver<PortInput>,
-        mut edits: mpsc::UnboundedReceiver<GameEdit>,
+        mut edits: mpsc::UnboundedReceiver<HallCommand>,
         stop: Arc<AtomicBool>,
     ) {
         // A still board is judged once the settle time has passed; ticking often keeps the
@@ -181,7 +181,13 @@ impl Hall {
                     Some(i) => self.on_port(i),
                     None => break,
                 },
-                Some(edit) = edits.recv() => self.on_edit(edit),
+                Some(cmd) = edits.recv() => match cmd {
+                    HallCommand::Edit(edit) => self.on_edit(edit),
+                    HallCommand::ContinueFromBoard { serial, white_to_move, reply } => {
+                        let answer = self.continue_from_board(&serial, white_to_move);
+                        let _ = reply.send(answer);
+                    }
+                },
                 _ = tick.tick() => {
                     if stop.load(Ordering::Relaxed) {
                         break;
@@ -431,6 +437,23 @@ impl Hall {
         {
             v.last_seen_ms = d.view.last_seen_ms;
         }
+    }
+
+    /// An arbiter says the game goes on from what the board shows (a game joined in the
+    /// middle, or one the recorder lost track of).
+    fn continue_from_board(&mut self, serial: &str, white_to_move: bool) -> Result<i64, String> {
+        let Some(d) = self.desks.get_mut(serial) else {
+            return Err(format!("e-board {serial} has not been seen"));
+        };
+        let turn = if white_to_move {
+            shakmaty::Color::White
+        } else {
+            shakmaty::Color::Black
+        };
+        let outs = d.recorder.continue_from_board(turn)?;
+        tracing::info!(%serial, "arbiter: game continues from the board's position");
+        self.after(serial, &outs);
+        Ok(0)
     }
 
     /// An arbiter changed a game: if an e-board is on it, its recorder carries on from the

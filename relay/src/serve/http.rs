@@ -6,7 +6,7 @@
 //! Nothing changes unless a request succeeds: input is checked before anything is written.
 
 use super::live::{
-    Cached, EditAction, GameEdit, STANDARD_FEN, Shared, game_view, now_ms, round_view,
+    Cached, EditAction, GameEdit, HallCommand, STANDARD_FEN, Shared, game_view, now_ms, round_view,
 };
 use super::ws;
 use axum::Router;
@@ -309,6 +309,14 @@ pub fn routes() -> Vec<Route> {
             false,
             "application/json",
             list_eboards
+        ),
+        route!(
+            post,
+            "/api/eboards/{serial}/continue",
+            "Go on from the position on the e-board ({\"turn\":\"white\"|\"black\"}): a game joined in the middle, or one the recorder lost",
+            true,
+            "application/json",
+            continue_from_board
         ),
         route!(
             delete,
@@ -1313,12 +1321,12 @@ async fn send_edit(
 ) -> ApiResult {
     let (tx, rx) = tokio::sync::oneshot::channel();
     s.edits
-        .send(GameEdit {
+        .send(HallCommand::Edit(GameEdit {
             game_id,
             action,
             moves,
             reply: tx,
-        })
+        }))
         .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
     let seq = wait_reply(rx).await?;
     json_ok(json!({"game_id": game_id, "seq": seq}))
@@ -1583,4 +1591,56 @@ async fn audit(State(s): State<AppState>, Path(id): Path<String>, h: HeaderMap) 
     let id = parse_id(&id, "game")?;
     s.store.game(id).await?;
     json_ok(serde_json::to_value(s.store.audit_trail(id).await?).unwrap_or(Value::Null))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnBody {
+    turn: String,
+}
+
+async fn continue_from_board(
+    State(s): State<AppState>,
+    Path(serial): Path<String>,
+    h: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    if !s
+        .eboards
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&serial)
+    {
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("e-board {serial:?} not found"),
+        ));
+    }
+    let b: TurnBody = body_json(&body)?;
+    let white_to_move = match b.turn.as_str() {
+        "white" => true,
+        "black" => false,
+        other => {
+            return Err(ApiError::bad(format!(
+                "turn must be \"white\" or \"black\", not {other:?}"
+            )));
+        }
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    s.edits
+        .send(HallCommand::ContinueFromBoard {
+            serial: serial.clone(),
+            white_to_move,
+            reply: tx,
+        })
+        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
+    match tokio::time::timeout(Duration::from_secs(5), rx).await {
+        Ok(Ok(Ok(_))) => json_ok(json!({"serial": serial, "continued": true})),
+        Ok(Ok(Err(e))) => Err(ApiError(StatusCode::CONFLICT, e)),
+        _ => Err(ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the hall did not answer".into(),
+        )),
+    }
 }

@@ -141,6 +141,18 @@ pub struct GameEdit {
     pub reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
 }
 
+/// What arbiters ask of the hall.
+#[derive(Debug)]
+pub enum HallCommand {
+    Edit(GameEdit),
+    /// The game on an e-board goes on from the position on the board, `white` to move or not.
+    ContinueFromBoard {
+        serial: String,
+        white_to_move: bool,
+        reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub enum EditAction {
     Truncate {
@@ -184,7 +196,7 @@ pub struct Shared {
     pub bound: RwLock<HashMap<i64, String>>,
     pub health: Health,
     pub metrics: Metrics,
-    pub edits: mpsc::UnboundedSender<GameEdit>,
+    pub edits: mpsc::UnboundedSender<HallCommand>,
     /// The writer's queue (for arbiter actions that need no recorder).
     pub jobs: mpsc::UnboundedSender<super::writer::Job>,
     pub started_at_ms: i64,
