@@ -3,7 +3,7 @@
 //! path, recorded, stored (SQLite by default) and served with the pages, exactly as
 //! `relay serve` does with real boards.
 
-use super::emulate::{HallArgs, start_hall};
+use super::emulate::{HallArgs, load_games, start_hall};
 use crate::serve::{self, Settings};
 use anyhow::Result;
 use boards::protocol::LineMode;
@@ -17,9 +17,10 @@ use std::sync::atomic::AtomicBool;
 pub struct DemoArgs {
     #[command(flatten)]
     hall: HallArgs,
-    /// Database URL (a file of its own by default, so the demo never mixes with real data).
-    #[arg(long, env = "RELAY_DB", default_value = "sqlite://relay-demo.db")]
-    db: String,
+    /// Database URL (default: a new SQLite file in the temporary directory, so each demo
+    /// starts afresh and never mixes with real data).
+    #[arg(long, env = "RELAY_DB")]
+    db: Option<String>,
     /// Address to serve on (port 0 picks a free one).
     #[arg(long, env = "RELAY_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -46,6 +47,56 @@ fn fresh_token() -> String {
     format!("{a:016x}{b:016x}")
 }
 
+/// A tournament whose first round pairs the players of the games the boards will play, each
+/// e-board on its board number (the emulator's board i plays game i of the list first).
+fn set_up_round(db: &str, hall: &HallArgs) -> Result<()> {
+    let games = load_games(hall)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = relay_store::Store::open(db).await?;
+        if !store.tournaments().await?.is_empty() {
+            return Ok(());
+        }
+        let date = serve::today();
+        let t = store
+            .create_tournament(&relay_store::NewTournament {
+                name: "relay demo: classics".into(),
+                site: Some("emulated boards".into()),
+                start_date: Some(date.clone()),
+                time_control: Some(hall.time_control.clone()),
+                ..Default::default()
+            })
+            .await?;
+        let round = store.create_round(t, "1", Some(&date)).await?;
+        for i in 1..=hall.boards {
+            let g = &games[(i - 1) % games.len()];
+            let tag = |name: &str| {
+                g.headers
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+                    .filter(|v| v != "?" && !v.is_empty())
+            };
+            let player = |side: &str| relay_store::Player {
+                name: tag(side),
+                rating: tag(&format!("{side}Elo")).and_then(|v| v.parse().ok()),
+                ..Default::default()
+            };
+            let pairing = relay_store::Pairing {
+                board_no: i as u32,
+                white: player("White"),
+                black: player("Black"),
+            };
+            store.set_pairing(round, &pairing).await?;
+            let serial = format!("{:05}", i % 16384);
+            store.assign(round, i as u32, &serial, None).await?;
+        }
+        anyhow::Ok(())
+    })
+}
+
 pub fn run(args: DemoArgs) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     let mut hall_args = args.hall.clone();
@@ -53,13 +104,18 @@ pub fn run(args: DemoArgs) -> Result<()> {
         // The boards stand set up for two real seconds, so the service sees every game begin.
         hall_args.hold_secs = (hall_args.speed * 2.0).ceil() as u64;
     }
+    let token = args.admin_token.clone().unwrap_or_else(fresh_token);
+    let db = args.db.clone().unwrap_or_else(|| {
+        let file = std::env::temp_dir().join(format!("relay-demo-{}.db", std::process::id()));
+        format!("sqlite://{}", file.display())
+    });
+    set_up_round(&db, &hall_args)?;
     let hall = start_hall(&hall_args, stop.clone())?;
     let ports: Vec<String> = hall
         .lines
         .iter()
         .map(|l| l.path().display().to_string())
         .collect();
-    let token = args.admin_token.clone().unwrap_or_else(fresh_token);
     let settings = Settings {
         ports,
         mode: if args.hall.bus {
@@ -67,7 +123,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         } else {
             LineMode::Single
         },
-        db: args.db.clone(),
+        db: db.clone(),
         listen: args.listen,
         admin_token: Some(token.clone()),
         delay: args.delay,
@@ -83,6 +139,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         println!("  spectators:  http://{addr}/");
         println!("  arbiter:     http://{addr}/console.html   (admin token: {token})");
         println!("  round PGN:   http://{addr}/api/rounds/1/pgn");
+        println!("  database:    {db}");
         println!("Ctrl-C to stop.");
     });
     hall.stop();

@@ -75,7 +75,7 @@ impl Hall {
     }
 }
 
-fn load_games(args: &HallArgs) -> Result<Vec<GameScore>> {
+pub fn load_games(args: &HallArgs) -> Result<Vec<GameScore>> {
     let text = match &args.pgn {
         Some(p) => {
             std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?

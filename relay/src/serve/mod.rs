@@ -147,7 +147,7 @@ impl ServeOptions {
     }
 }
 
-fn today() -> String {
+pub fn today() -> String {
     // Days since the epoch to a civil date (proleptic Gregorian), without a date crate.
     let days = live::now_ms().div_euclid(86_400_000);
     let z = days + 719_468;

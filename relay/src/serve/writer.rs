@@ -424,6 +424,10 @@ impl Writer {
             return Ok(s.clone());
         }
         let store = self.shared.store.clone();
+        // An arbiter may have opened a new round or closed this one since.
+        if let Some(r) = store.current_round().await? {
+            self.current = r;
+        }
         let round = self.current.id;
         let board_no = match store
             .assignments(round)
