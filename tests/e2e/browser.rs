@@ -1,6 +1,1051 @@
-//! stub
+//! The pages in a real browser: headless Chromium, driven over WebDriver (chromedriver and the
+//! `fantoccini` client), against the real `relay` binary with emulated boards playing.
+//!
+//! Skipped with a notice when Chromium or chromedriver is not installed (Debian: `apt-get
+//! install chromium chromium-driver`), unless `RELAY_REQUIRE_ALL=1`, which makes that a
+//! failure. Each test saves screenshots to `target/browser-screenshots/`.
+//!
+//! The tests take turns (one browser at a time): on a small machine three browsers and three
+//! services at once would measure the machine, not the pages.
+
+use super::service::{Emulator, agent};
+use super::temp_dir;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::future::Future;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const TOKEN: &str = "browser-test-token";
+
+/// The most a committed move may take to show on a spectator's page.
+const LATENCY_LIMIT: Duration = Duration::from_secs(1);
+
+static ONE_BROWSER_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Whether the browser is here; without it, a notice (or a failure with `RELAY_REQUIRE_ALL=1`).
+fn browser_installed(test: &str) -> bool {
+    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .filter(|p| !Path::new(p).exists())
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let notice = format!(
+        "browser test {test} needs Chromium and chromedriver; missing: {} \
+         (Debian: apt-get install chromium chromium-driver)",
+        missing.join(", ")
+    );
+    if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("{notice}; RELAY_REQUIRE_ALL=1 requires every test to run");
+    }
+    println!("SKIPPED: {notice}");
+    false
+}
+
+/// Runs one browser test: skip check, then the test alone, on a runtime of its own.
+fn browser_test<F: Future<Output = ()>>(name: &str, test: impl FnOnce() -> F) {
+    if !browser_installed(name) {
+        return;
+    }
+    let _turn = ONE_BROWSER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let started = Instant::now();
+    runtime.block_on(test());
+    println!("{name}: done in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+fn epoch_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind a free port")
+        .local_addr()
+        .expect("local address")
+        .port()
+}
+
+/// Blocking HTTP from async code (the runtime has other threads for the browser's session).
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
+}
+
+/// GET `url` as JSON; `None` unless it answers 200 with JSON (a service that is down too).
+fn try_json(url: &str) -> Option<Value> {
+    blocking(|| {
+        let mut answer = agent().get(url).call().ok()?;
+        if answer.status() != 200 {
+            return None;
+        }
+        let text = answer.body_mut().read_to_string().ok()?;
+        serde_json::from_str(&text).ok()
+    })
+}
+
+/// Awaits `$check` (an async block giving an `Option`) every 100 ms until it gives `Some`,
+/// and evaluates to that; panics with `$what` (evaluated only then) after `$secs` seconds.
+macro_rules! eventually {
+    ($secs:expr, $what:expr, $check:expr $(,)?) => {{
+        let secs: u64 = $secs;
+        let end = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(v) = $check.await {
+                break v;
+            }
+            assert!(
+                Instant::now() < end,
+                "timed out after {secs} s waiting for {}",
+                $what
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }};
+}
+
+// ---- the service ---------------------------------------------------------------------------
+
+/// A `relay` process (demo or serve) with its log in a file, killed when dropped.
+struct Service {
+    child: Child,
+    base: String,
+    log: PathBuf,
+}
+
+impl Service {
+    /// Starts `relay ARGS` and waits for the stdout line starting with `banner`, which carries
+    /// the address. Standard output is drained for as long as the process runs.
+    fn try_start(dir: &Path, label: &str, args: &[&str], banner: &str) -> Result<Service, String> {
+        let log = dir.join(format!("{label}.log"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(args)
+            .env("RELAY_LOG", "info,relay=debug")
+            .env_remove("RELAY_ADMIN_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("create the service log"))
+            .spawn()
+            .expect("start relay");
+        let out = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = channel();
+        let banner = banner.to_string();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(out).lines().map_while(Result::ok);
+            for line in lines.by_ref() {
+                if let Some(rest) = line.strip_prefix(banner.as_str()) {
+                    let _ = tx.send(rest.trim().trim_end_matches('/').to_string());
+                    break;
+                }
+            }
+            for _ in lines {}
+        });
+        let mut service = Service {
+            child,
+            base: String::new(),
+            log,
+        };
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(base) => {
+                service.base = base;
+                Ok(service)
+            }
+            Err(_) => {
+                service.kill();
+                Err(format!(
+                    "relay {} did not start:\n{}",
+                    args.join(" "),
+                    service.log_text()
+                ))
+            }
+        }
+    }
+
+    /// `relay demo` with emulated boards, on a port of its choosing.
+    fn demo(dir: &Path, args: &[&str]) -> Service {
+        let db = format!("sqlite://{}/relay.db", dir.display());
+        let mut all = vec!["demo", "--listen", "127.0.0.1:0", "--db", &db];
+        all.extend_from_slice(args);
+        Service::try_start(dir, "demo", &all, "  spectators:  ").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `relay serve` on a fixed port (clap refuses a second `--listen`, so the helper that
+    /// picks port 0 cannot be told another). Retries for a while: right after a kill the port
+    /// may still be held for a moment.
+    fn serve_on(dir: &Path, label: &str, port: u16, args: &[&str]) -> Service {
+        let listen = format!("127.0.0.1:{port}");
+        let mut all = vec!["serve", "--listen", listen.as_str()];
+        all.extend_from_slice(args);
+        let end = Instant::now() + Duration::from_secs(20);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match Service::try_start(
+                dir,
+                &format!("{label}-{attempt}"),
+                &all,
+                "relay: serving on ",
+            ) {
+                Ok(s) => return s,
+                Err(e) if Instant::now() > end => panic!("{e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(500)),
+            }
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL, as a crash or a power cut would.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+// ---- the browser ---------------------------------------------------------------------------
+
+/// chromedriver (in a process group of its own, with the Chromium it starts) and one session.
+struct Browser {
+    driver: Child,
+    client: Option<Client>,
+    test: &'static str,
+    /// Chromium's user data directory, new for each session and removed after it.
+    profile: PathBuf,
+}
+
+impl Browser {
+    async fn start(test: &'static str) -> Browser {
+        let dir = temp_dir(&format!("{test}-chromium"));
+        let port = free_port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .arg(format!(
+                "--log-path={}",
+                dir.join("chromedriver.log").display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("start chromedriver");
+        let profile = dir.join("profile");
+        let mut browser = Browser {
+            driver,
+            client: None,
+            test,
+            profile: profile.clone(),
+        };
+        let end = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < end,
+                "chromedriver did not listen on port {port}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let args = [
+            "--headless=new".to_string(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-dev-shm-usage".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--window-size=1280,1000".into(),
+            format!("--user-data-dir={}", profile.display()),
+        ];
+        let mut caps = serde_json::Map::new();
+        caps.insert("browserName".into(), json!("chrome"));
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({"binary": CHROMIUM, "args": args}),
+        );
+        let connecting = tokio::time::timeout(
+            Duration::from_secs(60),
+            ClientBuilder::new(HttpConnector::new())
+                .capabilities(caps)
+                .connect(&format!("http://127.0.0.1:{port}")),
+        )
+        .await;
+        let client = match connecting {
+            Ok(Ok(client)) => client,
+            failed => {
+                let why = match failed {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => "no answer within 60 s".into(),
+                };
+                let log = std::fs::read_to_string(dir.join("chromedriver.log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!(
+                    "no WebDriver session with Chromium: {why}\nchromedriver log, newest first:\n{}",
+                    tail.join("\n")
+                );
+            }
+        };
+        browser.client = Some(client);
+        browser
+    }
+
+    fn client(&self) -> &Client {
+        self.client.as_ref().expect("an open session")
+    }
+
+    async fn goto(&self, url: &str) {
+        self.client()
+            .goto(url)
+            .await
+            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+    }
+
+    /// Runs `script` (a function body) in the page, with `args` as `arguments`.
+    async fn js(&self, script: &str, args: Vec<Value>) -> Value {
+        self.client()
+            .execute(script, args)
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    async fn live_status(&self) -> String {
+        let v = self
+            .js(
+                "const b = document.getElementById('live-status'); return b ? b.dataset.status : null;",
+                vec![],
+            )
+            .await;
+        v.as_str().unwrap_or("(none)").to_string()
+    }
+
+    /// Saves a PNG of the window to `target/browser-screenshots/TEST-LABEL.png`.
+    async fn screenshot(&self, label: &str) -> PathBuf {
+        let png = self
+            .client()
+            .screenshot()
+            .await
+            .unwrap_or_else(|e| panic!("screenshot {label}: {e}"));
+        assert!(png.starts_with(b"\x89PNG"), "the screenshot is not a PNG");
+        let dir = screenshot_dir();
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        let path = dir.join(format!("{}-{label}.png", self.test));
+        std::fs::write(&path, &png).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        println!("screenshot: {}", path.display());
+        path
+    }
+
+    /// Ends the session (Chromium quits); the driver goes when dropped.
+    async fn quit(mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // The whole group: chromedriver and any Chromium it left behind.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.driver.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// `target/browser-screenshots`, found from the test executable (`target/debug/deps/e2e-…`).
+fn screenshot_dir() -> PathBuf {
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .filter(|t| t.join("debug").is_dir() || t.join("release").is_dir())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("browser-screenshots")
+}
+
+/// Processes other than the emulator with one of its terminals open: a stray `relay serve`
+/// still reading old links that now point at these terminal numbers takes the boards away.
+fn foreign_holders(emu: &Emulator) -> Vec<String> {
+    let ttys: Vec<PathBuf> = std::fs::read_dir(emu.dir.join("links"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::canonicalize(e.ok()?.path()).ok())
+        .collect();
+    let mut found = Vec::new();
+    for proc_dir in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = proc_dir.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == emu.child.id() {
+            continue;
+        }
+        let holds = std::fs::read_dir(proc_dir.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| ttys.contains(&t)));
+        if holds {
+            let cmd = std::fs::read(proc_dir.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            found.push(format!("{pid}: {}", cmd.trim()));
+        }
+    }
+    found
+}
+
+// ---- what the pages show ---------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+struct Clock {
+    text: String,
+    running: bool,
+}
+
+/// One `article.board-card` of the round page, as read in the browser.
+#[derive(Debug, Deserialize)]
+struct Card {
+    game: i64,
+    board: i64,
+    plies: usize,
+    white: String,
+    black: String,
+    white_clock: Clock,
+    black_clock: Clock,
+    last_move: String,
+}
+
+impl Card {
+    fn running(&self) -> Option<&'static str> {
+        match (self.white_clock.running, self.black_clock.running) {
+            (true, false) => Some("white"),
+            (false, true) => Some("black"),
+            _ => None,
+        }
+    }
+
+    fn running_clock(&self) -> Option<&str> {
+        match self.running()? {
+            "white" => Some(&self.white_clock.text),
+            _ => Some(&self.black_clock.text),
+        }
+    }
+}
+
+const READ_CARDS: &str = r#"
+const clock = (card, side) => {
+  const node = card.querySelector(`.${side}-clock`);
+  return { text: node.textContent, running: node.classList.contains('running') };
+};
+return [...document.querySelectorAll('article.board-card')].map((card) => ({
+  game: Number(card.dataset.gameId),
+  board: Number(card.dataset.boardNo),
+  plies: Number(card.dataset.plies),
+  white: card.querySelector('.white-name').textContent,
+  black: card.querySelector('.black-name').textContent,
+  white_clock: clock(card, 'white'),
+  black_clock: clock(card, 'black'),
+  last_move: card.querySelector('.last-move').textContent,
+}));
+"#;
+
+async fn cards(b: &Browser) -> Vec<Card> {
+    let v = b.js(READ_CARDS, vec![]).await;
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("cards not as expected ({e}): {v}"))
+}
+
+/// The page's `data-plies` of one game's card.
+async fn card_plies(b: &Browser, game: i64) -> Option<usize> {
+    let v = b
+        .js(
+            "const c = document.querySelector(`article.board-card[data-game-id=\"${arguments[0]}\"]`);
+             return c ? Number(c.dataset.plies) : null;",
+            vec![json!(game)],
+        )
+        .await;
+    v.as_u64().map(|n| n as usize)
+}
+
+/// The SAN of every move of a game from the API.
+fn sans(game: &Value) -> Vec<String> {
+    game["moves"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m["san"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// What the console's moves cell says for a game from the standard start: "13 plies, 7. Nd5#".
+fn moves_cell(game: &Value) -> String {
+    let sans = sans(game);
+    let Some(last) = sans.last() else {
+        return "–".into();
+    };
+    let ply = sans.len();
+    let dots = if ply % 2 == 1 { "." } else { "..." };
+    let unit = if ply == 1 { "ply" } else { "plies" };
+    format!("{ply} {unit}, {}{dots} {last}", ply.div_ceil(2))
+}
+
+/// h:mm:ss
+fn is_clock_text(s: &str) -> bool {
+    let parts: Vec<&str> = s.split(':').collect();
+    parts.len() == 3
+        && !parts[0].is_empty()
+        && parts[1].len() == 2
+        && parts[2].len() == 2
+        && parts.iter().all(|p| p.bytes().all(|c| c.is_ascii_digit()))
+}
+
+fn plies_of(game: &Value) -> usize {
+    game["moves"].as_array().map_or(0, Vec::len)
+}
+
+/// Game id → plies, from `/api/rounds/{round}`.
+fn round_plies(round: &Value) -> Vec<(i64, usize)> {
+    round["games"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|g| (g["id"].as_i64().unwrap_or(-1), plies_of(g)))
+        .collect()
+}
+
+/// Page and API agree on every game's plies; the differences otherwise.
+async fn plies_agree(b: &Browser, api: &str) -> Result<(), String> {
+    let round = try_json(api).ok_or("the API did not answer")?;
+    let page: Vec<(i64, usize)> = cards(b).await.iter().map(|c| (c.game, c.plies)).collect();
+    let mut want = round_plies(&round);
+    let mut got = page;
+    want.sort();
+    got.sort();
+    if want == got {
+        Ok(())
+    } else {
+        Err(format!("API {want:?}, page {got:?}"))
+    }
+}
+
+// ---- the tests -------------------------------------------------------------------------------
+
+/// Four emulated boards: the round page shows a card per board with names and clocks, a move
+/// reaches the page within a second of being committed, and the running clock ticks.
 #[test]
-fn browser_stub() {
-    let _ =
-        fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+fn browser_round_page_shows_boards_and_live_moves() {
+    browser_test("round_page", || async {
+        let dir = temp_dir("browser-round");
+        let svc = Service::demo(
+            &dir,
+            &[
+                "--boards",
+                "4",
+                "--speed",
+                "4",
+                "--seed",
+                "3",
+                "--admin-token",
+                TOKEN,
+            ],
+        );
+        let api_round = svc.url("/api/rounds/1");
+        eventually!(60, "round 1 with 4 games, each with a move", async {
+            let round = try_json(&api_round)?;
+            let plies = round_plies(&round);
+            (plies.len() == 4 && plies.iter().all(|&(_, n)| n > 0)).then_some(())
+        });
+
+        let b = Browser::start("round_page").await;
+        b.goto(&svc.url("/round.html?id=1")).await;
+        eventually!(20, "the page to go live", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        let shown = eventually!(15, "4 board cards", async {
+            let c = cards(&b).await;
+            (c.len() == 4).then_some(c)
+        });
+
+        // A card per board, in board order, with names and clocks.
+        let round = try_json(&api_round).expect("the round over HTTP");
+        let games = round["games"].as_array().expect("games");
+        let boards: Vec<i64> = shown.iter().map(|c| c.board).collect();
+        assert_eq!(boards, [1, 2, 3, 4], "cards: {shown:#?}");
+        for card in &shown {
+            let game = games
+                .iter()
+                .find(|g| g["id"].as_i64() == Some(card.game))
+                .unwrap_or_else(|| panic!("card of game {} not in the API: {round}", card.game));
+            assert_eq!(Some(card.board), game["board_no"].as_i64());
+            let name = |side: &str| game[side]["name"].as_str().unwrap_or("N.N.").to_string();
+            assert_eq!(card.white, name("white"), "{card:?}");
+            assert_eq!(card.black, name("black"), "{card:?}");
+            assert!(
+                is_clock_text(&card.white_clock.text) && is_clock_text(&card.black_clock.text),
+                "clocks not h:mm:ss: {card:?}"
+            );
+            assert!(!card.last_move.is_empty(), "no last move: {card:?}");
+        }
+        println!("cards: {shown:#?}");
+        eventually!(10, "page and API to agree on every game's plies", async {
+            plies_agree(&b, &api_round).await.ok()
+        });
+        b.screenshot("cards").await;
+
+        // Each card notes when (browser wall clock) it first showed each ply count.
+        b.js(
+            "window.plyShownAt = {};
+             const note = (card) => {
+               const key = `${card.dataset.gameId}:${card.dataset.plies}`;
+               if (!(key in window.plyShownAt)) window.plyShownAt[key] = Date.now();
+             };
+             document.querySelectorAll('article.board-card').forEach(note);
+             new MutationObserver((changes) => changes.forEach((c) => note(c.target)))
+               .observe(document.getElementById('grid'),
+                        { subtree: true, attributes: true, attributeFilter: ['data-plies'] });
+             return true;",
+            vec![],
+        )
+        .await;
+
+        // Latency: from when the API first shows a new move to when the card shows it.
+        let mut samples: Vec<(i64, usize, Duration)> = Vec::new();
+        let sampling_end = Instant::now() + Duration::from_secs(25);
+        let mut turn = 0usize;
+        while samples.len() < 5 && Instant::now() < sampling_end {
+            let round = try_json(&api_round).expect("the round over HTTP");
+            let live: Vec<(i64, usize)> = round["games"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|g| g["status"] == "live")
+                .map(|g| (g["id"].as_i64().unwrap_or(-1), plies_of(g)))
+                .collect();
+            assert!(!live.is_empty(), "no live game left: {round}");
+            let (game, mut before) = live[turn % live.len()];
+            turn += 1;
+            let api_game = svc.url(&format!("/api/games/{game}"));
+            // Poll the API quickly for the next move of this game.
+            let wait_end = Instant::now() + Duration::from_secs(8);
+            let committed = loop {
+                if Instant::now() > wait_end {
+                    break None;
+                }
+                if let Some(g) = try_json(&api_game) {
+                    let n = plies_of(&g);
+                    if n > before {
+                        break Some((n, Instant::now(), epoch_ms()));
+                    }
+                    before = n; // a take-back on the board
+                }
+                tokio::time::sleep(Duration::from_millis(15)).await;
+            };
+            let Some((plies, at, at_ms)) = committed else {
+                continue;
+            };
+            let shown_at = loop {
+                if card_plies(&b, game).await.is_some_and(|p| p >= plies) {
+                    break Instant::now();
+                }
+                if at.elapsed() > Duration::from_secs(5) {
+                    b.screenshot("latency-failure").await;
+                    panic!(
+                        "game {game}: ply {plies} was in the API {:?} ago and is not on the page \
+                         (card says {:?})",
+                        at.elapsed(),
+                        card_plies(&b, game).await
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            };
+            let latency = shown_at - at;
+            // The same moment by the browser's clock (the machine's clock, like ours): below
+            // zero when the page had the move before the API poll saw it.
+            let page_ms = b
+                .js(
+                    "return window.plyShownAt[arguments[0]] ?? null;",
+                    vec![json!(format!("{game}:{plies}"))],
+                )
+                .await
+                .as_i64();
+            let page_vs_api = page_ms.map_or("?".to_string(), |p| format!("{:+}", p - at_ms));
+            println!(
+                "latency: game {game} ply {plies} on the page {} ms after the API showed it \
+                 (page's own timestamp: {page_vs_api} ms)",
+                latency.as_millis()
+            );
+            samples.push((game, plies, latency));
+        }
+        assert!(
+            samples.len() >= 3,
+            "too few moves to measure in 25 s: {samples:?}"
+        );
+        let mut ms: Vec<u128> = samples.iter().map(|s| s.2.as_millis()).collect();
+        ms.sort();
+        println!(
+            "latency over {} moves: min {} ms, median {} ms, max {} ms (limit {} ms)",
+            ms.len(),
+            ms[0],
+            ms[ms.len() / 2],
+            ms[ms.len() - 1],
+            LATENCY_LIMIT.as_millis()
+        );
+        for (game, plies, latency) in &samples {
+            assert!(
+                *latency <= LATENCY_LIMIT,
+                "game {game} ply {plies} took {latency:?} to reach the page (limit {LATENCY_LIMIT:?})"
+            );
+        }
+
+        // The running clock ticks on its own: its text changes while no move is made.
+        let mut ticked = None;
+        let tick_end = Instant::now() + Duration::from_secs(15);
+        while ticked.is_none() && Instant::now() < tick_end {
+            let now = cards(&b).await;
+            let Some(card) = now.iter().find(|c| c.running().is_some()) else {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            let (game, plies) = (card.game, card.plies);
+            let side = card.running().unwrap_or_default();
+            let text = card.running_clock().unwrap_or_default().to_string();
+            let since = Instant::now();
+            while since.elapsed() < Duration::from_millis(2500) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let again = cards(&b).await;
+                let Some(c) = again.iter().find(|c| c.game == game) else {
+                    break;
+                };
+                if c.plies != plies || c.running() != Some(side) {
+                    break; // a move: try again on a quiet clock
+                }
+                let now_text = c.running_clock().unwrap_or_default();
+                if now_text != text {
+                    ticked = Some((
+                        game,
+                        side,
+                        text.clone(),
+                        now_text.to_string(),
+                        since.elapsed(),
+                    ));
+                    break;
+                }
+            }
+        }
+        let (game, side, from, to, after) =
+            ticked.expect("a running clock changed its text within 2.5 s without a move");
+        println!(
+            "clock: game {game} {side} went {from} → {to} in {} ms, no move made",
+            after.as_millis()
+        );
+        b.screenshot("ticking").await;
+        b.quit().await;
+    });
+}
+
+/// The service is killed while the boards play on: the page says it lost the live feed, and
+/// once the service is back on the same port it is live again with every move in.
+#[test]
+fn browser_round_page_reconnects_after_restart() {
+    browser_test("reconnect", || async {
+        let emu = Emulator::start(
+            "browser-reconnect",
+            &[
+                "--boards",
+                "2",
+                "--speed",
+                "4",
+                "--hold-secs",
+                "8",
+                "--seed",
+                "5",
+            ],
+        );
+        let dir = emu.dir.clone();
+        let db = format!("sqlite://{}/relay.db", dir.display());
+        let ports = emu.ports();
+        let args = ["--db", db.as_str(), "--port", ports.as_str()];
+        let port = free_port();
+        let mut svc = Service::serve_on(&dir, "serve", port, &args);
+        assert_eq!(svc.base, format!("http://127.0.0.1:{port}"));
+        let api_round = svc.url("/api/rounds/1");
+        eventually!(60, "round 1 with 2 games under way", async {
+            let round = try_json(&api_round)?;
+            let plies = round_plies(&round);
+            (plies.len() == 2 && plies.iter().all(|&(_, n)| n > 0)).then_some(())
+        });
+
+        let b = Browser::start("reconnect").await;
+        b.goto(&svc.url("/round.html?id=1")).await;
+        eventually!(20, "the page to go live", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        eventually!(10, "page and API to agree before the kill", async {
+            plies_agree(&b, &api_round).await.ok()
+        });
+        let before: Vec<(i64, usize)> = cards(&b).await.iter().map(|c| (c.game, c.plies)).collect();
+        b.screenshot("before-kill").await;
+
+        svc.kill();
+        let killed = Instant::now();
+        let status = eventually!(10, "the page to notice the service is gone", async {
+            let s = b.live_status().await;
+            (s != "live").then_some(s)
+        });
+        assert!(
+            status == "reconnecting" || status == "offline",
+            "status after the kill: {status}"
+        );
+        println!(
+            "after SIGKILL the page said {status:?} within {} ms",
+            killed.elapsed().as_millis()
+        );
+        b.screenshot("service-down").await;
+
+        // The boards play on while the service is down.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let svc = Service::serve_on(&dir, "serve-again", port, &args);
+        let restarted = Instant::now();
+        eventually!(30, "the page to be live again", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        println!(
+            "live again {} ms after the restart ({} ms after the kill)",
+            restarted.elapsed().as_millis(),
+            killed.elapsed().as_millis()
+        );
+        // The restarted service reads the boards again: more moves than before the kill.
+        let before_total: usize = before.iter().map(|&(_, p)| p).sum();
+        let mut api_now = String::new();
+        eventually!(
+            20,
+            format!(
+                "the restarted service to record moves again (API now {api_now}, before the kill \
+                 {before:?}); other processes holding the boards' terminals: {:?}\nlog:\n{}",
+                foreign_holders(&emu),
+                svc.log_text()
+            ),
+            async {
+                let plies = round_plies(&try_json(&api_round)?);
+                api_now = format!("{plies:?}");
+                (plies.iter().map(|&(_, p)| p).sum::<usize>() > before_total).then_some(())
+            },
+        );
+        let mut last = String::new();
+        eventually!(
+            10,
+            format!("the page to catch up with the API after the restart: {last}"),
+            async {
+                match plies_agree(&b, &api_round).await {
+                    Ok(()) => Some(()),
+                    Err(e) => {
+                        last = e;
+                        None
+                    }
+                }
+            },
+        );
+        let after: Vec<(i64, usize)> = cards(&b).await.iter().map(|c| (c.game, c.plies)).collect();
+        println!(
+            "plies before the kill {before:?}, after the restart {after:?} ({} ms after the restart)",
+            restarted.elapsed().as_millis()
+        );
+        for (game, plies) in &before {
+            let now = after.iter().find(|(g, _)| g == game).map(|&(_, p)| p);
+            assert!(
+                now.is_some_and(|p| p >= *plies),
+                "game {game} had {plies} plies before the kill, {now:?} after:\n{}",
+                svc.log_text()
+            );
+        }
+        assert_eq!(b.live_status().await, "live");
+        b.screenshot("caught-up").await;
+        b.quit().await;
+    });
+}
+
+/// A game ends by checkmate on the board; the arbiter opens the console, is told the token is
+/// needed, enters it and confirms the result with one click.
+#[test]
+fn browser_console_confirms_a_result() {
+    browser_test("console_confirm", || async {
+        let dir = temp_dir("browser-console");
+        let svc = Service::demo(
+            &dir,
+            &[
+                "--boards",
+                "1",
+                "--speed",
+                "20",
+                "--seed",
+                "1",
+                "--admin-token",
+                TOKEN,
+            ],
+        );
+        // The first bundled game is Légal's mate: 7 moves, 1-0 on the board.
+        let api_round = svc.url("/api/rounds/1");
+        let game = eventually!(
+            60,
+            format!("the first game to finish:\n{}", svc.log_text()),
+            async {
+                let round = try_json(&api_round)?;
+                let g = round["games"].as_array()?.first()?.clone();
+                (g["status"] == "finished").then_some(g)
+            },
+        );
+        let id = game["id"].as_i64().expect("game id");
+        assert_eq!(game["result"], "1-0", "{game}");
+        assert_eq!(
+            sans(&game).last().map(String::as_str),
+            Some("Nd5#"),
+            "{game}"
+        );
+        println!(
+            "game {id} finished {} after {} plies",
+            game["result"],
+            plies_of(&game)
+        );
+
+        let b = Browser::start("console_confirm").await;
+        b.goto(&svc.url("/console.html?round=1")).await;
+        let row = format!("#games tr[data-game-id=\"{id}\"]");
+        let button = format!("{row} button.confirm-result");
+        let c = b.client();
+        let confirm = c
+            .wait()
+            .at_most(Duration::from_secs(15))
+            .for_element(Locator::Css(&button))
+            .await
+            .unwrap_or_else(|e| panic!("no confirm button for game {id}: {e}"));
+        let cell = c
+            .find(Locator::Css(&format!("{row} .plies")))
+            .await
+            .expect("the row's moves cell")
+            .text()
+            .await
+            .expect("moves cell text");
+        assert_eq!(
+            cell,
+            moves_cell(&game),
+            "the row does not show the game played"
+        );
+        let label = confirm.text().await.expect("button text");
+        assert!(label.contains("1-0"), "button says {label:?}");
+
+        // Without the token the action is refused, and the page says what to do.
+        confirm.click().await.expect("click confirm");
+        let error = eventually!(10, "an error about the missing token", async {
+            let v = b
+                .js(
+                    "const e = document.getElementById('error'); return e.hidden ? null : e.textContent;",
+                    vec![],
+                )
+                .await;
+            v.as_str().map(str::to_string)
+        });
+        assert!(error.contains("token"), "error shown: {error:?}");
+        let still = try_json(&svc.url(&format!("/api/games/{id}"))).expect("game over HTTP");
+        assert_eq!(still["status"], "finished", "confirmed without a token");
+        b.screenshot("no-token").await;
+
+        // The arbiter enters the token and confirms.
+        let field = c.find(Locator::Css("#token")).await.expect("#token");
+        field.clear().await.expect("clear #token");
+        field.send_keys(TOKEN).await.expect("type the token");
+        c.find(Locator::Css("#token-save"))
+            .await
+            .expect("#token-save")
+            .click()
+            .await
+            .expect("save the token");
+        let state = c
+            .find(Locator::Css("#token-state"))
+            .await
+            .expect("#token-state")
+            .text()
+            .await
+            .expect("token state text");
+        assert!(state.contains("saved"), "token state: {state:?}");
+        b.screenshot("before-confirm").await;
+        c.find(Locator::Css(&button))
+            .await
+            .expect("the confirm button is still there")
+            .click()
+            .await
+            .expect("click confirm");
+
+        let confirmed = eventually!(
+            10,
+            format!("the game to be confirmed:\n{}", svc.log_text()),
+            async {
+                let g = try_json(&svc.url(&format!("/api/games/{id}")))?;
+                (g["status"] == "confirmed").then_some(g)
+            },
+        );
+        assert_eq!(confirmed["result"], "1-0", "{confirmed}");
+        let shown = eventually!(10, "the row to show the confirmation", async {
+            let v = b
+                .js(
+                    "const row = document.querySelector(arguments[0]);
+                     if (!row) return null;
+                     return { status: row.dataset.status,
+                              status_text: row.querySelector('.status').textContent,
+                              result: row.querySelector('.result').textContent,
+                              moves: row.querySelector('.plies').textContent,
+                              button: row.querySelector('button.confirm-result') !== null,
+                              error: document.getElementById('error').hidden ? null
+                                     : document.getElementById('error').textContent };",
+                    vec![json!(row)],
+                )
+                .await;
+            (v["status"] == "confirmed" && v["status_text"] == "confirmed" && v["button"] == false)
+                .then_some(v)
+        });
+        assert_eq!(shown["result"], "1-0", "{shown}");
+        // Still the game that was played and confirmed, move for move.
+        assert_eq!(
+            sans(&confirmed),
+            sans(&game),
+            "the confirmed game's moves changed:\nbefore {game}\nafter {confirmed}"
+        );
+        assert_eq!(shown["moves"], moves_cell(&game), "{shown}");
+        assert_eq!(
+            shown["error"],
+            Value::Null,
+            "an error is still shown: {shown}"
+        );
+        println!("console row after confirming: {shown}");
+        b.screenshot("confirmed").await;
+        b.quit().await;
+    });
 }

@@ -137,7 +137,10 @@ pub fn play(
     });
     // The set-up position stands a while before the game starts, as in a hall: long enough
     // for any reader to see it still.
-    let base = setup + SETUP_PAUSE_MS;
+    // At high speed the pause is stretched to a real second at least: a reader judges a
+    // board only after it has been still for a few hundred real milliseconds.
+    let pause = SETUP_PAUSE_MS.max((clock.speed() * 1000.0) as u64);
+    let base = setup + pause;
     for step in &script.actions {
         let t = base + step.at_ms;
         if let Some(idle) = fast_forward {

@@ -516,17 +516,21 @@ impl Recorder {
         };
         let inference = infer(&history, &board, self.cfg.max_bridge);
         if self.ended_on_board {
+            // Only the end can be undone: the mating move corrected or taken back (with the
+            // move before it at most). A board far back in the game after a mate is the next
+            // game being set up, never a takeback of the whole game.
+            let n = self.positions.len().saturating_sub(1);
+            let near_end = |keep: usize| keep + 2 >= n;
             match inference {
-                Inference::Correction(_)
-                | Inference::Takeback { .. }
-                | Inference::Rewrite { .. } => {
-                    self.finished = false;
-                    self.ended_on_board = false;
-                    if let Some(g) = self.game.as_mut() {
-                        g.result = GameResult::Ongoing;
-                    }
-                }
+                Inference::Correction(_) => {}
+                Inference::Takeback { ply } if near_end(ply) => {}
+                Inference::Rewrite { keep, .. } if near_end(keep) => {}
                 _ => return out,
+            }
+            self.finished = false;
+            self.ended_on_board = false;
+            if let Some(g) = self.game.as_mut() {
+                g.result = GameResult::Ongoing;
             }
         }
         if !matches!(inference, Inference::OutOfSync { .. }) {

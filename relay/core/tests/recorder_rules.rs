@@ -154,6 +154,40 @@ fn checkmate_ends_the_game_and_a_new_start_begins_another() {
 }
 
 #[test]
+fn after_a_mate_a_board_far_back_is_not_a_takeback_of_the_game() {
+    let mut t = Table::new();
+    t.play("e4 e5 Bc4 Nc6 Qh5 Nf6 Qxf7#");
+    assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::WhiteWins));
+    // The next game set up so fast that the start position was never still, and its first
+    // move already made: the board equals the mated game after 1.e4.
+    let mut next = Chess::default();
+    let e4 = "e4"
+        .parse::<San>()
+        .expect("san")
+        .to_move(&next)
+        .expect("legal");
+    next.play_unchecked(e4);
+    t.set(&next.board().clone());
+    assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::WhiteWins));
+    assert_eq!(t.sans().len(), 7, "the mated game was cut: {:?}", t.sans());
+    // Taking back the mating move itself still reopens the game.
+    let mut t = Table::new();
+    t.play("e4 e5 Bc4 Nc6 Qh5 Nf6 Qxf7#");
+    let mut before = Chess::default();
+    for m in ["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6"] {
+        let mv = m
+            .parse::<San>()
+            .expect("san")
+            .to_move(&before)
+            .expect("legal");
+        before.play_unchecked(mv);
+    }
+    t.set(&before.board().clone());
+    assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::Ongoing));
+    assert_eq!(t.sans().len(), 6);
+}
+
+#[test]
 fn repetition_and_draw_conditions_are_flagged() {
     let mut t = Table::new();
     t.play("Nf3 Nf6 Ng1 Ng8 Nf3 Nf6 Ng1 Ng8");

@@ -225,6 +225,7 @@ async fn serve(
                 game_no: 0,
                 moves: g.moves.clone(),
                 result: g.result.clone(),
+                status: g.status.clone(),
                 orientation: g.orientation.clone(),
             },
         );

@@ -77,6 +77,8 @@ pub struct Slot {
     pub game_no: u64,
     pub moves: Vec<StoredMove>,
     pub result: String,
+    /// pending, live, finished (by the board) or confirmed (by an arbiter).
+    pub status: String,
     pub orientation: Option<String>,
 }
 
@@ -375,6 +377,7 @@ impl Writer {
                 game_no,
                 moves: g.moves,
                 result: g.result,
+                status: g.status,
                 orientation: g.orientation,
             },
         );
@@ -449,6 +452,7 @@ impl Writer {
             game_no: 0,
             moves: g.moves,
             result: g.result,
+            status: g.status,
             orientation: g.orientation,
         };
         self.bind(serial, slot.clone());
@@ -485,6 +489,7 @@ impl Writer {
                     game_no: snap.game_no,
                     moves: g.moves,
                     result: g.result,
+                    status: g.status,
                     orientation: g.orientation,
                 };
             }
@@ -581,24 +586,29 @@ impl Writer {
                 json!({"type": "move", "seq": seq, "game_id": game, "move": move_json(&m), "read_at_ms": snap.read_at_ms}),
             ));
         }
-        if snap.result != slot.result && snap.result != "*" {
+        // A result the board gave (mate, stalemate) is stored; one the board takes back (the
+        // mating move corrected) is undone, but never a result an arbiter confirmed.
+        let reopened = snap.result == "*" && slot.status == "finished";
+        if snap.result != slot.result && (snap.result != "*" || reopened) {
+            let status = if reopened { "live" } else { "finished" };
             let seq = store
                 .set_result(
                     game,
                     &snap.result,
                     snap.termination.as_deref(),
-                    "finished",
+                    status,
                     "recorder",
                 )
                 .await?;
             self.committed(round, seq);
             slot.result = snap.result.clone();
+            slot.status = status.to_string();
             self.update_slot(&snap.serial, &slot);
             self.shared.publish(Event::new(
                 round,
                 Some(game),
                 seq,
-                json!({"type": "result", "seq": seq, "game_id": game, "result": snap.result, "termination": snap.termination, "status": "finished"}),
+                json!({"type": "result", "seq": seq, "game_id": game, "result": snap.result, "termination": snap.termination, "status": status}),
             ));
         }
         Ok(())
@@ -660,8 +670,9 @@ impl Writer {
             && let Some(s) = self.slots.get_mut(&serial)
         {
             s.moves = edit.moves.clone();
-            if let EditAction::Result { result, .. } = &edit.action {
+            if let EditAction::Result { result, status, .. } = &edit.action {
                 s.result = result.clone();
+                s.status = status.clone();
             }
         }
         Ok(seq)
