@@ -64,6 +64,15 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         assert!(doc["paths"][p].is_object(), "OpenAPI lacks {p}");
     }
 
+    // A proxy's Basic credentials are not ours: the reader is public.
+    let basic = request(
+        "GET",
+        &r.url("/api/tournaments"),
+        &[("Authorization", "Basic dXNlcjpwdw==")],
+        None,
+    );
+    assert_eq!(basic.status, 200, "{}", basic.text());
+
     // Tokens: none → 401, wrong → 403, right → 201.
     let t = json!({"name": "Hastings Premier", "site": "Hastings", "time_control": "5400+30"});
     assert_eq!(post(&r, "/api/tournaments", &t, false).status, 401);
@@ -524,6 +533,13 @@ fn bad_start_up_options_are_refused_clearly() {
     let out = run(&["--config", &cfg.display().to_string()]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--delay"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // `--bus` is a plain flag (the value is optional).
+    let out = run(&["--bus", "--db", "mysql://x"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not understood"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -164,12 +164,11 @@ impl Hall {
         }
     }
 
-    /// Runs until the port channel closes (every reader stopped) or `stop` is set.
+    /// Runs until the port channel closes (every reader stopped).
     pub async fn run(
         mut self,
         mut ports: mpsc::UnboundedReceiver<PortInput>,
         mut edits: mpsc::UnboundedReceiver<HallCommand>,
-        stop: Arc<AtomicBool>,
     ) {
         // A still board is judged once the settle time has passed; ticking often keeps the
         // delay from the last byte of a move to its announcement close to the settle time.
@@ -188,12 +187,9 @@ impl Hall {
                         let _ = reply.send(answer);
                     }
                 },
-                _ = tick.tick() => {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    self.tick_all();
-                }
+                // The loop ends when every reader has stopped and its readings are taken
+                // in: nothing read is left behind at shutdown.
+                _ = tick.tick() => self.tick_all(),
             }
         }
         // Shutdown: what the recorders still hold (a last still board) is written too.
@@ -452,7 +448,17 @@ impl Hall {
         };
         let outs = d.recorder.continue_from_board(turn)?;
         tracing::info!(%serial, "arbiter: game continues from the board's position");
-        self.after(serial, &outs);
+        // The same game goes on (not a new one): its start changes and its moves start over.
+        d.sent.clear();
+        d.sent_result = "*".into();
+        let rest: Vec<Outcome> = outs
+            .into_iter()
+            .filter(|o| !matches!(o, Outcome::NewGame { .. }))
+            .collect();
+        if let Some(snap) = snapshot(serial, d) {
+            let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+        }
+        self.after(serial, &rest);
         Ok(0)
     }
 
@@ -466,26 +472,45 @@ impl Hall {
             .unwrap_or_else(|e| e.into_inner())
             .get(&edit.game_id)
             .cloned();
-        if let Some(serial) = serial
+        // The recorder is touched only if its game is the edited one (a new game set up on
+        // the board may not be stored yet).
+        let current = serial.as_ref().is_some_and(|sn| {
+            let on = self
+                .shared
+                .games_of
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(sn)
+                .copied();
+            self.desks
+                .get(sn)
+                .is_some_and(|d| on == Some((edit.game_id, d.game_no)))
+        });
+        if current
+            && let Some(serial) = serial
             && let Some(d) = self.desks.get_mut(&serial)
             && let Some(game) = d.recorder.game().cloned()
         {
-            let orientation = d.recorder.orientation().unwrap_or_default();
-            let mut g = match rebuild(&game, &edit.moves) {
-                Some(g) => g,
-                None => game,
-            };
-            if let super::live::EditAction::Result { result, .. } = &edit.action {
-                g.result = result.parse().unwrap_or(g.result);
+            match &edit.action {
+                super::live::EditAction::Result { result, .. } => {
+                    // Only the result changes; moves the recorder has stay as they are.
+                    let r = result.parse().unwrap_or(game.result);
+                    d.recorder.set_result(r);
+                    d.sent_result = r.to_string();
+                }
+                _ => {
+                    let orientation = d.recorder.orientation().unwrap_or_default();
+                    let g = rebuild(&game, &edit.moves).unwrap_or(game);
+                    // The board may still show what the arbiter removed; the recorder will
+                    // say so (out of sync) until the board is put right.
+                    d.recorder = Recorder::resume(self.cfg.clone(), g, orientation);
+                    d.sent = edit.moves.clone();
+                    d.sent_result = d
+                        .recorder
+                        .game()
+                        .map_or("*".into(), |g| g.result.to_string());
+                }
             }
-            // The board may still show what the arbiter removed; the recorder will say so
-            // (out of sync) until the board is put right.
-            d.recorder = Recorder::resume(self.cfg.clone(), g, orientation);
-            d.sent = edit.moves.clone();
-            d.sent_result = d
-                .recorder
-                .game()
-                .map_or("*".into(), |g| g.result.to_string());
             d.view.proposal = None;
         }
         let _ = self.jobs.send(Job::Edit(edit));

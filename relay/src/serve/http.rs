@@ -369,6 +369,9 @@ pub fn app(shared: AppState, web_dir: Option<std::path::PathBuf>) -> Router {
         .with_state(shared)
 }
 
+/// Most changes one `/changes` answer carries.
+const MAX_CHANGES: u32 = 1000;
+
 /// Largest request body (a tournament's PGN fits easily).
 pub const MAX_BODY: usize = 8 * 1024 * 1024;
 
@@ -377,17 +380,17 @@ pub const MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// Whether the request carries the admin token. A wrong token is an error, not "public".
 pub fn arbiter(shared: &Shared, headers: &HeaderMap) -> Result<bool, ApiError> {
-    let Some(given) = headers.get(header::AUTHORIZATION) else {
+    // Only a Bearer token counts: other schemes (a proxy's Basic auth) are public readers.
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
         return Ok(false);
     };
     let Some(expected) = &shared.admin_token else {
         return Err(no_token());
     };
-    let given = given
-        .to_str()
-        .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
     if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
         Ok(true)
     } else {
@@ -417,13 +420,18 @@ fn require_admin(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
 }
 
 /// The time public views of a round are cut at, or `None` for live data.
-pub async fn cutoff(shared: &Shared, round: &RoundInfo, arbiter: bool) -> (Option<i64>, i64) {
-    let delay = shared.delay_ms(round).await;
-    if arbiter || delay == 0 {
+/// A failed delay lookup is an error, never live data.
+pub async fn cutoff(
+    shared: &Shared,
+    round: &RoundInfo,
+    arbiter: bool,
+) -> Result<(Option<i64>, i64), ApiError> {
+    let delay = shared.delay_ms(round).await?;
+    Ok(if arbiter || delay == 0 {
         (None, delay)
     } else {
         (Some(now_ms() - delay), delay)
-    }
+    })
 }
 
 fn parse_id(s: &str, what: &str) -> Result<i64, ApiError> {
@@ -664,7 +672,12 @@ pub async fn round_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, Api
     let r = s.store.round(id).await?;
     let t = s.store.tournament(r.tournament_id).await?;
     let games = s.store.round_games(id).await?;
-    let (cut, delay) = cutoff(s, &r, arbiter).await;
+    let (cut, delay) = cutoff(s, &r, arbiter).await?;
+    let mut r = r;
+    if let Some(c) = cut {
+        // The delayed view's change number is the one of its moment.
+        r.seq = s.store.seq_at(id, c).await?;
+    }
     Ok(round_view(s, &r, &t.name, &games, cut, delay))
 }
 
@@ -672,7 +685,7 @@ pub async fn round_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, Api
 pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiError> {
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
-    let (cut, _) = cutoff(s, &r, arbiter).await;
+    let (cut, _) = cutoff(s, &r, arbiter).await?;
     let clock = s
         .clocks
         .read()
@@ -714,29 +727,59 @@ async fn round_changes(
     let id = parse_id(&id, "round")?;
     let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
     let r = s.store.round(id).await?;
-    let (cut, _) = cutoff(&s, &r, arbiter(&s, &h)?).await;
-    let changes: Vec<Value> = s
+    let (cut, _) = cutoff(&s, &r, arbiter(&s, &h)?).await?;
+    let found = s
         .store
-        .changes_since(id, q.since.unwrap_or(0))
-        .await?
+        .changes_since(id, q.since.unwrap_or(0), MAX_CHANGES + 1)
+        .await?;
+    let more = found.len() > MAX_CHANGES as usize;
+    let changes: Vec<Value> = found
         .into_iter()
+        .take(MAX_CHANGES as usize)
         .filter(|c| cut.is_none_or(|t| c.at_ms <= t))
         .map(|c| {
             json!({"seq": c.seq, "game_id": c.game_id, "kind": c.kind, "at_ms": c.at_ms,
                    "data": serde_json::from_str::<Value>(&c.payload).unwrap_or(Value::Null)})
         })
         .collect();
-    json_ok(json!({"round_id": id, "changes": changes}))
+    // `more`: ask again with the last seq for the rest.
+    json_ok(json!({"round_id": id, "changes": changes, "more": more}))
 }
 
-async fn list_eboards(State(s): State<AppState>) -> ApiResult {
-    let list: Vec<_> = s
+async fn list_eboards(State(s): State<AppState>, h: HeaderMap) -> ApiResult {
+    let a = arbiter(&s, &h)?;
+    let mut list: Vec<_> = s
         .eboards
         .read()
         .unwrap_or_else(|e| e.into_inner())
         .values()
         .cloned()
         .collect();
+    if !a {
+        // The board as read and a proposed result are live news: spectators of a delayed
+        // round do not get them early.
+        let mut delays = std::collections::HashMap::new();
+        for e in &mut list {
+            let Some(round) = e.round_id else { continue };
+            // Without the database the delay is unknown: the e-boards' state is still
+            // shown (operators need it most then), without what a delay would hide.
+            let delay = match delays.get(&round) {
+                Some(d) => *d,
+                None => {
+                    let d = match s.store.round(round).await {
+                        Ok(r) => s.delay_ms(&r).await.unwrap_or(i64::MAX),
+                        Err(_) => i64::MAX,
+                    };
+                    delays.insert(round, d);
+                    d
+                }
+            };
+            if delay > 0 {
+                e.board_fen = String::new();
+                e.proposal = None;
+            }
+        }
+    }
     json_ok(serde_json::to_value(list).unwrap_or(Value::Null))
 }
 
@@ -864,7 +907,7 @@ async fn round_pgn(State(s): State<AppState>, Path(id): Path<String>, h: HeaderM
     let id = parse_id(&id, "round")?;
     let a = arbiter(&s, &h)?;
     let r = s.store.round(id).await?;
-    let (cut, _) = cutoff(&s, &r, a).await;
+    let (cut, _) = cutoff(&s, &r, a).await?;
     let filename = format!("round-{}.pgn", r.number);
     // Platforms poll this URL every few seconds: the live text is built at most once a
     // second while nothing changes, and an unchanged one costs one small query.
@@ -920,7 +963,7 @@ async fn tournament_pgn(
     let mut all = Vec::new();
     for r in &t.rounds {
         let games = s.store.round_games(r.id).await?;
-        let (cut, _) = cutoff(&s, r, a).await;
+        let (cut, _) = cutoff(&s, r, a).await?;
         all.extend(round_pgn_games(
             &s,
             &t.name,
@@ -941,7 +984,7 @@ async fn game_pgn(State(s): State<AppState>, Path(id): Path<String>, h: HeaderMa
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
     let t = s.store.tournament(r.tournament_id).await?;
-    let (cut, _) = cutoff(&s, &r, a).await;
+    let (cut, _) = cutoff(&s, &r, a).await?;
     let pgn = round_pgn_games(
         &s,
         &t.name,
@@ -1241,9 +1284,18 @@ async fn put_pairings(
             )));
         }
     }
-    let mut ids = Vec::new();
-    for p in &pairings {
-        ids.push(s.store.set_pairing(id, p).await?);
+    let done = s.store.set_pairings(id, &pairings).await?;
+    let ids: Vec<i64> = done.iter().map(|(g, _)| *g).collect();
+    // Committed: spectators get the new names.
+    for (game, seq) in &done {
+        if let Ok(v) = game_json(&s, *game, true).await {
+            s.publish(super::live::Event::new(
+                id,
+                Some(*game),
+                *seq,
+                json!({"type": "game", "seq": seq, "game": v}),
+            ));
+        }
     }
     s.store
         .audit(

@@ -194,6 +194,8 @@ pub struct Shared {
     pub clocks: RwLock<HashMap<i64, ClockView>>,
     /// Which e-board is on which game now (game id → serial).
     pub bound: RwLock<HashMap<i64, String>>,
+    /// The other way: e-board serial → (game id, the hall's game number it holds).
+    pub games_of: RwLock<HashMap<String, (i64, u64)>>,
     pub health: Health,
     pub metrics: Metrics,
     pub edits: mpsc::UnboundedSender<HallCommand>,
@@ -216,16 +218,12 @@ impl Shared {
     }
 
     /// The delay spectators of a round get, in ms (round's own, else the tournament's).
-    pub async fn delay_ms(&self, round: &RoundInfo) -> i64 {
+    pub async fn delay_ms(&self, round: &RoundInfo) -> Result<i64, relay_store::StoreError> {
         let secs = match round.delay_secs {
             Some(d) => d,
-            None => self
-                .store
-                .tournament_delay(round.tournament_id)
-                .await
-                .unwrap_or(0),
+            None => self.store.tournament_delay(round.tournament_id).await?,
         };
-        i64::from(secs) * 1000
+        Ok(i64::from(secs) * 1000)
     }
 }
 

@@ -41,7 +41,7 @@ pub struct ServeOptions {
     #[arg(long = "port", env = "RELAY_PORTS", value_delimiter = ',')]
     pub ports: Vec<String>,
     /// The ports carry chains of serial boards (bus mode).
-    #[arg(long, env = "RELAY_BUS")]
+    #[arg(long, env = "RELAY_BUS", num_args = 0..=1, default_missing_value = "true")]
     pub bus: Option<bool>,
     /// Database URL: sqlite://FILE (default sqlite://relay.db) or postgres://USER@HOST/DB.
     #[arg(long, env = "RELAY_DB")]
@@ -197,7 +197,11 @@ async fn serve(
             r
         }
     };
-    if let Some(d) = settings.delay {
+    // --delay sets the delay of the tournament the service made itself; an arbiter's
+    // setting of a configured one is never overwritten.
+    if let Some(d) = settings.delay
+        && current.auto
+    {
         store
             .update_tournament(
                 current.tournament_id,
@@ -208,12 +212,22 @@ async fn serve(
             )
             .await?;
     }
-    // Games to carry on with: every e-board assigned in the current round.
-    let games = store.round_games(current.id).await?;
+    // Games to carry on with: each e-board's game in the newest open round it is assigned in
+    // (boards still finishing the previous round carry on there).
     let mut slots = HashMap::new();
     let mut resume = HashMap::new();
-    for (board_no, serial) in store.assignments(current.id).await? {
-        let Some(g) = games.iter().find(|g| g.pairing.board_no == board_no) else {
+    let mut rounds: HashMap<i64, Vec<relay_store::StoredGame>> = HashMap::new();
+    for (round, board_no, serial) in store.open_assignments().await? {
+        if slots.contains_key(&serial) {
+            continue;
+        }
+        if let std::collections::hash_map::Entry::Vacant(e) = rounds.entry(round) {
+            e.insert(store.round_games(round).await?);
+        }
+        let Some(g) = rounds
+            .get(&round)
+            .and_then(|gs| gs.iter().find(|g| g.pairing.board_no == board_no))
+        else {
             continue;
         };
         slots.insert(
@@ -227,6 +241,7 @@ async fn serve(
                 result: g.result.clone(),
                 status: g.status.clone(),
                 orientation: g.orientation.clone(),
+                start_fen: g.start_fen.clone(),
             },
         );
         if let Some(o) = g.orientation.as_deref().and_then(hall::parse_orientation) {
@@ -251,6 +266,7 @@ async fn serve(
         eboards: Default::default(),
         clocks: Default::default(),
         bound: Default::default(),
+        games_of: Default::default(),
         health: Default::default(),
         metrics: Default::default(),
         edits: edits_tx,
@@ -275,7 +291,7 @@ async fn serve(
         ..RecorderConfig::default()
     };
     let hall = hall::Hall::new(shared.clone(), cfg, resume, jobs_tx);
-    let hall_task = tokio::spawn(hall.run(ports_rx, edits_rx, stop.clone()));
+    let hall_task = tokio::spawn(hall.run(ports_rx, edits_rx));
 
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
@@ -297,7 +313,24 @@ async fn serve(
     let _ = tokio::task::spawn_blocking(move || watcher.join()).await;
     let _ = hall_task.await;
     let _ = shared.jobs.send(writer::Job::Shutdown);
-    let _ = writer_task.await;
+    let pending = shared.health.pending_writes.load(Ordering::Relaxed);
+    if !shared.health.store_ok.load(Ordering::Relaxed) {
+        tracing::warn!(
+            pending,
+            "the database is not answering: waiting to store what was read; interrupt again to quit without it"
+        );
+    }
+    // A second signal quits at once, whatever is still waiting for the database.
+    tokio::select! {
+        _ = writer_task => {}
+        _ = shutdown_signal(Arc::new(AtomicBool::new(false))) => {
+            tracing::error!(
+                pending = shared.health.pending_writes.load(Ordering::Relaxed),
+                "quit before everything read was stored"
+            );
+            std::process::exit(1);
+        }
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -80,6 +80,8 @@ pub struct Slot {
     /// pending, live, finished (by the board) or confirmed (by an arbiter).
     pub status: String,
     pub orientation: Option<String>,
+    /// Where the stored game starts (`None`: the standard position).
+    pub start_fen: Option<String>,
 }
 
 pub struct Writer {
@@ -126,6 +128,11 @@ impl Writer {
             bound.retain(|_, s| s != serial);
             bound.insert(slot.game_id, serial.to_string());
         }
+        self.shared
+            .games_of
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(serial.to_string(), (slot.game_id, slot.game_no));
         if let Some(v) = self
             .shared
             .eboards
@@ -250,9 +257,12 @@ impl Writer {
                     Err(e) if transient(&e) => self.store_failed(&e).await,
                     Err(e) => {
                         // Our picture of the stored game is off (a commit whose answer was
-                        // lost, an arbiter's change): read it again and try once more.
+                        // lost): read the same game again, tell clients what it holds, and
+                        // try once more.
                         tracing::warn!(serial = %snap.serial, error = %e, "re-reading the stored game");
-                        self.slots.remove(&snap.serial);
+                        if let Err(e) = self.reload_slot(&snap.serial).await {
+                            tracing::error!(serial = %snap.serial, error = %e, "stored game not readable");
+                        }
                         if let Err(e) = self.sync(&snap).await {
                             tracing::error!(serial = %snap.serial, error = %e, "game not stored");
                         }
@@ -379,13 +389,31 @@ impl Writer {
                 result: g.result,
                 status: g.status,
                 orientation: g.orientation,
+                start_fen: g.start_fen,
             },
         );
         if round > self.current.id {
             self.current = store.round(round).await?;
         }
-        self.publish_game(game, seq).await?;
+        self.publish_game(game, seq, true).await?;
         Ok(game)
+    }
+
+    /// Reads an e-board's game back from the store (same game, same game number) and
+    /// announces it whole.
+    async fn reload_slot(&mut self, serial: &str) -> Result<(), StoreError> {
+        let Some(mut slot) = self.slots.get(serial).cloned() else {
+            return Ok(());
+        };
+        let g = self.shared.store.game(slot.game_id).await?;
+        slot.moves = g.moves;
+        slot.result = g.result;
+        slot.status = g.status;
+        slot.orientation = g.orientation;
+        slot.start_fen = g.start_fen;
+        self.bind(serial, slot.clone());
+        let seq = self.shared.store.round(slot.round_id).await?.seq;
+        self.publish_game(slot.game_id, seq, false).await
     }
 
     fn seq(&self, round: i64) -> i64 {
@@ -401,7 +429,7 @@ impl Writer {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    async fn publish_game(&mut self, game: i64, seq: i64) -> Result<(), StoreError> {
+    async fn publish_game(&mut self, game: i64, seq: i64, fresh: bool) -> Result<(), StoreError> {
         let g = self.shared.store.game(game).await?;
         let serial = self
             .shared
@@ -411,12 +439,16 @@ impl Writer {
             .get(&game)
             .cloned();
         let view = game_view(&g, None, serial.as_deref(), None);
-        self.shared.publish(Event::new(
+        let mut e = Event::new(
             g.round_id,
             Some(game),
             seq,
             json!({"type": "game", "seq": seq, "game": view}),
-        ));
+        );
+        // A game re-read after a surprise carries no new change number; it must reach
+        // clients that already have that number.
+        e.change = fresh;
+        self.shared.publish(e);
         Ok(())
     }
 
@@ -454,9 +486,10 @@ impl Writer {
             result: g.result,
             status: g.status,
             orientation: g.orientation,
+            start_fen: g.start_fen,
         };
         self.bind(serial, slot.clone());
-        self.publish_game(game, seq).await?;
+        self.publish_game(game, seq, true).await?;
         Ok(slot)
     }
 
@@ -491,6 +524,7 @@ impl Writer {
                     result: g.result,
                     status: g.status,
                     orientation: g.orientation,
+                    start_fen: g.start_fen,
                 };
             }
             let seq = store
@@ -504,9 +538,27 @@ impl Writer {
             self.committed(slot.round_id, seq);
             slot.game_no = snap.game_no;
             slot.orientation = snap.orientation.map(str::to_string);
+            slot.start_fen = snap.start_fen.clone();
             self.bind(&snap.serial, slot.clone());
-            self.publish_game(slot.game_id, seq).await?;
-        } else if slot.orientation.is_none() && snap.orientation.is_some() {
+            self.publish_game(slot.game_id, seq, true).await?;
+        } else if slot.start_fen != snap.start_fen
+            || (slot.orientation.is_none() && snap.orientation.is_some())
+        {
+            if slot.start_fen != snap.start_fen && !slot.moves.is_empty() {
+                // The game goes on from another position (an arbiter had it continue from
+                // the board): its moves so far were from the old one.
+                let seq = store
+                    .truncate_moves(
+                        slot.game_id,
+                        1,
+                        "recorder",
+                        "the game continues from the position on the board",
+                    )
+                    .await?;
+                self.committed(slot.round_id, seq);
+                slot.moves.clear();
+                self.update_slot(&snap.serial, &slot);
+            }
             let seq = store
                 .start_game(
                     slot.game_id,
@@ -517,8 +569,9 @@ impl Writer {
                 .await?;
             self.committed(slot.round_id, seq);
             slot.orientation = snap.orientation.map(str::to_string);
+            slot.start_fen = snap.start_fen.clone();
             self.bind(&snap.serial, slot.clone());
-            self.publish_game(slot.game_id, seq).await?;
+            self.publish_game(slot.game_id, seq, true).await?;
         }
         let (game, round) = (slot.game_id, slot.round_id);
         // Moves: drop what differs, add what is new, fill in clocks now known.
@@ -640,7 +693,7 @@ impl Writer {
             EditAction::Replace { what } => {
                 let seq = store.replace_moves(game, &edit.moves, "arbiter").await?;
                 tracing::info!(game, %what, "game corrected by the arbiter");
-                self.publish_game(game, seq).await?;
+                self.publish_game(game, seq, true).await?;
                 seq
             }
             EditAction::Result {
@@ -666,13 +719,21 @@ impl Writer {
             .iter()
             .find(|(_, s)| s.game_id == game)
             .map(|(k, _)| k.clone());
-        if let Some(serial) = serial
-            && let Some(s) = self.slots.get_mut(&serial)
-        {
-            s.moves = edit.moves.clone();
-            if let EditAction::Result { result, status, .. } = &edit.action {
-                s.result = result.clone();
-                s.status = status.clone();
+        if let Some(serial) = serial {
+            match &edit.action {
+                EditAction::Result { result, status, .. } => {
+                    if let Some(s) = self.slots.get_mut(&serial) {
+                        s.result = result.clone();
+                        s.status = status.clone();
+                    }
+                }
+                // The store is the truth after a change of moves.
+                _ => {
+                    let g = store.game(game).await?;
+                    if let Some(s) = self.slots.get_mut(&serial) {
+                        s.moves = g.moves;
+                    }
+                }
             }
         }
         Ok(seq)

@@ -13,7 +13,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -66,9 +66,9 @@ pub async fn round_socket(
     let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
     let r = s.store.round(id).await?;
     let a = arbiter(&s, &h)?;
-    let (_, delay) = cutoff(&s, &r, a).await;
+    let (_, delay) = cutoff(&s, &r, a).await?;
     let delay = if a { 0 } else { delay };
-    let ws = ws.map_err(not_upgrade)?;
+    let ws = ws.map_err(not_upgrade)?.max_message_size(64 * 1024);
     Ok(ws
         .on_upgrade(move |socket| follow(s, Scope::Round(id), q.since, delay, a, socket))
         .into_response())
@@ -91,13 +91,13 @@ pub async fn game_socket(
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
     let a = arbiter(&s, &h)?;
-    let (_, delay) = cutoff(&s, &r, a).await;
+    let (_, delay) = cutoff(&s, &r, a).await?;
     let delay = if a { 0 } else { delay };
     let scope = Scope::Game {
         round: g.round_id,
         game: id,
     };
-    let ws = ws.map_err(not_upgrade)?;
+    let ws = ws.map_err(not_upgrade)?.max_message_size(64 * 1024);
     Ok(ws
         .on_upgrade(move |socket| follow(s, scope, q.since, delay, a, socket))
         .into_response())
@@ -112,7 +112,7 @@ async fn snapshot(s: &Shared, scope: Scope, arbiter: bool) -> Result<(i64, Strin
     match scope {
         Scope::Round(r) => {
             let info = s.store.round(r).await?;
-            let live = arbiter || cutoff(s, &info, false).await.0.is_none();
+            let live = arbiter || cutoff(s, &info, false).await?.0.is_none();
             if live
                 && let Some(c) = s
                     .snapshots
@@ -144,7 +144,11 @@ async fn snapshot(s: &Shared, scope: Scope, arbiter: bool) -> Result<(i64, Strin
             Ok((seq, text))
         }
         Scope::Game { round, game } => {
-            let seq = s.store.round(round).await?.seq;
+            let info = s.store.round(round).await?;
+            let seq = match cutoff(s, &info, arbiter).await?.0 {
+                Some(c) => s.store.seq_at(round, c).await?,
+                None => info.seq,
+            };
             let v = game_json(s, game, arbiter).await?;
             Ok((
                 seq,
@@ -154,48 +158,74 @@ async fn snapshot(s: &Shared, scope: Scope, arbiter: bool) -> Result<(i64, Strin
     }
 }
 
-/// The messages a client missed after `since`, from the store; `None` when a snapshot is
-/// the better answer (too many, or `since` is not a number this round had).
-async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<String>)> {
+/// A stored change as the message a client of `scope` gets; `Pending::Game` for a game
+/// replaced wholesale (its view is built when it is sent, as of that moment).
+async fn change_message(scope: Scope, c: &relay_store::Change) -> Option<Pending> {
+    let game = c.game_id?;
+    if let Scope::Game { game: g, .. } = scope
+        && g != game
+    {
+        return None;
+    }
+    let p: Value = serde_json::from_str(&c.payload).unwrap_or(Value::Null);
+    let seq = c.seq;
+    let msg = match c.kind.as_str() {
+        "move" => json!({"type": "move", "seq": seq, "game_id": game, "move": p}),
+        "move_clock" => {
+            json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": p["ply"], "clk_ms": p["clk_ms"], "emt_ms": p["emt_ms"]})
+        }
+        "truncate" => {
+            json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": p["from_ply"]})
+        }
+        "result" => {
+            json!({"type": "result", "seq": seq, "game_id": game, "result": p["result"], "termination": p["termination"], "status": p["status"]})
+        }
+        _ => return Some(Pending::Game { seq, game }),
+    };
+    Some(Pending::Text(msg.to_string()))
+}
+
+/// A message waiting to be sent.
+#[derive(Debug)]
+enum Pending {
+    Text(String),
+    Game { seq: i64, game: i64 },
+}
+
+impl Pending {
+    async fn render(self, s: &Shared, arbiter: bool) -> Option<String> {
+        match self {
+            Pending::Text(t) => Some(t),
+            Pending::Game { seq, game } => {
+                let v = game_json(s, game, arbiter).await.ok()?;
+                Some(json!({"type": "game", "seq": seq, "game": v}).to_string())
+            }
+        }
+    }
+}
+
+/// The messages a live client missed after `since`, from the store; `None` when a snapshot
+/// is the better answer (too many, or `since` is not a number this round had).
+async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<Pending>)> {
     let current = s.store.round(scope.round()).await.ok()?.seq;
     if since > current || since < 0 {
         return None;
     }
-    let changes = s.store.changes_since(scope.round(), since).await.ok()?;
+    let changes = s
+        .store
+        .changes_since(scope.round(), since, MAX_REPLAY as u32 + 1)
+        .await
+        .ok()?;
     if changes.len() > MAX_REPLAY {
         return None;
     }
     let mut out = Vec::new();
-    let mut last = since;
-    for c in changes {
-        last = c.seq;
-        let Some(game) = c.game_id else { continue };
-        if let Scope::Game { game: g, .. } = scope
-            && g != game
-        {
-            continue;
+    for c in &changes {
+        if let Some(m) = change_message(scope, c).await {
+            out.push(m);
         }
-        let p: Value = serde_json::from_str(&c.payload).unwrap_or(Value::Null);
-        let seq = c.seq;
-        let msg = match c.kind.as_str() {
-            "move" => json!({"type": "move", "seq": seq, "game_id": game, "move": p}),
-            "move_clock" => {
-                json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": p["ply"], "clk_ms": p["clk_ms"], "emt_ms": p["emt_ms"]})
-            }
-            "truncate" => {
-                json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": p["from_ply"]})
-            }
-            "result" => {
-                json!({"type": "result", "seq": seq, "game_id": game, "result": p["result"], "termination": p["termination"], "status": p["status"]})
-            }
-            _ => {
-                let v = game_json(s, game, true).await.ok()?;
-                json!({"type": "game", "seq": seq, "game": v})
-            }
-        };
-        out.push(msg.to_string());
     }
-    Some((last.max(current), out))
+    Some((current, out))
 }
 
 async fn send(socket: &mut WebSocket, text: String) -> bool {
@@ -213,6 +243,13 @@ impl Drop for ClientGauge {
     }
 }
 
+/// Messages a delayed client holds at most; beyond, it is dropped (it reconnects and starts
+/// from a snapshot).
+const MAX_HELD: usize = 100_000;
+/// A delayed client keeps one running-clock message per game this often (the page counts
+/// the seconds between them itself).
+const HELD_CLOCK_EVERY_MS: i64 = 10_000;
+
 async fn follow(
     s: Arc<Shared>,
     scope: Scope,
@@ -228,6 +265,9 @@ async fn follow(
     let mut rx = s.events.subscribe();
     let mut closing = s.closing.subscribe();
     let mut last_seq;
+    // Delayed spectators: messages wait here until their time.
+    let mut held: VecDeque<(i64, Pending)> = VecDeque::new();
+    let mut held_clock: HashMap<i64, (i64, Option<&'static str>)> = HashMap::new();
     let resumed = match since {
         Some(n) if delay == 0 => missed(&s, scope, n).await,
         _ => None,
@@ -235,7 +275,10 @@ async fn follow(
     match resumed {
         Some((last, msgs)) => {
             for m in msgs {
-                if !send(&mut socket, m).await {
+                let Some(text) = m.render(&s, arbiter).await else {
+                    continue;
+                };
+                if !send(&mut socket, text).await {
                     return;
                 }
             }
@@ -258,8 +301,21 @@ async fn follow(
             }
         },
     }
-    // Delayed spectators: messages wait here until their time.
-    let mut held: VecDeque<(i64, String)> = VecDeque::new();
+    if delay > 0 {
+        // What happened between the view's moment and now follows, each at its time.
+        if let Ok(changes) = s
+            .store
+            .changes_since(scope.round(), last_seq, MAX_HELD as u32)
+            .await
+        {
+            for c in &changes {
+                last_seq = c.seq;
+                if let Some(m) = change_message(scope, c).await {
+                    held.push_back((c.at_ms + delay, m));
+                }
+            }
+        }
+    }
     loop {
         let next_release = held
             .front()
@@ -274,7 +330,17 @@ async fn follow(
                         last_seq = e.seq;
                     }
                     if delay > 0 {
-                        held.push_back((e.at_ms + delay, e.delayed_text(delay)));
+                        if let (Some(c), Some(g)) = (e.clock, e.game_id) {
+                            let last = held_clock.get(&g).copied();
+                            if last.is_some_and(|(at, running)| e.at_ms - at < HELD_CLOCK_EVERY_MS && running == c.running) {
+                                continue;
+                            }
+                            held_clock.insert(g, (e.at_ms, c.running));
+                        }
+                        if held.len() >= MAX_HELD {
+                            break;
+                        }
+                        held.push_back((e.at_ms + delay, Pending::Text(e.delayed_text(delay))));
                     } else if !send(&mut socket, e.text.clone()).await {
                         return;
                     }
@@ -282,6 +348,7 @@ async fn follow(
                 Err(RecvError::Lagged(_)) => {
                     // Too slow to follow every change: start again from a snapshot.
                     held.clear();
+                    held_clock.clear();
                     match snapshot(&s, scope, arbiter).await {
                         Ok((seq, text)) => {
                             last_seq = seq;
@@ -290,6 +357,16 @@ async fn follow(
                             }
                         }
                         Err(_) => return,
+                    }
+                    if delay > 0
+                        && let Ok(changes) = s.store.changes_since(scope.round(), last_seq, MAX_HELD as u32).await
+                    {
+                        for c in &changes {
+                            last_seq = c.seq;
+                            if let Some(m) = change_message(scope, c).await {
+                                held.push_back((c.at_ms + delay, m));
+                            }
+                        }
                     }
                 }
                 Err(RecvError::Closed) => break,
@@ -300,9 +377,9 @@ async fn follow(
             },
             _ = tokio::time::sleep(next_release.unwrap_or(Duration::from_secs(3600))), if next_release.is_some() => {
                 while held.front().is_some_and(|(t, _)| *t <= now_ms()) {
-                    if let Some((_, text)) = held.pop_front()
-                        && !send(&mut socket, text).await
-                    {
+                    let Some((_, m)) = held.pop_front() else { break };
+                    let Some(text) = m.render(&s, arbiter).await else { continue };
+                    if !send(&mut socket, text).await {
                         return;
                     }
                 }

@@ -40,22 +40,40 @@ pub enum StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 impl StoreError {
-    /// Failures worth waiting out and retrying: the database went away, is restarting or
-    /// is busy. Anything else (a refused row, an unknown id) will fail again.
+    /// Failures worth waiting out and retrying: the database went away, is restarting, is
+    /// busy or is out of room. Anything else (a refused row, an unknown id, a row that does
+    /// not decode) would fail again.
     pub fn is_transient(&self) -> bool {
         match self {
             StoreError::Connect(_) => true,
-            StoreError::Database(sqlx::Error::Database(db)) => {
-                let code = db.code().map(|c| c.to_string()).unwrap_or_default();
-                // PostgreSQL: connection exception (08), operator intervention such as a
-                // shutdown (57), insufficient resources (53), serialization (40).
-                // SQLite: busy (5) and locked (6), with their extended codes.
-                ["08", "57", "53", "40"].iter().any(|p| code.starts_with(p))
-                    || code
-                        .parse::<i32>()
-                        .is_ok_and(|c| c & 0xff == 5 || c & 0xff == 6)
-            }
-            StoreError::Database(_) => true,
+            StoreError::Database(e) => match e {
+                sqlx::Error::Database(db) => {
+                    let code = db.code().map(|c| c.to_string()).unwrap_or_default();
+                    if db
+                        .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+                        .is_some()
+                    {
+                        // SQLSTATE classes: connection exception (08), transaction rollback
+                        // (40), insufficient resources such as a full disk (53), operator
+                        // intervention such as a shutdown (57), system error (58).
+                        ["08", "40", "53", "57", "58"]
+                            .iter()
+                            .any(|p| code.starts_with(p))
+                    } else {
+                        // SQLite result codes (extended codes keep the primary in the low
+                        // byte): BUSY 5, LOCKED 6, IOERR 10, FULL 13, CANTOPEN 14.
+                        code.parse::<i32>()
+                            .is_ok_and(|c| matches!(c & 0xff, 5 | 6 | 10 | 13 | 14))
+                    }
+                }
+                sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::Protocol(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed => true,
+                _ => false,
+            },
             _ => false,
         }
     }
@@ -368,15 +386,23 @@ impl Store {
         })
     }
 
-    /// Everything that changed in a round after change number `after`.
-    pub async fn changes_since(&self, round: i64, after: i64) -> Result<Vec<Change>> {
+    /// What changed in a round after change number `after`, oldest first, at most `limit`.
+    pub async fn changes_since(&self, round: i64, after: i64, limit: u32) -> Result<Vec<Change>> {
         on_pool!(self, pool => {
             let rows: Vec<(i64, Option<i64>, String, String, i64)> = sqlx::query_as(
-                "SELECT seq, game_id, kind, payload, at FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq",
+                "SELECT seq, game_id, kind, payload, at FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
             )
-            .bind(round).bind(after).fetch_all(pool).await?;
+            .bind(round).bind(after).bind(i64::from(limit)).fetch_all(pool).await?;
             Ok(rows.into_iter().map(|(seq, game_id, kind, payload, at_ms)| Change { seq, game_id, kind, payload, at_ms }).collect())
         })
+    }
+
+    /// The round's change number as it stood at `at_ms` (for a delayed view).
+    pub async fn seq_at(&self, round: i64, at_ms: i64) -> Result<i64> {
+        let (seq,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
+            "SELECT MAX(seq) FROM changes WHERE round_id = $1 AND at <= $2")
+            .bind(round).bind(at_ms).fetch_one(pool).await?);
+        Ok(seq.unwrap_or(0))
     }
 
     /// Appends raw board messages (the black box), in one transaction.

@@ -180,6 +180,19 @@ impl Store {
         self.round(id).await
     }
 
+    /// Every e-board's assignment in the open rounds (not marked final), newest round first:
+    /// (round, board number, serial).
+    pub async fn open_assignments(&self) -> Result<Vec<(i64, u32, String)>> {
+        let rows: Vec<(i64, i64, String)> = on_pool!(self, pool => sqlx::query_as(
+            "SELECT a.round_id, a.board_no, a.serial FROM assignments a JOIN rounds r ON r.id = a.round_id
+             WHERE r.final = 0 ORDER BY a.round_id DESC, a.board_no")
+            .fetch_all(pool).await?);
+        Ok(rows
+            .into_iter()
+            .map(|(r, b, s)| (r, u32::try_from(b).unwrap_or(0), s))
+            .collect())
+    }
+
     /// Board numbers of a round with the e-board assigned to each.
     pub async fn assignments(&self, round: i64) -> Result<Vec<(u32, String)>> {
         let rows: Vec<(i64, String)> = on_pool!(self, pool => sqlx::query_as("SELECT board_no, serial FROM assignments WHERE round_id = $1 ORDER BY board_no")
@@ -236,6 +249,45 @@ impl Store {
             let seq = bump!(tx, game, "game", &payload);
             tx.commit().await?;
             Ok((game, seq))
+        })
+    }
+
+    /// Loads a round's pairings in one transaction: all of them, or none. Returns each
+    /// game's id with the change number of its new pairing.
+    pub async fn set_pairings(
+        &self,
+        round: i64,
+        pairings: &[crate::Pairing],
+    ) -> Result<Vec<(i64, i64)>> {
+        let sql = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
+                                      black, black_title, black_elo, black_fide_id, black_fed)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                   ON CONFLICT (round_id, board_no) DO UPDATE SET
+                     white = excluded.white, white_title = excluded.white_title, white_elo = excluded.white_elo,
+                     white_fide_id = excluded.white_fide_id, white_fed = excluded.white_fed,
+                     black = excluded.black, black_title = excluded.black_title, black_elo = excluded.black_elo,
+                     black_fide_id = excluded.black_fide_id, black_fed = excluded.black_fed
+                   RETURNING id";
+        self.round(round).await?;
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut ids = Vec::with_capacity(pairings.len());
+            for p in pairings {
+                let (id,): (i64,) = sqlx::query_as(sql)
+                    .bind(round)
+                    .bind(i64::from(p.board_no))
+                    .bind(&p.white.name).bind(&p.white.title).bind(p.white.rating.map(i64::from))
+                    .bind(p.white.fide_id.map(|v| v as i64)).bind(&p.white.federation)
+                    .bind(&p.black.name).bind(&p.black.title).bind(p.black.rating.map(i64::from))
+                    .bind(p.black.fide_id.map(|v| v as i64)).bind(&p.black.federation)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let payload = serde_json::json!({"board_no": p.board_no}).to_string();
+                let seq = bump!(tx, id, "game", &payload);
+                ids.push((id, seq));
+            }
+            tx.commit().await?;
+            Ok(ids)
         })
     }
 

@@ -155,7 +155,7 @@ async fn story(store: &Store) {
         .expect("result");
 
     // A client that saw change 3 asks for the rest: exactly what followed, in order.
-    let changes = store.changes_since(r, 3).await.expect("changes");
+    let changes = store.changes_since(r, 3, 1000).await.expect("changes");
     assert_eq!(changes.first().map(|c| c.seq), Some(4));
     assert_eq!(changes.last().map(|c| c.seq), Some(seq));
     assert!(changes.windows(2).all(|w| w[1].seq == w[0].seq + 1));
