@@ -71,17 +71,23 @@ export function setToken(token) {
   } catch { /* storage disabled: the token lives for this page only */ }
 }
 
-/** fetch with `Authorization: Bearer TOKEN`; `body` is sent as JSON. */
-export function adminFetch(url, { method = 'GET', body } = {}) {
+/**
+ * fetch with `Authorization: Bearer TOKEN`. `body` is sent as JSON; or `text`
+ * is sent as it is, with `type` as its Content-Type (an uploaded PGN file).
+ */
+export function adminFetch(url, { method = 'GET', body, text, type } = {}) {
   const headers = {};
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  return request(url, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let payload;
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    payload = JSON.stringify(body);
+  } else if (text !== undefined) {
+    headers['Content-Type'] = type || 'text/plain; charset=utf-8';
+    payload = text;
+  }
+  return request(url, { method, headers, body: payload });
 }
 
 export async function adminJSON(url, options) {
@@ -140,6 +146,12 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
       let msg;
       try { msg = JSON.parse(event.data); } catch { return; }
       if (typeof msg.seq === 'number' && (seq == null || msg.seq > seq)) seq = msg.seq;
+      // Running clocks come bundled, a round's readings of the last second in one message;
+      // each is handed on as a clock message of its own.
+      if (msg.type === 'clocks' && Array.isArray(msg.clocks)) {
+        for (const c of msg.clocks) onMessage({ type: 'clock', seq: msg.seq, game_id: c.game_id, clock: c.clock });
+        return;
+      }
       onMessage(msg);
     };
     socket.onclose = () => {

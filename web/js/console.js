@@ -1,6 +1,8 @@
 // Arbiter console: the e-boards at a glance with alerts for new problems, and
 // the round's games with the arbiter's actions (confirm or set a result,
-// truncate, audit trail, final PGN).
+// truncate, replace a move or the whole game, audit trail, final PGN); an
+// e-board can be put on a board of the round or made to go on from its
+// position; the round's pairings, delay and "final" mark are set below.
 //
 // Reading is public; actions send the admin token. Rows are kept per id and
 // updated in place, so a live update never wipes a number being typed.
@@ -27,13 +29,37 @@ const read = (url) => (getToken() ? adminJSON(url) : getJSON(url));
 
 // ---- errors and the token ---------------------------------------------------
 
-function showError(what, err) {
+function errorText(what, err) {
   let text = `${what}: ${err.message}`;
   if (err.status === 401) text += ' Enter the admin token above.';
   if (err.status === 403) text += ' The token was refused.';
+  if (err.status === 413) text += ' The upload is too large.';
+  return text;
+}
+
+function showError(what, err) {
   if (err.status === 401 || err.status === 403) $('token').focus();
-  $('error').textContent = text;
+  $('error').textContent = errorText(what, err);
   $('error').hidden = false;
+}
+
+/** A message under one of the round's forms (errors there stay next to the form). */
+function formMessage(node, text, isError = false) {
+  node.textContent = text;
+  node.classList.toggle('error-text', isError);
+}
+
+// The server takes request bodies up to 8 MiB.
+const MAX_UPLOAD = 8 * 1024 * 1024;
+
+/** The text of a chosen file, or an Error that says why not. */
+async function fileText(file) {
+  if (file.size > MAX_UPLOAD) throw new Error(`${file.name} is larger than 8 MB, more than the server takes.`);
+  try {
+    return await file.text();
+  } catch {
+    throw new Error(`${file.name} could not be read.`);
+  }
 }
 
 function tokenState() {
@@ -172,12 +198,37 @@ function positionPair(board) {
     fen ? figure('in the game', fen) : el('p', { class: 'muted', text: 'game position not loaded' }));
 }
 
+/** Whether the arbiter may have to say "go on from the board": lost track, or no game. */
+const needsContinue = (board) => board.in_sync === false || (board.game_id == null && board.connected);
+
+const inRound = (board) => roundId != null && board.round_id != null && String(board.round_id) === String(roundId);
+
+// The row's cells are made once and filled on every update; the actions cell
+// is never rebuilt, so a board number being typed or a focused control stays.
+function createEboardRow(serial) {
+  const cells = ['serial', 'game', 'connection', 'battery', 'clock', 'position', 'proposal']
+    .map((name) => el('td', { class: `eb-${name}` }));
+  const assign = el('form', { class: 'assign-form inline-form' },
+    el('input', {
+      type: 'number', class: 'assign-board', min: 1, max: 10000, step: 1, required: true, placeholder: 'board',
+      'aria-label': `Board number in the selected round for e-board ${serial}`,
+    }),
+    el('button', { type: 'submit', class: 'assign', text: 'Put on board' }));
+  const resume = el('form', { class: 'continue-form inline-form', hidden: true },
+    el('select', { class: 'continue-turn', required: true, 'aria-label': `Side to move on e-board ${serial}` },
+      el('option', { value: '', text: 'Side to move…' }),
+      el('option', { value: 'white', text: 'White to move' }),
+      el('option', { value: 'black', text: 'Black to move' })),
+    el('button', { type: 'submit', class: 'continue', text: 'Continue from board' }));
+  const row = el('tr', { 'data-serial': serial },
+    ...cells, el('td', { class: 'eb-actions' }, el('div', { class: 'actions stacked' }, assign, resume)));
+  eboardRows.set(serial, row);
+  return row;
+}
+
 function renderEboard(board) {
-  let row = eboardRows.get(board.serial);
-  if (!row) {
-    row = el('tr', { 'data-serial': board.serial });
-    eboardRows.set(board.serial, row);
-  }
+  const row = eboardRows.get(board.serial) || createEboardRow(board.serial);
+  const cell = (name) => row.querySelector(`.eb-${name}`);
   const problems = problemsOf(board);
   row.dataset.problems = problems.join(' ');
   row.classList.toggle('problem', problems.length > 0);
@@ -194,16 +245,21 @@ function renderEboard(board) {
   const proposal = board.proposal
     ? `${formatResult(board.proposal.result)} (${REASON_TEXT[board.proposal.reason] || board.proposal.reason})`
     : '';
-  row.replaceChildren(
-    el('td', {}, el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' })),
-    el('td', {}, board.game_id != null
-      ? el('a', { href: `game.html?id=${board.game_id}`, text: board.board_no != null ? `Board ${board.board_no}` : 'game' })
-      : el('span', { class: 'muted', text: 'no game' })),
-    el('td', { text: connection }),
-    el('td', { text: board.battery == null ? '–' : `${board.battery}%` }),
-    el('td', { text: board.clock ? 'yes' : 'missing' }),
-    el('td', {}, board.in_sync === false ? el('span', {}, 'out of sync', positionPair(board)) : 'in sync'),
-    el('td', { text: proposal }));
+  cell('serial').replaceChildren(
+    el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' }));
+  cell('game').replaceChildren(board.game_id != null
+    ? el('a', { href: `game.html?id=${board.game_id}`, text: board.board_no != null ? `Board ${board.board_no}` : 'game' })
+    : el('span', { class: 'muted', text: 'no game' }));
+  cell('connection').textContent = connection;
+  cell('battery').textContent = board.battery == null ? '–' : `${board.battery}%`;
+  cell('clock').textContent = board.clock ? 'yes' : 'missing';
+  cell('position').replaceChildren(board.in_sync === false ? el('span', {}, 'out of sync', positionPair(board)) : 'in sync');
+  cell('proposal').textContent = proposal;
+
+  const number = row.querySelector('.assign-board');
+  number.placeholder = inRound(board) && board.board_no != null ? String(board.board_no) : 'board';
+  for (const control of row.querySelectorAll('.assign-form input, .assign-form button')) control.disabled = !roundId;
+  row.querySelector('.continue-form').hidden = !needsContinue(board);
 }
 
 function upsertEboard(board) {
@@ -235,6 +291,64 @@ async function refreshEboards() {
   }
 }
 
+// ---- e-board actions -------------------------------------------------------------------
+
+$('eboards').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const row = form.closest('tr[data-serial]');
+  const board = row && eboards.get(row.dataset.serial);
+  if (!board) return;
+  if (form.classList.contains('assign-form')) assignEboard(form, board);
+  else if (form.classList.contains('continue-form')) continueFromBoard(form, board);
+});
+
+async function assignEboard(form, board) {
+  if (!roundId) return;
+  const input = form.querySelector('.assign-board');
+  const boardNo = Number(input.value);
+  const what = `Putting e-board ${board.serial} on board ${input.value}`;
+  if (!Number.isInteger(boardNo) || boardNo < 1 || boardNo > 10000) {
+    showError(what, new Error('give a board number from 1 to 10000.'));
+    return;
+  }
+  // Ask first when this would take the e-board off a game or another e-board off this board.
+  const notes = [];
+  if (board.game_id != null) {
+    const now = board.board_no != null ? `board ${board.board_no}` : 'a game';
+    if (!(inRound(board) && board.board_no === boardNo)) notes.push(`It is on ${now}${inRound(board) ? '' : ' of another round'} now.`);
+  }
+  const other = [...eboards.values()].find((b) => b.serial !== board.serial && inRound(b) && b.board_no === boardNo);
+  if (other) notes.push(`E-board ${other.serial} is on board ${boardNo} now.`);
+  if (notes.length && !window.confirm(`Put e-board ${board.serial} on board ${boardNo} of ${roundName()}?\n\n${notes.join(' ')}`)) return;
+  const done = await run(form.querySelector('button'), what,
+    () => adminFetch(`api/rounds/${roundId}/boards/${boardNo}`, { method: 'PUT', body: { serial: board.serial } }),
+    () => Promise.all([refreshRound(), refreshEboards()]));
+  if (done) input.value = '';
+}
+
+async function continueFromBoard(form, board) {
+  const select = form.querySelector('.continue-turn');
+  const turn = select.value;
+  if (turn !== 'white' && turn !== 'black') {
+    select.focus();
+    return;
+  }
+  const side = turn === 'white' ? 'White' : 'Black';
+  const where = board.board_no != null ? ` (board ${board.board_no})` : '';
+  const before = board.game_id != null
+    ? 'The moves recorded so far are kept only in a comment: the game starts again from this position.'
+    : 'The e-board has no game now: one starts from this position.';
+  const question = `Continue e-board ${board.serial}${where} from the position on the board, ${side} to move?\n\n`
+    + `The game goes on from the pieces as they stand on the e-board now. ${before} `
+    + 'No castling rights are carried over. Check that the pieces are right before you go on.';
+  if (!window.confirm(question)) return;
+  const done = await run(form.querySelector('button'), `Continuing e-board ${board.serial}`,
+    () => adminFetch(`api/eboards/${encodeURIComponent(board.serial)}/continue`, { method: 'POST', body: { turn } }),
+    () => Promise.all([refreshRound(), refreshEboards()]));
+  if (done) select.value = '';
+}
+
 // ---- games -------------------------------------------------------------------------
 
 function proposalFor(gameId) {
@@ -254,6 +368,17 @@ function createGameRow(game) {
       button('set-result', '½-½', { 'data-result': '1/2-1/2' }),
       el('input', { type: 'number', class: 'truncate-ply', min: 1, placeholder: 'ply', 'aria-label': 'Truncate from ply' }),
       button('truncate', 'Truncate'),
+      el('form', { class: 'replace-form inline-form' },
+        el('input', {
+          type: 'number', class: 'replace-ply', min: 1, step: 1, required: true, placeholder: 'ply',
+          'aria-label': 'Ply of the move to replace',
+        }),
+        el('input', {
+          type: 'text', class: 'replace-san', required: true, placeholder: 'Nf3', autocomplete: 'off',
+          spellcheck: 'false', maxlength: 10, 'aria-label': 'New move, in SAN (like Nf3)',
+        }),
+        el('button', { type: 'submit', class: 'replace-move', text: 'Replace move' })),
+      button('upload-pgn', 'Upload PGN…', { title: 'Replace the whole game by a PGN file' }),
       button('show-audit', 'Audit'),
       el('a', { href: `api/games/${game.id}/pgn`, download: `game-${game.id}.pgn`, text: 'PGN' }))));
   gameRows.set(game.id, row);
@@ -273,6 +398,7 @@ function renderGameRow(game) {
   cell('status').textContent = game.status;
   cell('result').dataset.result = game.result;
   cell('truncate-ply').max = game.moves.length;
+  cell('replace-ply').max = game.moves.length + 1;
 
   // The confirm button exists only while there is something to confirm; it is
   // rebuilt only when its text changes, so it keeps focus across updates.
@@ -302,7 +428,13 @@ function placeGames() {
   $('games').tBodies[0].replaceChildren(...sorted.map((g) => gameRows.get(g.id)));
 }
 
+let currentRound = null; // the selected round as last read: number, delay_secs, final
+
+const roundName = () => (currentRound ? `Round ${currentRound.number}` : 'this round');
+
 function setRound(round) {
+  currentRound = round;
+  showRoundSettings(round);
   $('games-title').textContent = `Games: ${round.tournament}, Round ${round.number}${round.final ? ' (final)' : ''}`;
   // Rows of games still in the round stay, with whatever is typed in them.
   const ids = new Set(round.games.map((g) => g.id));
@@ -315,23 +447,35 @@ function setRound(round) {
   placeGames();
 }
 
+async function refreshRound() {
+  if (!roundId) return;
+  try { setRound(await read(`api/rounds/${roundId}`)); } catch (err) { showError('Loading the round', err); }
+}
+
 async function refreshGame(id) {
   try { upsertGame(await read(`api/games/${id}`)); } catch { /* the socket will catch up */ }
 }
 
 // ---- actions ---------------------------------------------------------------------
 
-async function act(button, what, request, gameId) {
+/** Runs an admin request with its button disabled; then `after`. True if it worked. */
+async function run(button, what, request, after) {
   button.disabled = true;
   try {
     await request();
     $('error').hidden = true;
-    await Promise.all([refreshGame(gameId), refreshEboards()]);
   } catch (err) {
     showError(what, err);
+    return false;
   } finally {
     button.disabled = false;
   }
+  await after();
+  return true;
+}
+
+function act(button, what, request, gameId) {
+  return run(button, what, request, () => Promise.all([refreshGame(gameId), refreshEboards()]));
 }
 
 $('games').addEventListener('click', (event) => {
@@ -359,10 +503,68 @@ $('games').addEventListener('click', (event) => {
     const label = moveLabel(move.ply, move.san, game.start_fen);
     if (!window.confirm(`Remove ${label} and every later move on ${where}?`)) return;
     act(button, `Truncating ${where}`, () => adminFetch(`api/games/${id}/truncate`, { method: 'POST', body: { ply } }), id);
+  } else if (button.classList.contains('upload-pgn')) {
+    choosePgn(button, id);
   } else if (button.classList.contains('show-audit')) {
     showAudit(game);
   }
 });
+
+// Replace one move: Enter in either field or the button submits.
+$('games').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const row = form.closest('tr[data-game-id]');
+  if (!row || !form.classList.contains('replace-form')) return;
+  const id = Number(row.dataset.gameId);
+  const game = games.get(id);
+  const where = `board ${game.board_no}`;
+  const ply = Number(form.querySelector('.replace-ply').value);
+  const san = form.querySelector('.replace-san').value.trim();
+  const last = game.moves.length;
+  if (!Number.isInteger(ply) || ply < 1 || ply > last + 1) {
+    showError(`Replacing a move on ${where}`, new Error(`give a ply between 1 and ${last + 1}.`));
+    return;
+  }
+  if (!san) {
+    showError(`Replacing a move on ${where}`, new Error('give the new move in SAN, like Nf3.'));
+    return;
+  }
+  const old = game.moves.find((m) => m.ply === ply);
+  const next = moveLabel(ply, san, game.start_fen);
+  const question = old
+    ? `Replace ${moveLabel(old.ply, old.san, game.start_fen)} on ${where} by ${next}?\n\nThe later moves are kept as long as they are still legal.`
+    : `Add ${next} as the next move on ${where}?`;
+  if (!window.confirm(question)) return;
+  act(form.querySelector('.replace-move'), `Replacing ply ${ply} on ${where}`,
+    () => adminFetch(`api/games/${id}/move`, { method: 'POST', body: { ply, san } }), id)
+    .then((done) => { if (done) form.reset(); });
+});
+
+/** Upload PGN: a file picker opened from the button, then a confirmation. */
+function choosePgn(button, id) {
+  const picker = el('input', { type: 'file', accept: '.pgn,application/x-chess-pgn,text/plain' });
+  picker.addEventListener('change', async () => {
+    const file = picker.files[0];
+    const game = games.get(id);
+    if (!file || !game) return;
+    const where = `board ${game.board_no}`;
+    let text;
+    try {
+      text = await fileText(file);
+    } catch (err) {
+      showError(`Uploading the PGN of ${where}`, err);
+      return;
+    }
+    const question = `Replace the whole game on ${where} (${playerText(game.white)} – ${playerText(game.black)}, `
+      + `${game.moves.length} plies now) by the game in ${file.name}?\n\n`
+      + 'The PGN must start from the same position as the game; its moves replace every recorded move.';
+    if (!window.confirm(question)) return;
+    act(button, `Uploading the PGN of ${where}`,
+      () => adminFetch(`api/games/${id}/pgn`, { method: 'PUT', text, type: 'application/x-chess-pgn' }), id);
+  });
+  picker.click();
+}
 
 async function showAudit(game) {
   try {
@@ -396,6 +598,120 @@ $('download-round-pgn').addEventListener('click', async (event) => {
     setTimeout(() => URL.revokeObjectURL(url), 10000);
   } catch (err) {
     showError('Downloading the round PGN', err);
+  } finally {
+    button.disabled = false;
+  }
+});
+
+// ---- round settings: delay and final ------------------------------------------------
+
+let delayEdited = false; // a delay typed but not saved is not overwritten by an update
+$('delay-secs').addEventListener('input', () => { delayEdited = true; });
+
+function showRoundSettings(round) {
+  $('round-admin').hidden = false;
+  const delay = Number(round.delay_secs) || 0;
+  if (!delayEdited && document.activeElement !== $('delay-secs')) $('delay-secs').value = delay;
+  $('delay-current').textContent = delay
+    ? `Now ${delay} s${delay >= 60 ? ` (${formatDuration(delay * 1000)})` : ''}: spectators see the games this long after the moves.`
+    : 'Now none: spectators see the moves as they are made.';
+  $('final-state').textContent = round.final ? 'This round is marked final.' : 'This round is not marked final.';
+  $('final-toggle').textContent = round.final ? 'Reopen round' : 'Mark round final';
+}
+
+async function editRound(button, change, done) {
+  const msg = $('round-settings-msg');
+  button.disabled = true;
+  try {
+    await adminFetch(`api/rounds/${roundId}`, { method: 'PATCH', body: change });
+    if ('delay_secs' in change) delayEdited = false;
+    await refreshRound();
+    formMessage(msg, done);
+  } catch (err) {
+    formMessage(msg, errorText('Saving the round settings', err), true);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+$('round-settings').addEventListener('submit', (event) => {
+  event.preventDefault();
+  if (!roundId) return;
+  const delay = Number($('delay-secs').value);
+  if ($('delay-secs').value === '' || !Number.isInteger(delay) || delay < 0 || delay > 3600) {
+    formMessage($('round-settings-msg'), 'Give the delay in whole seconds, from 0 to 3600.', true);
+    $('delay-secs').focus();
+    return;
+  }
+  editRound($('delay-save'), { delay_secs: delay }, `Delay of ${roundName()} set to ${delay} s.`);
+});
+
+$('final-toggle').addEventListener('click', () => {
+  if (!roundId || !currentRound) return;
+  const final = !currentRound.final;
+  const question = final
+    ? `Mark ${roundName()} final?\n\nA final round is finished: relay no longer takes it as the round being played, `
+      + 'and e-boards are not resumed in it after a restart.'
+    : `Reopen ${roundName()}? It is then no longer marked final.`;
+  if (!window.confirm(question)) return;
+  editRound($('final-toggle'), { final }, final ? `${roundName()} is marked final.` : `${roundName()} is open again.`);
+});
+
+// ---- pairings ----------------------------------------------------------------------
+
+/** "json" or "pgn": by the file's name, else by the text (a PGN starts with a tag, "[Event …"). */
+function pairingsFormat(text, name) {
+  if (/\.json$/i.test(name)) return 'json';
+  if (/\.pgn$/i.test(name)) return 'pgn';
+  return /^\s*\[\s*[{\]]/.test(text) ? 'json' : 'pgn';
+}
+
+$('pairings-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!roundId) return;
+  const msg = $('pairings-msg');
+  const button = $('pairings-upload');
+  const file = $('pairings-file').files[0];
+  let text;
+  try {
+    text = file ? await fileText(file) : $('pairings-text').value;
+  } catch (err) {
+    formMessage(msg, err.message, true);
+    return;
+  }
+  if (!text.trim()) {
+    formMessage(msg, 'Choose a pairings file or paste the pairings first.', true);
+    return;
+  }
+  const chosen = $('pairings-format').value;
+  const format = chosen === 'auto' ? pairingsFormat(text, file ? file.name : '') : chosen;
+  if (format === 'json') {
+    // Checked here too, for a quicker and clearer answer than the server's.
+    let list;
+    try { list = JSON.parse(text); } catch (err) {
+      formMessage(msg, `The pairings are not valid JSON: ${err.message}`, true);
+      return;
+    }
+    if (!Array.isArray(list)) {
+      formMessage(msg, 'The JSON must be a list of boards: [{"board_no":1,"white":{…},"black":{…}}, …].', true);
+      return;
+    }
+  }
+  if (games.size && !window.confirm(`Load these pairings into ${roundName()}?\n\n`
+    + 'The players of boards already in the round are replaced by the ones in the pairings.')) return;
+  button.disabled = true;
+  formMessage(msg, 'Loading the pairings…');
+  try {
+    const answer = await adminJSON(`api/rounds/${roundId}/pairings`, {
+      method: 'PUT', text, type: format === 'json' ? 'application/json' : 'application/x-chess-pgn',
+    });
+    const count = answer && Array.isArray(answer.games) ? answer.games.length : 0;
+    $('pairings-file').value = '';
+    $('pairings-text').value = '';
+    await refreshRound();
+    formMessage(msg, `Pairings loaded from ${format.toUpperCase()}: ${count} ${count === 1 ? 'board' : 'boards'}.`);
+  } catch (err) {
+    formMessage(msg, errorText('Loading the pairings', err), true);
   } finally {
     button.disabled = false;
   }

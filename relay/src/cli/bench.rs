@@ -93,7 +93,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     let stop = Arc::new(AtomicBool::new(false));
     // Boards stand set up while the clients connect, then play.
-    let connect_secs = 5 + (args.clients as u64 / 500);
+    let connect_secs = 5 + (args.clients as u64 / 100);
     let hall_args = HallArgs {
         boards: args.boards,
         bus: false,
@@ -156,10 +156,12 @@ async fn measure(
     let frames = Arc::new(AtomicU64::new(0));
     let snapshots = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
+    let kinds: Arc<std::sync::Mutex<std::collections::BTreeMap<String, u64>>> = Arc::default();
     let url = format!("ws://{addr}/api/rounds/1/ws");
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..args.clients {
+        let kinds = kinds.clone();
         let (url, hist, frames, snapshots, done) = (
             url.clone(),
             hist.clone(),
@@ -184,6 +186,12 @@ async fn measure(
                     continue;
                 };
                 frames.fetch_add(1, Ordering::Relaxed);
+                if let Some(rest) = t.strip_prefix("{\"type\":\"")
+                    && let Some(end) = rest.find('"')
+                {
+                    let mut k = kinds.lock().unwrap_or_else(|e| e.into_inner());
+                    *k.entry(rest[..end].to_string()).or_insert(0u64) += 1;
+                }
                 // Only moves are timed; other messages are counted and skipped unparsed.
                 if t.starts_with("{\"type\":\"move\"") {
                     if let Ok(v) = serde_json::from_str::<serde_json::Value>(t.as_str())
@@ -232,6 +240,10 @@ async fn measure(
         t0.elapsed().as_secs_f64(),
         frames.load(Ordering::Relaxed),
         snapshots.load(Ordering::Relaxed)
+    );
+    println!(
+        "    frames by type: {:?}",
+        kinds.lock().unwrap_or_else(|e| e.into_inner())
     );
     if n > 0 {
         let (p50, p99, max) = (hist.quantile(0.5), hist.quantile(0.99), hist.max());

@@ -96,6 +96,9 @@ pub fn watch_ports(
     })
 }
 
+/// How long a board must stay unexplained before it is reported out of sync.
+const OUT_OF_SYNC_AFTER_MS: i64 = 2_000;
+
 /// A stored game to carry on with when its e-board shows up again after a restart.
 #[derive(Debug, Clone)]
 pub struct Resume {
@@ -118,6 +121,9 @@ struct Desk {
     announced: Option<EboardView>,
     /// When the last board (not clock) message arrived.
     board_read_ms: i64,
+    /// Since when the recorder has found the board out of sync (a piece held in the hand
+    /// looks the same for a moment; only a lasting one is reported).
+    out_since: Option<i64>,
 }
 
 fn epoch_ms(t: SystemTime) -> u64 {
@@ -243,6 +249,7 @@ impl Hall {
                     view,
                     announced: None,
                     board_read_ms: 0,
+                    out_since: None,
                 },
             );
             let _ = self.jobs.send(Job::Touch {
@@ -351,7 +358,10 @@ impl Hall {
         for serial in serials {
             if let Some(d) = self.desks.get_mut(&serial) {
                 let outs = d.recorder.tick(now);
-                if !outs.is_empty() {
+                let lasting = d.view.in_sync
+                    && d.out_since
+                        .is_some_and(|t| now as i64 - t >= OUT_OF_SYNC_AFTER_MS);
+                if !outs.is_empty() || lasting {
                     self.after(&serial, &outs);
                 }
             }
@@ -406,7 +416,13 @@ impl Hall {
                 Outcome::OutOfSync { .. } | Outcome::InSync | Outcome::Draw { .. } => {}
             }
         }
-        d.view.in_sync = !d.recorder.is_out_of_sync();
+        let now = now_ms();
+        d.out_since = if d.recorder.is_out_of_sync() {
+            Some(d.out_since.unwrap_or(now))
+        } else {
+            None
+        };
+        d.view.in_sync = d.out_since.is_none_or(|t| now - t < OUT_OF_SYNC_AFTER_MS);
         d.view.board_fen = d.recorder.board_as_read().board_fen().to_string();
         if sync && let Some(snap) = snapshot(serial, d) {
             let _ = self.jobs.send(Job::Sync(Box::new(snap)));
@@ -419,10 +435,15 @@ impl Hall {
         let Some(d) = self.desks.get_mut(serial) else {
             return;
         };
-        // last_seen changes with every message; it alone is not news.
+        // last_seen changes with every message; it alone is not news. Neither is the board
+        // as read while it agrees with the game (every piece lifted would be news otherwise);
+        // it matters when the board is out of sync.
         let changed = d.announced.as_ref().is_none_or(|a| {
             let mut a = a.clone();
             a.last_seen_ms = d.view.last_seen_ms;
+            if d.view.in_sync && a.in_sync {
+                a.board_fen.clone_from(&d.view.board_fen);
+            }
             a != d.view
         });
         if changed {

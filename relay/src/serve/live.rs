@@ -75,6 +75,8 @@ pub struct Event {
     pub text: String,
     /// For clock events: the clock, so a delayed copy can be re-stamped.
     pub clock: Option<ClockView>,
+    /// For bundled clock events: each game's clock.
+    pub clocks: Option<Vec<(i64, ClockView)>>,
     /// A stored change (its seq is new); running clocks and e-board news only repeat the
     /// round's latest seq.
     pub change: bool,
@@ -89,17 +91,27 @@ impl Event {
             at_ms: now_ms(),
             text: body.to_string(),
             clock: None,
+            clocks: None,
             change: true,
         }
     }
 
     /// The message a client `delay_ms` behind gets.
     pub fn delayed_text(&self, delay_ms: i64) -> String {
-        match (self.clock, self.game_id) {
-            (Some(c), Some(g)) if delay_ms > 0 => {
+        if delay_ms <= 0 {
+            return self.text.clone();
+        }
+        match (self.clock, self.game_id, &self.clocks) {
+            (Some(c), Some(g), _) => {
                 json!({"type": "clock", "seq": self.seq, "game_id": g, "clock": c.shifted(delay_ms)})
                     .to_string()
             }
+            (_, _, Some(list)) => json!({
+                "type": "clocks",
+                "seq": self.seq,
+                "clocks": list.iter().map(|(g, c)| json!({"game_id": g, "clock": c.shifted(delay_ms)})).collect::<Vec<_>>(),
+            })
+            .to_string(),
             _ => self.text.clone(),
         }
     }
@@ -205,6 +217,8 @@ pub struct Shared {
     /// The last live snapshot of each round: (change number, when built, text). Many clients
     /// connecting at once share it instead of each reading the whole round.
     pub snapshots: Mutex<HashMap<i64, Cached>>,
+    /// Held while a round snapshot is built from the store.
+    pub snapshot_build: tokio::sync::Mutex<()>,
     /// The last live PGN of each round.
     pub pgn_cache: Mutex<HashMap<i64, Cached>>,
     /// Set when the service shuts down: live sockets close cleanly.

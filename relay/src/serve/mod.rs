@@ -273,11 +273,17 @@ async fn serve(
         jobs: jobs_tx.clone(),
         started_at_ms: live::now_ms(),
         snapshots: Default::default(),
+        snapshot_build: Default::default(),
         pgn_cache: Default::default(),
         closing,
     });
     shared.health.store_ok.store(true, Ordering::Relaxed);
-    let writer = writer::Writer::new(shared.clone(), current, slots, jobs_rx);
+    // The writer has connections of its own: readers (pages, platforms polling) can never
+    // keep a move from being stored.
+    let writer_store = Store::open(&settings.db)
+        .await
+        .with_context(|| format!("database {}", settings.db))?;
+    let writer = writer::Writer::new(shared.clone(), writer_store, current, slots, jobs_rx);
     let writer_task = tokio::spawn(writer.run());
     let (ports_tx, ports_rx) = tokio::sync::mpsc::unbounded_channel();
     let watcher = hall::watch_ports(

@@ -86,6 +86,8 @@ pub struct Slot {
 
 pub struct Writer {
     shared: Arc<Shared>,
+    /// The writer's own connections (separate from the readers').
+    store: relay_store::Store,
     slots: HashMap<String, Slot>,
     current: RoundInfo,
     /// Latest change number per round (clock and e-board messages carry it).
@@ -94,6 +96,8 @@ pub struct Writer {
     jobs: mpsc::UnboundedReceiver<Job>,
     /// Jobs taken from the queue and not done yet.
     in_hand: usize,
+    /// Running-clock readings waiting to be announced together, per round and game.
+    bundled: HashMap<i64, std::collections::BTreeMap<i64, ClockView>>,
 }
 
 fn transient(e: &StoreError) -> bool {
@@ -103,18 +107,21 @@ fn transient(e: &StoreError) -> bool {
 impl Writer {
     pub fn new(
         shared: Arc<Shared>,
+        store: relay_store::Store,
         current: RoundInfo,
         slots: HashMap<String, Slot>,
         jobs: mpsc::UnboundedReceiver<Job>,
     ) -> Writer {
         let mut w = Writer {
             shared,
+            store,
             slots: HashMap::new(),
             seqs: HashMap::new(),
             current,
             backoff: Duration::from_millis(100),
             jobs,
             in_hand: 0,
+            bundled: HashMap::new(),
         };
         for (serial, slot) in slots {
             w.bind(&serial, slot);
@@ -154,8 +161,40 @@ impl Writer {
             .store((self.jobs.len() + self.in_hand) as u64, Ordering::Relaxed);
     }
 
+    /// Announces the bundled clock readings, one message per round.
+    fn announce_clocks(&mut self) {
+        for (round, clocks) in std::mem::take(&mut self.bundled) {
+            if clocks.is_empty() {
+                continue;
+            }
+            let seq = self.seq(round);
+            let list: Vec<(i64, ClockView)> = clocks.into_iter().collect();
+            let body = json!({
+                "type": "clocks",
+                "seq": seq,
+                "clocks": list.iter().map(|(g, c)| json!({"game_id": g, "clock": c})).collect::<Vec<_>>(),
+            });
+            let mut e = Event::new(round, None, seq, body);
+            e.change = false;
+            e.clocks = Some(list);
+            self.shared.publish(e);
+        }
+    }
+
     pub async fn run(mut self) {
-        while let Some(first) = self.jobs.recv().await {
+        let mut tick = tokio::time::interval(Duration::from_millis(1000));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let first = tokio::select! {
+                j = self.jobs.recv() => match j {
+                    Some(j) => j,
+                    None => break,
+                },
+                _ = tick.tick() => {
+                    self.announce_clocks();
+                    continue;
+                }
+            };
             let mut batch = vec![first];
             while batch.len() < 2000 {
                 match self.jobs.try_recv() {
@@ -165,23 +204,28 @@ impl Writer {
             }
             self.in_hand = batch.len();
             self.note_pending();
-            let mut raws = Vec::new();
-            for job in batch {
+            // The batch's raw readings go to the black box in one transaction first: every
+            // clock or e-board message after them is then announced after its readings are
+            // logged, whatever order they came in.
+            let (mut raws, others): (Vec<Job>, Vec<Job>) =
+                batch.into_iter().partition(|j| matches!(j, Job::Raw(_)));
+            let mut entries: Vec<RawEntry> = raws
+                .drain(..)
+                .filter_map(|j| match j {
+                    Job::Raw(e) => Some(e),
+                    _ => None,
+                })
+                .collect();
+            self.in_hand = others.len();
+            self.flush_raw(&mut entries).await;
+            for job in others {
                 self.in_hand = self.in_hand.saturating_sub(1);
-                match job {
-                    Job::Raw(e) => raws.push(e),
-                    Job::Shutdown => {
-                        self.flush_raw(&mut raws).await;
-                        tracing::info!("everything read is stored");
-                        return;
-                    }
-                    other => {
-                        self.flush_raw(&mut raws).await;
-                        self.apply(other).await;
-                    }
+                if let Job::Shutdown = job {
+                    tracing::info!("everything read is stored");
+                    return;
                 }
+                self.apply(job).await;
             }
-            self.flush_raw(&mut raws).await;
             self.in_hand = 0;
             self.note_pending();
         }
@@ -222,7 +266,7 @@ impl Writer {
             return;
         }
         loop {
-            match self.shared.store.log_raw(raws).await {
+            match self.store.log_raw(raws).await {
                 Ok(()) => break,
                 Err(e) if transient(&e) => self.store_failed(&e).await,
                 Err(e) => {
@@ -244,7 +288,7 @@ impl Writer {
             Job::Raw(_) | Job::Shutdown => {}
             Job::Touch { serial, port } => {
                 // Not worth holding the queue for: the next touch will do.
-                if let Err(e) = self.shared.store.touch_eboard(&serial, &port).await {
+                if let Err(e) = self.store.touch_eboard(&serial, &port).await {
                     tracing::debug!(error = %e, "e-board last-seen not noted");
                 }
             }
@@ -280,6 +324,14 @@ impl Writer {
                 let Some(slot) = self.slots.get(&serial) else {
                     return;
                 };
+                let last = self
+                    .shared
+                    .clocks
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&slot.game_id)
+                    .copied();
+                let side_changed = last.is_none_or(|l| l.running != running);
                 let clock = ClockView {
                     white_ms,
                     black_ms,
@@ -292,6 +344,17 @@ impl Writer {
                     .write()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(game, clock);
+                if !side_changed {
+                    // A reading while the same side runs: bundled with the round's other
+                    // readings and announced within a second (one message, not one per
+                    // board: a round of 200 boards would otherwise send 200 a second to
+                    // every spectator).
+                    self.bundled.entry(round).or_default().insert(game, clock);
+                    return;
+                }
+                if let Some(b) = self.bundled.get_mut(&round) {
+                    b.remove(&game);
+                }
                 let seq = self.seq(round);
                 let mut e = Event::new(
                     round,
@@ -363,7 +426,7 @@ impl Writer {
     /// whole game is written there at its next change), and an e-board that was on the
     /// board is taken off it.
     async fn assign(&mut self, round: i64, board_no: u32, serial: &str) -> Result<i64, StoreError> {
-        let store = self.shared.store.clone();
+        let store = self.store.clone();
         let (game, seq) = store.assign(round, board_no, serial, None).await?;
         self.committed(round, seq);
         store
@@ -405,14 +468,14 @@ impl Writer {
         let Some(mut slot) = self.slots.get(serial).cloned() else {
             return Ok(());
         };
-        let g = self.shared.store.game(slot.game_id).await?;
+        let g = self.store.game(slot.game_id).await?;
         slot.moves = g.moves;
         slot.result = g.result;
         slot.status = g.status;
         slot.orientation = g.orientation;
         slot.start_fen = g.start_fen;
         self.bind(serial, slot.clone());
-        let seq = self.shared.store.round(slot.round_id).await?.seq;
+        let seq = self.store.round(slot.round_id).await?.seq;
         self.publish_game(slot.game_id, seq, false).await
     }
 
@@ -430,7 +493,7 @@ impl Writer {
     }
 
     async fn publish_game(&mut self, game: i64, seq: i64, fresh: bool) -> Result<(), StoreError> {
-        let g = self.shared.store.game(game).await?;
+        let g = self.store.game(game).await?;
         let serial = self
             .shared
             .bound
@@ -458,7 +521,7 @@ impl Writer {
         if let Some(s) = self.slots.get(serial) {
             return Ok(s.clone());
         }
-        let store = self.shared.store.clone();
+        let store = self.store.clone();
         // An arbiter may have opened a new round or closed this one since.
         if let Some(r) = store.current_round().await? {
             self.current = r;
@@ -494,7 +557,7 @@ impl Writer {
     }
 
     async fn sync(&mut self, snap: &Snapshot) -> Result<(), StoreError> {
-        let store = self.shared.store.clone();
+        let store = self.store.clone();
         let mut slot = self.slot_for(&snap.serial, &snap.port).await?;
         if slot.game_no != snap.game_no {
             if !slot.moves.is_empty() || slot.result != "*" {
@@ -674,7 +737,7 @@ impl Writer {
     }
 
     async fn edit(&mut self, edit: &GameEdit) -> Result<i64, StoreError> {
-        let store = self.shared.store.clone();
+        let store = self.store.clone();
         let g = store.game(edit.game_id).await?;
         let (game, round) = (g.id, g.round_id);
         let seq = match &edit.action {

@@ -11,6 +11,7 @@ use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use futures_util::SinkExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -40,7 +41,13 @@ impl Scope {
     fn wants(self, e: &Event) -> bool {
         match self {
             Scope::Round(r) => e.round_id == r,
-            Scope::Game { game, .. } => e.game_id == Some(game),
+            Scope::Game { game, round } => {
+                e.game_id == Some(game)
+                    || (e.round_id == round
+                        && e.clocks
+                            .as_ref()
+                            .is_some_and(|l| l.iter().any(|(g, _)| *g == game)))
+            }
         }
     }
 }
@@ -113,15 +120,22 @@ async fn snapshot(s: &Shared, scope: Scope, arbiter: bool) -> Result<(i64, Strin
         Scope::Round(r) => {
             let info = s.store.round(r).await?;
             let live = arbiter || cutoff(s, &info, false).await?.0.is_none();
-            if live
-                && let Some(c) = s
-                    .snapshots
+            let cached = |seq: i64| {
+                s.snapshots
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .get(&r)
                     .cloned()
-                && c.fresh(info.seq)
-            {
+                    .filter(|c| c.fresh(seq))
+            };
+            if live && let Some(c) = cached(info.seq) {
+                return Ok((c.seq, c.text.as_str().to_owned()));
+            }
+            // One build at a time: a crowd connecting at once reads the round once, and
+            // never starves the database of the connections the rest of the service needs.
+            let _turn = s.snapshot_build.lock().await;
+            let info = s.store.round(r).await?;
+            if live && let Some(c) = cached(info.seq) {
                 return Ok((c.seq, c.text.as_str().to_owned()));
             }
             let v = round_json(s, r, arbiter).await?;
@@ -235,6 +249,17 @@ async fn send(socket: &mut WebSocket, text: String) -> bool {
     )
 }
 
+/// Sends messages with one flush at the end.
+async fn send_all(socket: &mut WebSocket, texts: Vec<String>) -> bool {
+    let write = async {
+        for t in texts {
+            socket.feed(WsMessage::Text(t.into())).await?;
+        }
+        socket.flush().await
+    };
+    matches!(tokio::time::timeout(SEND_TIMEOUT, write).await, Ok(Ok(())))
+}
+
 struct ClientGauge(Arc<Shared>);
 
 impl Drop for ClientGauge {
@@ -330,6 +355,14 @@ async fn follow(
                         last_seq = e.seq;
                     }
                     if delay > 0 {
+                        // Bundled readings: one every 10 s is plenty for a delayed page.
+                        if e.clocks.is_some() {
+                            let last = held_clock.get(&-1).copied();
+                            if last.is_some_and(|(at, _)| e.at_ms - at < HELD_CLOCK_EVERY_MS) {
+                                continue;
+                            }
+                            held_clock.insert(-1, (e.at_ms, None));
+                        }
                         if let (Some(c), Some(g)) = (e.clock, e.game_id) {
                             let last = held_clock.get(&g).copied();
                             if last.is_some_and(|(at, running)| e.at_ms - at < HELD_CLOCK_EVERY_MS && running == c.running) {
@@ -341,8 +374,28 @@ async fn follow(
                             break;
                         }
                         held.push_back((e.at_ms + delay, Pending::Text(e.delayed_text(delay))));
-                    } else if !send(&mut socket, e.text.clone()).await {
-                        return;
+                    } else {
+                        // Everything else already waiting goes out with it in one write: a
+                        // busy round costs a client one system call, not one per message.
+                        let mut out = vec![e.text.clone()];
+                        while out.len() < 512 {
+                            match rx.try_recv() {
+                                Ok(more) => {
+                                    if !scope.wants(&more) || (more.change && more.seq <= last_seq) {
+                                        continue;
+                                    }
+                                    if more.change {
+                                        last_seq = more.seq;
+                                    }
+                                    out.push(more.text.clone());
+                                }
+                                // A lag shows at the next recv(), which answers it.
+                                Err(_) => break,
+                            }
+                        }
+                        if !send_all(&mut socket, out).await {
+                            return;
+                        }
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
