@@ -434,7 +434,7 @@ pub async fn cutoff(
     })
 }
 
-fn parse_id(s: &str, what: &str) -> Result<i64, ApiError> {
+pub fn parse_id(s: &str, what: &str) -> Result<i64, ApiError> {
     s.parse::<i64>()
         .ok()
         .filter(|v| *v > 0)
@@ -498,97 +498,97 @@ async fn health(State(s): State<AppState>) -> Response {
 async fn metrics(State(s): State<AppState>) -> Response {
     let m = &s.metrics;
     let eboards = s.eboards.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let count =
+        |f: fn(&super::live::EboardView) -> bool| eboards.values().filter(|e| f(e)).count() as i64;
+    // (name, type, help, value)
+    let rows: [(&str, &str, &str, i64); 14] = [
+        (
+            "board_messages_total",
+            "counter",
+            "Board messages decoded.",
+            c(&m.messages) as i64,
+        ),
+        (
+            "board_garbage_total",
+            "counter",
+            "Runs of garbage bytes skipped on the lines.",
+            c(&m.garbage) as i64,
+        ),
+        (
+            "moves_committed_total",
+            "counter",
+            "Moves committed to the store.",
+            c(&m.moves_committed) as i64,
+        ),
+        (
+            "changes_committed_total",
+            "counter",
+            "Changes committed to the store.",
+            c(&m.changes_committed) as i64,
+        ),
+        (
+            "raw_messages_logged_total",
+            "counter",
+            "Raw board messages in the black box.",
+            c(&m.raw_logged) as i64,
+        ),
+        (
+            "store_errors_total",
+            "counter",
+            "Failed store writes (retried).",
+            c(&m.store_errors) as i64,
+        ),
+        (
+            "http_requests_total",
+            "counter",
+            "HTTP requests served.",
+            c(&m.http_requests) as i64,
+        ),
+        (
+            "ws_snapshots_total",
+            "counter",
+            "Snapshots sent to WebSocket clients.",
+            c(&m.ws_snapshots) as i64,
+        ),
+        (
+            "ws_clients",
+            "gauge",
+            "Open WebSocket connections.",
+            m.ws_clients.load(Ordering::Relaxed),
+        ),
+        (
+            "pending_writes",
+            "gauge",
+            "Jobs waiting for the store.",
+            s.health.pending_writes.load(Ordering::Relaxed) as i64,
+        ),
+        (
+            "store_up",
+            "gauge",
+            "1 when the store takes writes.",
+            i64::from(s.health.store_ok.load(Ordering::Relaxed)),
+        ),
+        ("eboards", "gauge", "E-boards seen.", eboards.len() as i64),
+        (
+            "eboards_connected",
+            "gauge",
+            "E-boards connected.",
+            count(|e| e.connected),
+        ),
+        (
+            "eboards_out_of_sync",
+            "gauge",
+            "E-boards whose position the game cannot explain.",
+            count(|e| !e.in_sync),
+        ),
+    ];
     let mut out = String::new();
-    let mut put = |name: &str, kind: &str, help: &str, v: String| {
+    for (name, kind, help, v) in rows {
         out.push_str(&format!(
             "# HELP relay_{name} {help}\n# TYPE relay_{name} {kind}\nrelay_{name} {v}\n"
         ));
-    };
-    let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
-    put(
-        "board_messages_total",
-        "counter",
-        "Board messages decoded.",
-        c(&m.messages),
-    );
-    put(
-        "board_garbage_total",
-        "counter",
-        "Runs of garbage bytes skipped on the lines.",
-        c(&m.garbage),
-    );
-    put(
-        "moves_committed_total",
-        "counter",
-        "Moves committed to the store.",
-        c(&m.moves_committed),
-    );
-    put(
-        "changes_committed_total",
-        "counter",
-        "Changes committed to the store.",
-        c(&m.changes_committed),
-    );
-    put(
-        "raw_messages_logged_total",
-        "counter",
-        "Raw board messages in the black box.",
-        c(&m.raw_logged),
-    );
-    put(
-        "store_errors_total",
-        "counter",
-        "Failed store writes (retried).",
-        c(&m.store_errors),
-    );
-    put(
-        "http_requests_total",
-        "counter",
-        "HTTP requests served.",
-        c(&m.http_requests),
-    );
-    put(
-        "ws_snapshots_total",
-        "counter",
-        "Snapshots sent to WebSocket clients.",
-        c(&m.ws_snapshots),
-    );
-    put(
-        "ws_clients",
-        "gauge",
-        "Open WebSocket connections.",
-        m.ws_clients.load(Ordering::Relaxed).to_string(),
-    );
-    put(
-        "pending_writes",
-        "gauge",
-        "Jobs waiting for the store.",
-        s.health.pending_writes.load(Ordering::Relaxed).to_string(),
-    );
-    put(
-        "store_up",
-        "gauge",
-        "1 when the store takes writes.",
-        u8::from(s.health.store_ok.load(Ordering::Relaxed)).to_string(),
-    );
-    put(
-        "eboards",
-        "gauge",
-        "E-boards seen.",
-        eboards.len().to_string(),
-    );
-    put(
-        "eboards_connected",
-        "gauge",
-        "E-boards connected.",
-        eboards.values().filter(|e| e.connected).count().to_string(),
-    );
-    put(
-        "eboards_out_of_sync",
-        "gauge",
-        "E-boards whose position the game cannot explain.",
-        eboards.values().filter(|e| !e.in_sync).count().to_string(),
-    );
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 

@@ -57,53 +57,50 @@ const MAX_REPLAY: usize = 2000;
 /// A client that does not take a message within this time is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
+type QueryResult = Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>;
+type Upgrade = Result<WebSocketUpgrade, WebSocketUpgradeRejection>;
+
 pub async fn round_socket(
     State(s): State<AppState>,
     Path(id): Path<String>,
-    q: Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>,
+    q: QueryResult,
     h: HeaderMap,
-    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    ws: Upgrade,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| {
-        ApiError(
-            axum::http::StatusCode::NOT_FOUND,
-            format!("round {id:?} not found"),
-        )
-    })?;
-    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
-    let r = s.store.round(id).await?;
-    let a = arbiter(&s, &h)?;
-    let (_, delay) = cutoff(&s, &r, a).await?;
-    let delay = if a { 0 } else { delay };
-    let ws = ws.map_err(not_upgrade)?.max_message_size(64 * 1024);
-    Ok(ws
-        .on_upgrade(move |socket| follow(s, Scope::Round(id), q.since, delay, a, socket))
-        .into_response())
+    let id = super::http::parse_id(&id, "round")?;
+    s.store.round(id).await?;
+    open(s, Scope::Round(id), q, h, ws).await
 }
 
 pub async fn game_socket(
     State(s): State<AppState>,
     Path(id): Path<String>,
-    q: Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>,
+    q: QueryResult,
     h: HeaderMap,
-    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    ws: Upgrade,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| {
-        ApiError(
-            axum::http::StatusCode::NOT_FOUND,
-            format!("game {id:?} not found"),
-        )
-    })?;
-    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
+    let id = super::http::parse_id(&id, "game")?;
     let g = s.store.game(id).await?;
-    let r = s.store.round(g.round_id).await?;
-    let a = arbiter(&s, &h)?;
-    let (_, delay) = cutoff(&s, &r, a).await?;
-    let delay = if a { 0 } else { delay };
     let scope = Scope::Game {
         round: g.round_id,
         game: id,
     };
+    open(s, scope, q, h, ws).await
+}
+
+/// Checks the request (unknown ids are 404 before anything else), then follows `scope`.
+async fn open(
+    s: AppState,
+    scope: Scope,
+    q: QueryResult,
+    h: HeaderMap,
+    ws: Upgrade,
+) -> Result<Response, ApiError> {
+    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
+    let r = s.store.round(scope.round()).await?;
+    let a = arbiter(&s, &h)?;
+    let (_, delay) = cutoff(&s, &r, a).await?;
+    let delay = if a { 0 } else { delay };
     let ws = ws.map_err(not_upgrade)?.max_message_size(64 * 1024);
     Ok(ws
         .on_upgrade(move |socket| follow(s, scope, q.since, delay, a, socket))

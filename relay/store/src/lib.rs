@@ -233,32 +233,10 @@ impl Store {
 
     /// Adds (or replaces the players of) the game on `board_no` of a round.
     pub async fn set_pairing(&self, round: i64, p: &Pairing) -> Result<i64> {
-        let sql = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
-                                      black, black_title, black_elo, black_fide_id, black_fed)
-                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                   ON CONFLICT (round_id, board_no) DO UPDATE SET
-                     white = excluded.white, white_title = excluded.white_title, white_elo = excluded.white_elo,
-                     white_fide_id = excluded.white_fide_id, white_fed = excluded.white_fed,
-                     black = excluded.black, black_title = excluded.black_title, black_elo = excluded.black_elo,
-                     black_fide_id = excluded.black_fide_id, black_fed = excluded.black_fed
-                   RETURNING id";
-        on_pool!(self, pool => {
-            let r: std::result::Result<(i64,), sqlx::Error> = sqlx::query_as(sql)
-                .bind(round)
-                .bind(i64::from(p.board_no))
-                .bind(&p.white.name).bind(&p.white.title).bind(p.white.rating.map(i64::from))
-                .bind(p.white.fide_id.map(|v| v as i64)).bind(&p.white.federation)
-                .bind(&p.black.name).bind(&p.black.title).bind(p.black.rating.map(i64::from))
-                .bind(p.black.fide_id.map(|v| v as i64)).bind(&p.black.federation)
-                .fetch_one(pool)
-                .await;
-            match r {
-                Ok((id,)) => Ok(id),
-                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
-                    Err(StoreError::NotFound { what: "round", id: round.to_string() })
-                }
-                Err(e) => Err(e.into()),
-            }
+        let done = self.set_pairings(round, std::slice::from_ref(p)).await?;
+        done.first().map(|(id, _)| *id).ok_or(StoreError::NotFound {
+            what: "round",
+            id: round.to_string(),
         })
     }
 

@@ -111,10 +111,10 @@ async fn story(store: &Store) {
         .expect("board 2");
     assert_ne!(g1, g2);
 
-    // The moves, each durably with a new change number.
+    // The moves, each durably with a new change number (the two pairings were changes 1, 2).
     let game = recorded_game();
     let moves = stored_moves(&game);
-    let mut last_seq = 0;
+    let mut last_seq = 2;
     for m in &moves {
         let seq = store.record_move(g1, m).await.expect("move");
         assert_eq!(
