@@ -1,7 +1,7 @@
 //! `relay`: the command-line entry point. Each subcommand lives in `cli/`.
 
-use anyhow::Result;
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 mod cli;
 mod serve;
@@ -38,7 +38,10 @@ enum Command {
     Replay(cli::replay::ReplayArgs),
 }
 
-fn main() -> Result<()> {
+/// Errors end the program with one line an operator can act on ("relay: database …: cannot
+/// open the database: role \"x\" does not exist"), with no backtrace even where
+/// `RUST_BACKTRACE` is set.
+fn main() -> ExitCode {
     let args = Args::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("RELAY_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -50,7 +53,7 @@ fn main() -> Result<()> {
     } else {
         logs.init();
     }
-    match args.command {
+    let done = match args.command {
         Command::Ports(a) => cli::ports::run(a),
         Command::Sniff(a) => cli::sniff::run(a),
         Command::Emulate(a) => cli::emulate::run(a),
@@ -58,5 +61,12 @@ fn main() -> Result<()> {
         Command::Demo(a) => cli::demo::run(a),
         Command::Replay(a) => cli::replay::run(a),
         Command::Bench(a) => cli::bench::run(a),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("relay: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -25,6 +25,8 @@ pub enum StoreError {
     BadUrl { url: String, reason: String },
     #[error("cannot open the database: {0}")]
     Connect(String),
+    #[error("cannot set up the database's tables: {0} (the user needs the right to create them)")]
+    Schema(String),
     #[error(
         "the database was written by a newer relay (schema {found}, this relay knows up to {known}); refusing to touch it"
     )]
@@ -38,6 +40,15 @@ pub enum StoreError {
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// The server's own words for a refusal ("role \"x\" does not exist"), without the wrapping
+/// and the server's source line that sqlx adds; other errors as sqlx says them.
+fn plain_message(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(db) => db.message().to_string(),
+        other => other.to_string(),
+    }
+}
 
 impl StoreError {
     /// Failures worth waiting out and retrying: the database went away, is restarting, is
@@ -159,7 +170,7 @@ impl Store {
                 .max_connections(4)
                 .connect_with(opts)
                 .await
-                .map_err(|e| StoreError::Connect(e.to_string()))?;
+                .map_err(|e| StoreError::Connect(plain_message(&e)))?;
             Store::Sqlite(pool)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let opts = PgConnectOptions::from_str(url).map_err(|e| bad(e.to_string()))?;
@@ -168,12 +179,17 @@ impl Store {
                 .acquire_timeout(Duration::from_secs(10))
                 .connect_with(opts)
                 .await
-                .map_err(|e| StoreError::Connect(e.to_string()))?;
+                .map_err(|e| StoreError::Connect(plain_message(&e)))?;
             Store::Postgres(pool)
         } else {
             return Err(bad("unknown scheme".into()));
         };
-        migrate::run(&store).await?;
+        migrate::run(&store).await.map_err(|e| match e {
+            StoreError::Database(e @ sqlx::Error::Database(_)) => {
+                StoreError::Schema(plain_message(&e))
+            }
+            other => other,
+        })?;
         Ok(store)
     }
 

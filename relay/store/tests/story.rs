@@ -311,3 +311,98 @@ async fn bad_urls_and_newer_databases_are_refused() {
     assert!(err.to_string().contains("newer relay"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Wrong credentials on the real server: a user that does not exist, one that may not log in,
+/// and one that may log in but not create the schema. Each is a clear error at opening, and
+/// the database is left as it was (the migration's transaction is rolled back).
+#[tokio::test]
+async fn wrong_postgres_credentials_are_refused_and_change_nothing() {
+    let Ok(base) = std::env::var("RELAY_TEST_POSTGRES") else {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
+        }
+        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+        return;
+    };
+    let pid = std::process::id();
+    let (db, nologin, limited) = (
+        format!("relay_creds_{pid}"),
+        format!("relay_nologin_{pid}"),
+        format!("relay_limited_{pid}"),
+    );
+    let admin = Store::open(&base)
+        .await
+        .expect("connect to RELAY_TEST_POSTGRES");
+    let Store::Postgres(pool) = &admin else {
+        panic!("RELAY_TEST_POSTGRES must be a postgres:// URL")
+    };
+    let run = |sql: String| async move {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
+            .execute(pool)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    };
+    let cleanup = format!(
+        "DROP DATABASE IF EXISTS {db}; DROP ROLE IF EXISTS {nologin}; DROP ROLE IF EXISTS {limited}"
+    );
+    for stmt in cleanup.split("; ") {
+        run(stmt.to_string()).await;
+    }
+    run(format!("CREATE DATABASE {db}")).await;
+    run(format!("CREATE ROLE {nologin} NOLOGIN")).await;
+    // PostgreSQL 15 and later: ordinary users may connect but not create in `public`.
+    run(format!("CREATE ROLE {limited} LOGIN")).await;
+
+    let (server, _) = base
+        .rsplit_once('/')
+        .expect("RELAY_TEST_POSTGRES has a database part");
+    let host = server.rsplit_once('@').map_or(server, |(_, h)| h);
+    let as_user = |user: &str| format!("postgres://{user}@{host}/{db}");
+
+    let err = Store::open(&as_user(&format!("relay_nobody_{pid}")))
+        .await
+        .expect_err("an unknown user is refused");
+    println!("unknown user: {err}");
+    assert!(matches!(err, StoreError::Connect(_)), "{err:?}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+
+    let err = Store::open(&as_user(&nologin))
+        .await
+        .expect_err("a user that may not log in is refused");
+    println!("no login: {err}");
+    assert!(err.to_string().contains("not permitted to log in"), "{err}");
+
+    let err = Store::open(&as_user(&limited))
+        .await
+        .expect_err("a user without the right to create the schema is refused");
+    println!("no rights: {err}");
+    assert!(matches!(err, StoreError::Schema(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("permission denied for schema public"),
+        "{err}"
+    );
+
+    // Nothing was made in the database by any of them (a plain connection: opening a Store
+    // as the admin would migrate it).
+    let conn = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&format!("{server}/{db}"))
+        .await
+        .expect("connect to look");
+    let (tables,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'",
+    )
+    .fetch_one(&conn)
+    .await
+    .expect("count tables");
+    conn.close().await;
+    assert_eq!(tables, 0, "a refused opening left tables behind");
+
+    for stmt in cleanup.split("; ") {
+        run(stmt.to_string()).await;
+    }
+    if let Store::Postgres(p) = admin {
+        p.close().await;
+    }
+}
