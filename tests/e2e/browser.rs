@@ -1049,3 +1049,402 @@ fn browser_console_confirms_a_result() {
         b.quit().await;
     });
 }
+
+/// Pairings of a round of `boards` boards as JSON, everyone a "Player".
+fn plain_pairings(boards: u32) -> Value {
+    let player = |board: u32, side: &str| json!({"name": format!("Player {side} {board:03}"), "rating": 1500 + board});
+    Value::Array(
+        (1..=boards)
+            .map(|b| json!({"board_no": b, "white": player(b, "white"), "black": player(b, "black")}))
+            .collect(),
+    )
+}
+
+/// The same boards as a PGN of tags only, as pairing programs export them; board 512's White
+/// has accents, to be found by a plain-letter query.
+fn pgn_pairings(boards: u32) -> String {
+    let mut pgn = String::new();
+    for b in 1..=boards {
+        let white = if b == 512 {
+            "Hågensen, Åsa".to_string()
+        } else {
+            format!("Player white {b:03}")
+        };
+        pgn.push_str(&format!(
+            "[Event \"Big round\"]\n[Round \"1.{b}\"]\n[White \"{white}\"]\n\
+             [Black \"Player black {b:03}\"]\n[WhiteElo \"{}\"]\n[Result \"*\"]\n\n*\n\n",
+            1500 + b
+        ));
+    }
+    pgn
+}
+
+const MINIATURE: &str = "[Event \"Big round\"]\n[Result \"*\"]\n\n\
+1. e4 {[%clk 1:30:00]} e5 {[%clk 1:29:50]} 2. f4 {[%clk 1:29:40]} exf4 {[%clk 1:29:30]} \
+3. Bc4 {[%clk 1:29:20]} Qh4+ {[%clk 1:29:10]} 4. Kf1 {[%clk 1:29:00]} *\n";
+
+/// The page is wider than the window (a phone would scroll sideways): its widths, else `None`.
+async fn sideways_overflow(b: &Browser) -> Option<Value> {
+    let v = b
+        .js(
+            "const d = document.documentElement;
+             return { scroll: d.scrollWidth, window: window.innerWidth };",
+            vec![],
+        )
+        .await;
+    (v["scroll"].as_i64()? > v["window"].as_i64()?).then_some(v)
+}
+
+/// What the game page shows for the move on the board: the current move's ply (0 at the
+/// start) and the board's accessible label.
+async fn game_view(b: &Browser) -> (i64, String) {
+    let v = b
+        .js(
+            "const cur = document.querySelector('#moves .move.current');
+             return { ply: cur ? Number(cur.dataset.ply) : 0,
+                      label: document.querySelector('#board svg').getAttribute('aria-label') };",
+            vec![],
+        )
+        .await;
+    (
+        v["ply"].as_i64().unwrap_or(-1),
+        v["label"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// A 700-board round. Pairings arrive while a spectator has the round page open (700 game
+/// messages at once); the arbiter then loads corrected pairings as a PGN file from the
+/// console. The round page shows all 700 boards while drawing only those near the screen,
+/// finds a player by a plain-letter query, and shows a correction on that board live. Then, at
+/// a phone's width, the game page steps through the moves by keyboard and gives moves and
+/// clocks as text.
+#[test]
+fn browser_700_boards_from_console_pairings_and_a_phone() {
+    browser_test("big_round", || async {
+        const BOARDS: u32 = 700;
+        let dir = temp_dir("browser-big-round");
+        let db = format!("sqlite://{}/relay.db", dir.display());
+        let none = format!("{}/no-such-port-*", dir.display());
+        let svc = Service::serve_on(
+            &dir,
+            "serve",
+            free_port(),
+            &["--db", &db, "--port", &none, "--admin-token", TOKEN],
+        );
+        let auth = format!("Bearer {TOKEN}");
+        let b = Browser::start("big_round").await;
+        let c = b.client();
+
+        // A spectator waits on the empty round; the pairings come in all at once.
+        b.goto(&svc.url("/round.html?id=1")).await;
+        eventually!(20, "the empty round page to go live", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        let sent = Instant::now();
+        let answer = blocking(|| {
+            super::service::request(
+                "PUT",
+                &svc.url("/api/rounds/1/pairings"),
+                &[
+                    ("Authorization", &auth),
+                    ("Content-Type", "application/json"),
+                ],
+                Some(plain_pairings(BOARDS).to_string().as_bytes()),
+            )
+        });
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let arrived = eventually!(30, "the open page to show 700 boards", async {
+            let v = b
+                .js(
+                    "return document.getElementById('count').textContent;",
+                    vec![],
+                )
+                .await;
+            (v == json!(format!("{BOARDS} boards"))).then(|| sent.elapsed())
+        });
+        println!(
+            "pairings of {BOARDS} boards on the open round page {} ms after the request",
+            arrived.as_millis()
+        );
+        // Placing every card for each of the 700 messages once took ~10 s here.
+        assert!(
+            arrived <= Duration::from_secs(5),
+            "new pairings took {arrived:?} to show"
+        );
+
+        // The arbiter: token, then the corrected pairings through the file picker, as PGN.
+        let pairings = dir.join("round-1-pairings.pgn");
+        std::fs::write(&pairings, pgn_pairings(BOARDS)).expect("write the pairings file");
+        b.goto(&svc.url("/console.html?round=1")).await;
+        let field = c.find(Locator::Css("#token")).await.expect("#token");
+        field.send_keys(TOKEN).await.expect("type the token");
+        c.find(Locator::Css("#token-save"))
+            .await
+            .expect("#token-save")
+            .click()
+            .await
+            .expect("save the token");
+        eventually!(20, "the console to list the round's games", async {
+            let v = b
+                .js(
+                    "return document.querySelectorAll('#games tbody tr').length;",
+                    vec![],
+                )
+                .await;
+            (v == BOARDS).then_some(())
+        });
+        c.find(Locator::Css("#pairings-file"))
+            .await
+            .expect("#pairings-file")
+            .send_keys(&pairings.display().to_string())
+            .await
+            .expect("choose the pairings file");
+        c.find(Locator::Css("#pairings-upload"))
+            .await
+            .expect("#pairings-upload")
+            .click()
+            .await
+            .expect("load the pairings");
+        // The round has games, so the console asks first.
+        let question = eventually!(10, "the console to ask before replacing players", async {
+            c.get_alert_text().await.ok()
+        });
+        assert!(question.contains("replaced"), "asked {question:?}");
+        c.accept_alert().await.expect("accept");
+        let said = eventually!(30, "the console to report the pairings loaded", async {
+            let v = b
+                .js(
+                    "return document.getElementById('pairings-msg').textContent;",
+                    vec![],
+                )
+                .await;
+            let text = v.as_str().unwrap_or("").to_string();
+            text.contains("loaded").then_some(text)
+        });
+        assert_eq!(said, format!("Pairings loaded from PGN: {BOARDS} boards."));
+        let game = eventually!(10, "board 512's row to show the new name", async {
+            let round = try_json(&svc.url("/api/rounds/1"))?;
+            let game = round["games"]
+                .as_array()?
+                .iter()
+                .find(|g| g["board_no"] == 512)?
+                .clone();
+            let row = b
+                .js(
+                    "const row = document.querySelector(`#games tr[data-game-id=\"${arguments[0]}\"] .white`);
+                     return row ? row.textContent : null;",
+                    vec![game["id"].clone()],
+                )
+                .await;
+            row.as_str()?.contains("Hågensen").then_some(game)
+        });
+        assert_eq!(game["white"]["name"], "Hågensen, Åsa", "{game}");
+        assert_eq!(game["white"]["rating"], 2012, "{game}");
+        let id = game["id"].as_i64().expect("game id");
+        b.screenshot("console-pairings").await;
+
+        // The round page: every board, few of them drawn.
+        let opened = Instant::now();
+        b.goto(&svc.url("/round.html?id=1")).await;
+        let counted = eventually!(30, "the page to count 700 boards", async {
+            let v = b
+                .js(
+                    "return document.getElementById('count').textContent;",
+                    vec![],
+                )
+                .await;
+            (v == json!(format!("{BOARDS} boards"))).then_some(opened.elapsed())
+        });
+        eventually!(20, "the page to go live", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        let census = b
+            .js(
+                "return { cards: document.querySelectorAll('article.board-card').length,
+                          boards: document.querySelectorAll('article.board-card svg').length };",
+                vec![],
+            )
+            .await;
+        println!(
+            "round page: {} cards, {} boards drawn, 700 counted {} ms after opening",
+            census["cards"],
+            census["boards"],
+            counted.as_millis()
+        );
+        assert_eq!(census["cards"], BOARDS, "{census}");
+        let drawn = census["boards"].as_u64().unwrap_or(0);
+        assert!(
+            (1..=150).contains(&drawn),
+            "{drawn} boards drawn: only those near the screen should be"
+        );
+
+        // The last board is drawn once scrolled to, and the drawn count stays small.
+        b.js(
+            "window.scrollTo(0, document.documentElement.scrollHeight);",
+            vec![],
+        )
+        .await;
+        eventually!(10, "the last board to be drawn", async {
+            let v = b
+                .js(
+                    "const cards = document.querySelectorAll('article.board-card');
+                     const last = cards[cards.length - 1];
+                     return { board: Number(last.dataset.boardNo), drawn: !!last.querySelector('svg'),
+                              total: document.querySelectorAll('article.board-card svg').length };",
+                    vec![],
+                )
+                .await;
+            (v["board"] == BOARDS && v["drawn"] == true && v["total"].as_u64()? <= 150)
+                .then_some(())
+        });
+        b.screenshot("scrolled-to-the-end").await;
+
+        // A plain-letter query finds the accented name.
+        let filter = c.find(Locator::Css("#filter")).await.expect("#filter");
+        filter.send_keys("hagensen").await.expect("type a query");
+        let shown = eventually!(10, "the filter to leave one board", async {
+            let v = b
+                .js(
+                    "const shown = [...document.querySelectorAll('article.board-card')].filter((c) => !c.hidden);
+                     return { count: document.getElementById('count').textContent,
+                              boards: shown.map((c) => Number(c.dataset.boardNo)),
+                              drawn: shown.length === 1 && !!shown[0].querySelector('svg') };",
+                    vec![],
+                )
+                .await;
+            (v["count"] == json!(format!("1 of {BOARDS} boards")) && v["drawn"] == true)
+                .then_some(v)
+        });
+        assert_eq!(shown["boards"], json!([512]), "{shown}");
+
+        // The arbiter enters the game from a score sheet; the card follows within a second.
+        let sent = Instant::now();
+        let answer = blocking(|| {
+            super::service::request(
+                "PUT",
+                &svc.url(&format!("/api/games/{id}/pgn")),
+                &[("Authorization", &auth)],
+                Some(MINIATURE.as_bytes()),
+            )
+        });
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let took = eventually!(10, "the card to show the game", async {
+            (card_plies(&b, id).await == Some(7)).then(|| sent.elapsed())
+        });
+        println!(
+            "board 512 corrected: on the page {} ms after the request",
+            took.as_millis()
+        );
+        assert!(took <= LATENCY_LIMIT, "took {took:?}");
+        let card = cards(&b)
+            .await
+            .into_iter()
+            .find(|c| c.game == id)
+            .expect("the card of board 512");
+        assert_eq!(card.last_move, "4. Kf1", "{card:?}");
+        assert_eq!(card.white, "Hågensen, Åsa", "{card:?}");
+        b.screenshot("filtered").await;
+
+        // A phone: nothing wider than the screen, on the round page and the game page.
+        c.set_window_size(390, 844)
+            .await
+            .expect("a phone-sized window");
+        let width = b.js("return window.innerWidth;", vec![]).await;
+        assert!(
+            width.as_i64().is_some_and(|w| w <= 400),
+            "the window is {width} px wide"
+        );
+        b.goto(&svc.url("/round.html?id=1")).await;
+        eventually!(30, "the round page at a phone's width", async {
+            let v = b
+                .js(
+                    "return document.getElementById('count').textContent;",
+                    vec![],
+                )
+                .await;
+            (v == json!(format!("{BOARDS} boards"))).then_some(())
+        });
+        if let Some(widths) = sideways_overflow(&b).await {
+            panic!("the round page scrolls sideways on a phone: {widths}");
+        }
+        b.screenshot("phone-round").await;
+
+        b.goto(&svc.url(&format!("/game.html?id={id}"))).await;
+        let latest = eventually!(20, "the game page's last move", async {
+            let v = b
+                .js(
+                    "return document.getElementById('latest').textContent;",
+                    vec![],
+                )
+                .await;
+            let text = v.as_str().unwrap_or("").to_string();
+            (!text.is_empty()).then_some(text)
+        });
+        assert_eq!(latest, "Last move: 4. Kf1");
+        if let Some(widths) = sideways_overflow(&b).await {
+            panic!("the game page scrolls sideways on a phone: {widths}");
+        }
+        // Moves and clocks are text a screen reader reads, each clock named.
+        let text = b
+            .js(
+                "return { moves: document.getElementById('moves').textContent,
+                          result: document.getElementById('result').textContent,
+                          white: document.getElementById('white-clock').getAttribute('aria-label'),
+                          black: document.getElementById('black-clock').getAttribute('aria-label'),
+                          board: document.querySelector('#board svg').getBoundingClientRect().width };",
+                vec![],
+            )
+            .await;
+        let moves = text["moves"].as_str().unwrap_or("");
+        for part in [
+            "1.", "e4", "1:30:00", "Qh4+", "1:29:10", "4.", "Kf1", "1:29:00",
+        ] {
+            assert!(
+                moves.contains(part),
+                "{part:?} not in the move list {moves:?}"
+            );
+        }
+        assert_eq!(text["result"], "in play", "{text}");
+        assert_eq!(text["white"], "White's clock", "{text}");
+        assert_eq!(text["black"], "Black's clock", "{text}");
+        assert!(
+            text["board"]
+                .as_f64()
+                .is_some_and(|w| w > 200.0 && w <= 390.0),
+            "the board is {} px wide on a 390 px screen",
+            text["board"]
+        );
+        b.screenshot("phone-game").await;
+
+        // The keyboard steps through the game.
+        assert_eq!(game_view(&b).await.0, 7, "the page opens at the last move");
+        let body = c.find(Locator::Css("body")).await.expect("body");
+        let press = |key: fantoccini::key::Key| char::from(key).to_string();
+        body.send_keys(&press(fantoccini::key::Key::Home))
+            .await
+            .expect("press Home");
+        let (ply, label) = game_view(&b).await;
+        assert_eq!((ply, label.as_str()), (0, "Board 512: starting position"));
+        body.send_keys(&(press(fantoccini::key::Key::Right) + &press(fantoccini::key::Key::Right)))
+            .await
+            .expect("press → twice");
+        let (ply, label) = game_view(&b).await;
+        assert_eq!(
+            (ply, label.as_str()),
+            (2, "Board 512: position after 1... e5")
+        );
+        body.send_keys(&press(fantoccini::key::Key::End))
+            .await
+            .expect("press End");
+        body.send_keys(&press(fantoccini::key::Key::Left))
+            .await
+            .expect("press ←");
+        let (ply, label) = game_view(&b).await;
+        assert_eq!(
+            (ply, label.as_str()),
+            (6, "Board 512: position after 3... Qh4+")
+        );
+        b.screenshot("phone-game-stepped").await;
+        b.quit().await;
+    });
+}

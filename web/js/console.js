@@ -419,8 +419,16 @@ function upsertGame(game, place = true) {
   games.set(game.id, game);
   const isNew = !gameRows.has(game.id);
   renderGameRow(game);
-  if (isNew && place) placeGames();
+  if (isNew && place) schedulePlaceGames();
   for (const board of eboards.values()) if (board.game_id === game.id && board.in_sync === false) renderEboard(board);
+}
+
+// Loading pairings announces every game of the round at once, a message each: placing
+// 700 rows for each of 700 messages froze the page for many seconds. New rows are placed
+// once the burst has been read.
+let placing = null;
+function schedulePlaceGames() {
+  if (!placing) placing = setTimeout(() => { placing = null; placeGames(); }, 16);
 }
 
 function placeGames() {

@@ -47,7 +47,9 @@ function renderAll() {
 }
 
 function renderResult() {
-  $('result').textContent = formatResult(game.result) || (game.status === 'pending' ? 'not started' : 'in play');
+  // A pending game can have moves an arbiter entered from a score sheet: it has started.
+  const started = game.status !== 'pending' || game.moves.length > 0;
+  $('result').textContent = formatResult(game.result) || (started ? 'in play' : 'not started');
   $('termination').textContent = game.termination || (game.status === 'finished' ? 'result not yet confirmed' : '');
 }
 

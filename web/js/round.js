@@ -146,15 +146,24 @@ function setRound(round) {
 function upsertGame(game, place = true) {
   if (String(game.round_id) !== String(roundId)) return;
   const entry = entries.get(game.id) || createEntry(game);
+  const isNew = !entry.card.isConnected;
   entry.game = game;
   updateCard(entry);
-  if (place) placeCards();
+  if (place && (isNew || entry.card.dataset.boardNo !== entry.placedAs)) schedulePlaceCards();
+}
+
+// New pairings announce every game of the round at once, a message each; placing all the
+// cards for each of 700 messages froze the page. They are placed once the burst is read.
+let placing = null;
+function schedulePlaceCards() {
+  if (!placing) placing = setTimeout(() => { placing = null; placeCards(); }, 16);
 }
 
 /** Puts the cards in board order; append() moves nodes that are already there. */
 function placeCards() {
   const sorted = [...entries.values()].sort((a, b) => a.game.board_no - b.game.board_no);
   grid.append(...sorted.map((e) => e.card));
+  for (const e of sorted) e.placedAs = e.card.dataset.boardNo;
   applyFilter();
 }
 
