@@ -1448,3 +1448,147 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         b.quit().await;
     });
 }
+
+/// Before the round starts, the e-board that turned up as board 1 is put on board 3 from the
+/// console (the arbiter answers the console's question); the game then played on it is board
+/// 3's, with board 3's players, and board 1 stays empty.
+#[test]
+fn browser_console_puts_an_eboard_on_a_board() {
+    browser_test("console_assign", || async {
+        // Game time: 100 s set up before the first move, at 4× speed: 25 s to assign (it
+        // takes about 3).
+        let emu = Emulator::start(
+            "browser-assign",
+            &[
+                "--boards",
+                "1",
+                "--speed",
+                "4",
+                "--hold-secs",
+                "100",
+                "--seed",
+                "2",
+            ],
+        );
+        let dir = emu.dir.clone();
+        let db = format!("sqlite://{}/relay.db", dir.display());
+        let ports = emu.ports();
+        let svc = Service::serve_on(
+            &dir,
+            "serve",
+            free_port(),
+            &["--db", &db, "--port", &ports, "--admin-token", TOKEN],
+        );
+        let started = Instant::now();
+        let board = eventually!(30, "the e-board to turn up on board 1", async {
+            let boards = try_json(&svc.url("/api/eboards"))?;
+            let b = boards.as_array()?.first()?.clone();
+            (b["board_no"] == 1 && b["connected"] == true).then_some(b)
+        });
+        let serial = board["serial"].as_str().expect("serial").to_string();
+        let answer = blocking(|| {
+            super::service::request(
+                "PUT",
+                &svc.url("/api/rounds/1/pairings"),
+                &[
+                    ("Authorization", &format!("Bearer {TOKEN}")),
+                    ("Content-Type", "application/json"),
+                ],
+                Some(plain_pairings(3).to_string().as_bytes()),
+            )
+        });
+        assert_eq!(answer.status, 200, "{}", answer.text());
+
+        let b = Browser::start("console_assign").await;
+        let c = b.client();
+        b.goto(&svc.url("/console.html?round=1")).await;
+        let field = c.find(Locator::Css("#token")).await.expect("#token");
+        field.send_keys(TOKEN).await.expect("type the token");
+        c.find(Locator::Css("#token-save"))
+            .await
+            .expect("#token-save")
+            .click()
+            .await
+            .expect("save the token");
+        let row = format!("#eboards tr[data-serial=\"{serial}\"]");
+        let input = c
+            .wait()
+            .at_most(Duration::from_secs(15))
+            .for_element(Locator::Css(&format!("{row} .assign-board")))
+            .await
+            .unwrap_or_else(|e| panic!("no assign field for e-board {serial}: {e}"));
+        input.send_keys("3").await.expect("type the board number");
+        c.find(Locator::Css(&format!("{row} button.assign")))
+            .await
+            .expect("the assign button")
+            .click()
+            .await
+            .expect("click assign");
+        let question = eventually!(10, "the console to ask before moving the e-board", async {
+            c.get_alert_text().await.ok()
+        });
+        assert!(question.contains("board 1"), "asked {question:?}");
+        c.accept_alert().await.expect("accept");
+        eventually!(10, "the console to show the e-board on board 3", async {
+            let v = b
+                .js(
+                    "const cell = document.querySelector(arguments[0] + ' .eb-game');
+                     return cell ? cell.textContent : null;",
+                    vec![json!(row)],
+                )
+                .await;
+            (v == "Board 3").then_some(())
+        });
+        b.screenshot("assigned").await;
+        println!(
+            "e-board on board 3 {} ms after the service started",
+            started.elapsed().as_millis()
+        );
+
+        // The game played on the e-board is board 3's.
+        let round = eventually!(
+            90,
+            format!("moves on board 3:\n{}", svc.log_text()),
+            async {
+                let round = try_json(&svc.url("/api/rounds/1"))?;
+                let on3 = round["games"]
+                    .as_array()?
+                    .iter()
+                    .find(|g| g["board_no"] == 3)?
+                    .clone();
+                (plies_of(&on3) >= 2).then_some(round)
+            },
+        );
+        let games = round["games"].as_array().expect("games");
+        let on = |n: u32| {
+            games
+                .iter()
+                .find(|g| g["board_no"] == n)
+                .unwrap_or_else(|| panic!("board {n} in {round}"))
+        };
+        assert_eq!(on(3)["white"]["name"], "Player white 003", "{}", on(3));
+        assert_eq!(plies_of(on(1)), 0, "board 1 got moves: {}", on(1));
+        let eboards = try_json(&svc.url("/api/eboards")).expect("e-boards");
+        assert_eq!(eboards[0]["board_no"], 3, "{eboards}");
+        assert_eq!(eboards[0]["game_id"], on(3)["id"], "{eboards}");
+        let audit = blocking(|| {
+            super::service::request(
+                "GET",
+                &svc.url(&format!("/api/games/{}/audit", on(3)["id"])),
+                &[("Authorization", &format!("Bearer {TOKEN}"))],
+                None,
+            )
+        })
+        .json();
+        assert!(
+            audit.to_string().contains("\"assign\""),
+            "no assignment in the audit trail: {audit}"
+        );
+        println!(
+            "board 3 after the assignment: {} plies; audit {audit}",
+            plies_of(on(3))
+        );
+        b.screenshot("playing-on-board-3").await;
+        b.quit().await;
+    });
+}
