@@ -518,6 +518,12 @@ fn moves_cell(game: &Value) -> String {
     format!("{ply} {unit}, {}{dots} {last}", ply.div_ceil(2))
 }
 
+/// A clock as the pages write it: h:mm:ss, a started second counting as whole.
+fn clock_text(ms: i64) -> String {
+    let s = (ms.max(0) + 999) / 1000;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
 /// h:mm:ss
 fn is_clock_text(s: &str) -> bool {
     let parts: Vec<&str> = s.split(':').collect();
@@ -925,6 +931,9 @@ fn browser_console_confirms_a_result() {
         );
         let id = game["id"].as_i64().expect("game id");
         assert_eq!(game["result"], "1-0", "{game}");
+        // The board's clock runs on after the mate (and is reset for the next game); the game
+        // has no running clock any more.
+        assert_eq!(game["clock"], Value::Null, "{game}");
         assert_eq!(
             sans(&game).last().map(String::as_str),
             Some("Nd5#"),
@@ -1046,6 +1055,31 @@ fn browser_console_confirms_a_result() {
         );
         println!("console row after confirming: {shown}");
         b.screenshot("confirmed").await;
+
+        // Spectators see the clocks of the last moves, standing, while the e-board's clock is
+        // set up for the next game.
+        eventually!(30, "the e-board to start its next game", async {
+            let boards = try_json(&svc.url("/api/eboards"))?;
+            (boards[0]["game_id"].as_i64()? != id).then_some(())
+        });
+        b.goto(&svc.url("/round.html?id=1")).await;
+        let last_clk = |white: bool| {
+            let moves = confirmed["moves"].as_array().expect("moves");
+            let ms = moves
+                .iter()
+                .rev()
+                .find(|m| (m["ply"].as_i64().unwrap_or(0) % 2 == 1) == white)
+                .and_then(|m| m["clk_ms"].as_i64())
+                .expect("a clock on the side's last move");
+            clock_text(ms)
+        };
+        let card = eventually!(15, "the finished game's card", async {
+            cards(&b).await.into_iter().find(|c| c.game == id)
+        });
+        assert_eq!(card.white_clock.text, last_clk(true), "{card:?}");
+        assert_eq!(card.black_clock.text, last_clk(false), "{card:?}");
+        assert_eq!(card.running(), None, "{card:?}");
+        b.screenshot("finished-card").await;
         b.quit().await;
     });
 }

@@ -230,8 +230,11 @@ export function applyGameEvent(game, msg) {
       game.result = msg.result;
       game.termination = msg.termination ?? null;
       if (msg.status) game.status = msg.status;
+      // A game over shows the clocks of its last moves, not a board clock still running.
+      if (msg.result && msg.result !== '*') game.clock = null;
       return true;
     case 'clock':
+      if (game.result && game.result !== '*') return false;
       game.clock = msg.clock;
       return true;
     default:

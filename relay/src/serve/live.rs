@@ -278,7 +278,10 @@ pub fn game_view(
         ("*", None, "live")
     };
     let clock = match cutoff_ms {
-        None => live_clock,
+        // A game with a result has no running clock: the board's clock goes on (reset for the
+        // next game, or the loser's still running), but the game's clocks are those of its
+        // last moves.
+        None => live_clock.filter(|_| result == "*"),
         Some(c) => delayed_clock(&start_fen, &moves, result == "*", c),
     };
     json!({

@@ -324,6 +324,11 @@ impl Writer {
                 let Some(slot) = self.slots.get(&serial) else {
                     return;
                 };
+                if slot.result != "*" {
+                    // The game is over; what the clock shows now (set up for the next game)
+                    // is not this game's.
+                    return;
+                }
                 let last = self
                     .shared
                     .clocks
