@@ -1626,3 +1626,115 @@ fn browser_console_puts_an_eboard_on_a_board() {
         b.quit().await;
     });
 }
+
+/// The console raises an alert, seen and heard, when an e-board is lost: the emulator (the
+/// board's end of the line) goes away while the console is open.
+#[test]
+fn browser_console_alerts_when_an_eboard_is_lost() {
+    browser_test("console_alert", || async {
+        let mut emu = Emulator::start(
+            "browser-alert",
+            &["--boards", "1", "--speed", "4", "--seed", "4"],
+        );
+        let dir = emu.dir.clone();
+        let db = format!("sqlite://{}/relay.db", dir.display());
+        let ports = emu.ports();
+        let svc = Service::serve_on(
+            &dir,
+            "serve",
+            free_port(),
+            &["--db", &db, "--port", &ports, "--admin-token", TOKEN],
+        );
+        let board = eventually!(30, "the e-board to be connected", async {
+            let boards = try_json(&svc.url("/api/eboards"))?;
+            let b = boards.as_array()?.first()?.clone();
+            (b["connected"] == true).then_some(b)
+        });
+        let serial = board["serial"].as_str().expect("serial").to_string();
+
+        let b = Browser::start("console_alert").await;
+        let c = b.client();
+        b.goto(&svc.url("/console.html")).await;
+        let row = format!("#eboards tr[data-serial=\"{serial}\"]");
+        c.wait()
+            .at_most(Duration::from_secs(15))
+            .for_element(Locator::Css(&row))
+            .await
+            .unwrap_or_else(|e| panic!("no row for e-board {serial}: {e}"));
+        // A click lets the page play sound (browsers allow audio only after one); the test
+        // counts the tones it starts.
+        c.find(Locator::Css("h2"))
+            .await
+            .expect("a heading")
+            .click()
+            .await
+            .expect("click the page");
+        let audio = b
+            .js(
+                "window.__tones = 0;
+                 const make = AudioContext.prototype.createOscillator;
+                 AudioContext.prototype.createOscillator = function () { window.__tones += 1; return make.call(this); };
+                 return document.getElementById('alert-banner').hidden;",
+                vec![],
+            )
+            .await;
+        assert_eq!(audio, true, "an alert before anything went wrong");
+
+        let _ = emu.child.kill();
+        let _ = emu.child.wait();
+        let lost = Instant::now();
+        let shown = eventually!(30, "the console to alert", async {
+            let v = b
+                .js(
+                    "const banner = document.getElementById('alert-banner');
+                     const row = document.querySelector(arguments[0]);
+                     if (banner.hidden || !row) return null;
+                     return { alerts: document.getElementById('alert-list').textContent,
+                              connection: row.querySelector('.eb-connection').textContent,
+                              serious: row.classList.contains('serious'),
+                              tones: window.__tones };",
+                    vec![json!(row)],
+                )
+                .await;
+            (!v.is_null()).then_some(v)
+        });
+        println!(
+            "alert {} ms after the board went: {shown}",
+            lost.elapsed().as_millis()
+        );
+        let alerts = shown["alerts"].as_str().unwrap_or("");
+        assert!(
+            alerts.contains(&format!("e-board {serial}")) && alerts.contains("lost"),
+            "{shown}"
+        );
+        assert!(
+            shown["connection"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("lost since")),
+            "{shown}"
+        );
+        assert_eq!(shown["serious"], true, "{shown}");
+        assert!(
+            shown["tones"].as_u64().is_some_and(|n| n >= 1),
+            "no sound: {shown}"
+        );
+        b.screenshot("lost").await;
+
+        // Acknowledged, the banner goes; the row still says the board is lost.
+        c.find(Locator::Css("#alert-ack"))
+            .await
+            .expect("#alert-ack")
+            .click()
+            .await
+            .expect("acknowledge");
+        let after = b
+            .js(
+                "return { banner: document.getElementById('alert-banner').hidden,
+                          serious: document.querySelector(arguments[0]).classList.contains('serious') };",
+                vec![json!(row)],
+            )
+            .await;
+        assert_eq!(after, json!({"banner": true, "serious": true}));
+        b.quit().await;
+    });
+}
