@@ -215,6 +215,35 @@ impl Service {
         format!("{}{path}", self.base)
     }
 
+    /// `relay serve` on a free port reading `ports` (a glob), with the test's admin token and
+    /// a database in `dir`.
+    fn serve_ports(dir: &Path, ports: &str) -> Service {
+        let db = format!("sqlite://{}/relay.db", dir.display());
+        Service::serve_on(
+            dir,
+            "serve",
+            free_port(),
+            &["--db", &db, "--port", ports, "--admin-token", TOKEN],
+        )
+    }
+
+    /// An arbiter request with the token (`body` as `content_type`, if any).
+    fn admin(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, &[u8])>,
+    ) -> super::service::Answer {
+        let auth = format!("Bearer {TOKEN}");
+        let mut headers = vec![("Authorization", auth.as_str())];
+        if let Some((content_type, _)) = body {
+            headers.push(("Content-Type", content_type));
+        }
+        blocking(|| {
+            super::service::request(method, &self.url(path), &headers, body.map(|(_, b)| b))
+        })
+    }
+
     fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -335,6 +364,35 @@ impl Browser {
             .execute(script, args)
             .await
             .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// Types the admin token into the console and saves it.
+    async fn enter_token(&self) {
+        let field = self
+            .client()
+            .find(Locator::Css("#token"))
+            .await
+            .expect("#token");
+        field.clear().await.expect("clear #token");
+        field.send_keys(TOKEN).await.expect("type the token");
+        self.client()
+            .find(Locator::Css("#token-save"))
+            .await
+            .expect("#token-save")
+            .click()
+            .await
+            .expect("save the token");
+    }
+
+    /// The text of the element with this id, if there is one.
+    async fn text_of(&self, id: &str) -> Option<String> {
+        let v = self
+            .js(
+                "const e = document.getElementById(arguments[0]); return e ? e.textContent : null;",
+                vec![json!(id)],
+            )
+            .await;
+        v.as_str().map(str::to_string)
     }
 
     async fn live_status(&self) -> String {
@@ -988,15 +1046,7 @@ fn browser_console_confirms_a_result() {
         b.screenshot("no-token").await;
 
         // The arbiter enters the token and confirms.
-        let field = c.find(Locator::Css("#token")).await.expect("#token");
-        field.clear().await.expect("clear #token");
-        field.send_keys(TOKEN).await.expect("type the token");
-        c.find(Locator::Css("#token-save"))
-            .await
-            .expect("#token-save")
-            .click()
-            .await
-            .expect("save the token");
+        b.enter_token().await;
         let state = c
             .find(Locator::Css("#token-state"))
             .await
@@ -1157,15 +1207,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
     browser_test("big_round", || async {
         const BOARDS: u32 = 700;
         let dir = temp_dir("browser-big-round");
-        let db = format!("sqlite://{}/relay.db", dir.display());
-        let none = format!("{}/no-such-port-*", dir.display());
-        let svc = Service::serve_on(
-            &dir,
-            "serve",
-            free_port(),
-            &["--db", &db, "--port", &none, "--admin-token", TOKEN],
-        );
-        let auth = format!("Bearer {TOKEN}");
+        let svc = Service::serve_ports(&dir, &format!("{}/no-such-port-*", dir.display()));
         let b = Browser::start("big_round").await;
         let c = b.client();
 
@@ -1175,26 +1217,15 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             (b.live_status().await == "live").then_some(())
         });
         let sent = Instant::now();
-        let answer = blocking(|| {
-            super::service::request(
-                "PUT",
-                &svc.url("/api/rounds/1/pairings"),
-                &[
-                    ("Authorization", &auth),
-                    ("Content-Type", "application/json"),
-                ],
-                Some(plain_pairings(BOARDS).to_string().as_bytes()),
-            )
-        });
+        let json = plain_pairings(BOARDS).to_string();
+        let answer = svc.admin(
+            "PUT",
+            "/api/rounds/1/pairings",
+            Some(("application/json", json.as_bytes())),
+        );
         assert_eq!(answer.status, 200, "{}", answer.text());
         let arrived = eventually!(30, "the open page to show 700 boards", async {
-            let v = b
-                .js(
-                    "return document.getElementById('count').textContent;",
-                    vec![],
-                )
-                .await;
-            (v == json!(format!("{BOARDS} boards"))).then(|| sent.elapsed())
+            (b.text_of("count").await? == format!("{BOARDS} boards")).then(|| sent.elapsed())
         });
         println!(
             "pairings of {BOARDS} boards on the open round page {} ms after the request",
@@ -1210,14 +1241,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         let pairings = dir.join("round-1-pairings.pgn");
         std::fs::write(&pairings, pgn_pairings(BOARDS)).expect("write the pairings file");
         b.goto(&svc.url("/console.html?round=1")).await;
-        let field = c.find(Locator::Css("#token")).await.expect("#token");
-        field.send_keys(TOKEN).await.expect("type the token");
-        c.find(Locator::Css("#token-save"))
-            .await
-            .expect("#token-save")
-            .click()
-            .await
-            .expect("save the token");
+        b.enter_token().await;
         eventually!(20, "the console to list the round's games", async {
             let v = b
                 .js(
@@ -1246,13 +1270,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         assert!(question.contains("replaced"), "asked {question:?}");
         c.accept_alert().await.expect("accept");
         let said = eventually!(30, "the console to report the pairings loaded", async {
-            let v = b
-                .js(
-                    "return document.getElementById('pairings-msg').textContent;",
-                    vec![],
-                )
-                .await;
-            let text = v.as_str().unwrap_or("").to_string();
+            let text = b.text_of("pairings-msg").await?;
             text.contains("loaded").then_some(text)
         });
         assert_eq!(said, format!("Pairings loaded from PGN: {BOARDS} boards."));
@@ -1281,13 +1299,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         let opened = Instant::now();
         b.goto(&svc.url("/round.html?id=1")).await;
         let counted = eventually!(30, "the page to count 700 boards", async {
-            let v = b
-                .js(
-                    "return document.getElementById('count').textContent;",
-                    vec![],
-                )
-                .await;
-            (v == json!(format!("{BOARDS} boards"))).then_some(opened.elapsed())
+            (b.text_of("count").await? == format!("{BOARDS} boards")).then_some(opened.elapsed())
         });
         eventually!(20, "the page to go live", async {
             (b.live_status().await == "live").then_some(())
@@ -1353,14 +1365,11 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
 
         // The arbiter enters the game from a score sheet; the card follows within a second.
         let sent = Instant::now();
-        let answer = blocking(|| {
-            super::service::request(
-                "PUT",
-                &svc.url(&format!("/api/games/{id}/pgn")),
-                &[("Authorization", &auth)],
-                Some(MINIATURE.as_bytes()),
-            )
-        });
+        let answer = svc.admin(
+            "PUT",
+            &format!("/api/games/{id}/pgn"),
+            Some(("application/x-chess-pgn", MINIATURE.as_bytes())),
+        );
         assert_eq!(answer.status, 200, "{}", answer.text());
         let took = eventually!(10, "the card to show the game", async {
             (card_plies(&b, id).await == Some(7)).then(|| sent.elapsed())
@@ -1390,13 +1399,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         );
         b.goto(&svc.url("/round.html?id=1")).await;
         eventually!(30, "the round page at a phone's width", async {
-            let v = b
-                .js(
-                    "return document.getElementById('count').textContent;",
-                    vec![],
-                )
-                .await;
-            (v == json!(format!("{BOARDS} boards"))).then_some(())
+            (b.text_of("count").await? == format!("{BOARDS} boards")).then_some(())
         });
         if let Some(widths) = sideways_overflow(&b).await {
             panic!("the round page scrolls sideways on a phone: {widths}");
@@ -1405,13 +1408,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
 
         b.goto(&svc.url(&format!("/game.html?id={id}"))).await;
         let latest = eventually!(20, "the game page's last move", async {
-            let v = b
-                .js(
-                    "return document.getElementById('latest').textContent;",
-                    vec![],
-                )
-                .await;
-            let text = v.as_str().unwrap_or("").to_string();
+            let text = b.text_of("latest").await?;
             (!text.is_empty()).then_some(text)
         });
         assert_eq!(latest, "Last move: 4. Kf1");
@@ -1504,15 +1501,7 @@ fn browser_console_puts_an_eboard_on_a_board() {
                 "2",
             ],
         );
-        let dir = emu.dir.clone();
-        let db = format!("sqlite://{}/relay.db", dir.display());
-        let ports = emu.ports();
-        let svc = Service::serve_on(
-            &dir,
-            "serve",
-            free_port(),
-            &["--db", &db, "--port", &ports, "--admin-token", TOKEN],
-        );
+        let svc = Service::serve_ports(&emu.dir, &emu.ports());
         let started = Instant::now();
         let board = eventually!(30, "the e-board to turn up on board 1", async {
             let boards = try_json(&svc.url("/api/eboards"))?;
@@ -1520,30 +1509,18 @@ fn browser_console_puts_an_eboard_on_a_board() {
             (b["board_no"] == 1 && b["connected"] == true).then_some(b)
         });
         let serial = board["serial"].as_str().expect("serial").to_string();
-        let answer = blocking(|| {
-            super::service::request(
-                "PUT",
-                &svc.url("/api/rounds/1/pairings"),
-                &[
-                    ("Authorization", &format!("Bearer {TOKEN}")),
-                    ("Content-Type", "application/json"),
-                ],
-                Some(plain_pairings(3).to_string().as_bytes()),
-            )
-        });
+        let json = plain_pairings(3).to_string();
+        let answer = svc.admin(
+            "PUT",
+            "/api/rounds/1/pairings",
+            Some(("application/json", json.as_bytes())),
+        );
         assert_eq!(answer.status, 200, "{}", answer.text());
 
         let b = Browser::start("console_assign").await;
         let c = b.client();
         b.goto(&svc.url("/console.html?round=1")).await;
-        let field = c.find(Locator::Css("#token")).await.expect("#token");
-        field.send_keys(TOKEN).await.expect("type the token");
-        c.find(Locator::Css("#token-save"))
-            .await
-            .expect("#token-save")
-            .click()
-            .await
-            .expect("save the token");
+        b.enter_token().await;
         let row = format!("#eboards tr[data-serial=\"{serial}\"]");
         let input = c
             .wait()
@@ -1605,15 +1582,9 @@ fn browser_console_puts_an_eboard_on_a_board() {
         let eboards = try_json(&svc.url("/api/eboards")).expect("e-boards");
         assert_eq!(eboards[0]["board_no"], 3, "{eboards}");
         assert_eq!(eboards[0]["game_id"], on(3)["id"], "{eboards}");
-        let audit = blocking(|| {
-            super::service::request(
-                "GET",
-                &svc.url(&format!("/api/games/{}/audit", on(3)["id"])),
-                &[("Authorization", &format!("Bearer {TOKEN}"))],
-                None,
-            )
-        })
-        .json();
+        let audit = svc
+            .admin("GET", &format!("/api/games/{}/audit", on(3)["id"]), None)
+            .json();
         assert!(
             audit.to_string().contains("\"assign\""),
             "no assignment in the audit trail: {audit}"
@@ -1636,15 +1607,7 @@ fn browser_console_alerts_when_an_eboard_is_lost() {
             "browser-alert",
             &["--boards", "1", "--speed", "4", "--seed", "4"],
         );
-        let dir = emu.dir.clone();
-        let db = format!("sqlite://{}/relay.db", dir.display());
-        let ports = emu.ports();
-        let svc = Service::serve_on(
-            &dir,
-            "serve",
-            free_port(),
-            &["--db", &db, "--port", &ports, "--admin-token", TOKEN],
-        );
+        let svc = Service::serve_ports(&emu.dir, &emu.ports());
         let board = eventually!(30, "the e-board to be connected", async {
             let boards = try_json(&svc.url("/api/eboards"))?;
             let b = boards.as_array()?.first()?.clone();
