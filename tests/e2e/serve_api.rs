@@ -392,6 +392,16 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
     );
 
     // Delay: spectators see the game as it was an hour ago (nothing); arbiters see it now.
+    // A spectator already following the round live is moved to the delayed view at once.
+    let mut early = Socket::connect(&r.ws_url(&format!("/api/rounds/{rid}/ws")));
+    let live_snap = early.next(Duration::from_secs(5)).expect("live snapshot");
+    assert_eq!(
+        live_snap["round"]["games"][0]["moves"]
+            .as_array()
+            .map(Vec::len),
+        Some(6),
+        "{live_snap}"
+    );
     let d = request(
         "PATCH",
         &r.url(&format!("/api/rounds/{rid}")),
@@ -399,6 +409,17 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         Some(json!({"delay_secs": 3600}).to_string().as_bytes()),
     );
     assert_eq!(d.status, 200, "{}", d.text());
+    let resnap = early
+        .next(Duration::from_secs(5))
+        .expect("a new snapshot for the delay");
+    assert_eq!(resnap["type"], "snapshot", "{resnap}");
+    assert_eq!(
+        resnap["round"]["games"][0]["moves"]
+            .as_array()
+            .map(Vec::len),
+        Some(0),
+        "the early spectator still sees live moves: {resnap}"
+    );
     let public = get_json(&r.url(&format!("/api/games/{g1}")));
     assert_eq!(
         public["moves"].as_array().map(Vec::len),
@@ -431,6 +452,11 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         "a delayed spectator got a change early"
     );
     ws.close();
+    assert!(
+        early.next(Duration::from_millis(300)).is_none(),
+        "the spectator connected before the delay got a change early"
+    );
+    early.close();
     let changes = get_json(&r.url(&format!("/api/rounds/{rid}/changes?since=0")));
     assert_eq!(
         changes["changes"].as_array().map(Vec::len),
@@ -464,6 +490,86 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
     );
     assert_eq!(renamed.status, 200, "{}", renamed.text());
     assert_eq!(renamed.json()["name"], "Hastings 1895");
+    let dated = request(
+        "PATCH",
+        &r.url(&format!("/api/tournaments/{tid}")),
+        &[AUTH],
+        Some(br#"{"start_date":"1895.08.05","end_date":"1895-09-02"}"#),
+    );
+    assert_eq!(dated.status, 200, "{}", dated.text());
+    assert_eq!(dated.json()["start_date"], "1895-08-05");
+    assert_eq!(dated.json()["end_date"], "1895-09-02");
+    let bad_date = request(
+        "PATCH",
+        &r.url(&format!("/api/tournaments/{tid}")),
+        &[AUTH],
+        Some(br#"{"end_date":"next week"}"#),
+    );
+    assert_eq!(bad_date.status, 400);
+    assert!(bad_date.text().contains("end_date"), "{}", bad_date.text());
+    assert_eq!(
+        get_json(&r.url(&format!("/api/tournaments/{tid}")))["end_date"],
+        "1895-09-02"
+    );
+    // A round renumbered and dated: the PGN says so at once.
+    let round_edit = request(
+        "PATCH",
+        &r.url(&format!("/api/rounds/{rid}")),
+        &[AUTH],
+        Some(br#"{"number":"7","date":"1895.08.14","delay_secs":null}"#),
+    );
+    assert_eq!(round_edit.status, 200, "{}", round_edit.text());
+    let pgn = get(&r.url(&format!("/api/rounds/{rid}/pgn"))).text();
+    assert!(
+        pgn.contains("[Round \"7.1\"]") && pgn.contains("[Date \"1895.08.14\"]"),
+        "{pgn}"
+    );
+    let second = post(
+        &r,
+        &format!("/api/tournaments/{tid}/rounds"),
+        &json!({"number": "8"}),
+        true,
+    );
+    assert_eq!(second.status, 201, "{}", second.text());
+    let clash = request(
+        "PATCH",
+        &r.url(&format!("/api/rounds/{rid}")),
+        &[AUTH],
+        Some(br#"{"number":"8"}"#),
+    );
+    assert_eq!(clash.status, 409, "{}", clash.text());
+    let bad_round_date = request(
+        "PATCH",
+        &r.url(&format!("/api/rounds/{rid}")),
+        &[AUTH],
+        Some(br#"{"date":"1895-13-01"}"#),
+    );
+    assert_eq!(bad_round_date.status, 400, "{}", bad_round_date.text());
+    // Edits of tournaments and rounds are in the relay-wide audit trail, newest first.
+    let trail = request("GET", &r.url("/api/audit?limit=5"), &[AUTH], None);
+    assert_eq!(trail.status, 200, "{}", trail.text());
+    let actions: Vec<String> = trail
+        .json()
+        .as_array()
+        .expect("trail")
+        .iter()
+        .filter_map(|a| a["action"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        actions[..4],
+        [
+            "create_round",
+            "edit_round",
+            "edit_tournament",
+            "edit_tournament"
+        ],
+        "{}",
+        trail.text()
+    );
+    assert_eq!(
+        request("GET", &r.url("/api/audit?limit=0"), &[AUTH], None).status,
+        400
+    );
     assert_eq!(
         request("DELETE", &r.url("/api/eboards/77777"), &[AUTH], None).status,
         404

@@ -17,8 +17,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use relay_core::pgn::{WriteOptions, read_game, write_games};
 use relay_store::{
-    NewTournament, Pairing, Player, RoundInfo, StoreError, StoredGame, StoredMove, TournamentPatch,
-    to_game,
+    NewTournament, Pairing, Player, RoundInfo, RoundPatch, StoreError, StoredGame, StoredMove,
+    TournamentPatch, to_game,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -293,6 +293,14 @@ pub fn routes() -> Vec<Route> {
             true,
             "application/json",
             replace_move
+        ),
+        route!(
+            get,
+            "/api/audit",
+            "The whole audit trail, newest first (?before=ID&limit=N, at most 1000)",
+            true,
+            "application/json",
+            audit_all
         ),
         route!(
             get,
@@ -1006,10 +1014,34 @@ async fn game_pgn(State(s): State<AppState>, Path(id): Path<String>, h: HeaderMa
 struct TournamentBody {
     name: Option<String>,
     site: Option<Option<String>>,
-    start_date: Option<String>,
-    end_date: Option<String>,
+    start_date: Option<Option<String>>,
+    end_date: Option<Option<String>>,
     time_control: Option<Option<String>>,
     delay_secs: Option<u32>,
+}
+
+/// A date as PGN writes it ("2026.11.23", with "??" for what is unknown) or as ISO 8601
+/// ("2026-11-23"); stored in the ISO form.
+fn check_date(what: &str, d: Option<Option<String>>) -> Result<Option<Option<String>>, ApiError> {
+    let Some(Some(d)) = d else { return Ok(d) };
+    let iso = d.trim().replace('.', "-");
+    let parts: Vec<&str> = iso.split('-').collect();
+    let field = |p: &str, len: usize, max: u32| {
+        p.len() == len
+            && (p.chars().all(|c| c == '?')
+                || p.parse::<u32>().is_ok_and(|v| (1..=max).contains(&v)))
+    };
+    if parts.len() == 3
+        && field(parts[0], 4, 9999)
+        && field(parts[1], 2, 12)
+        && field(parts[2], 2, 31)
+    {
+        Ok(Some(Some(iso)))
+    } else {
+        Err(ApiError::bad(format!(
+            "{what} {d:?} is not a date (YYYY-MM-DD or YYYY.MM.DD, ?? for unknown parts)"
+        )))
+    }
 }
 
 fn check_delay(d: Option<u32>) -> Result<(), ApiError> {
@@ -1053,13 +1085,15 @@ async fn create_tournament(State(s): State<AppState>, h: HeaderMap, body: Bytes)
     check_delay(b.delay_secs)?;
     let tc = b.time_control.flatten();
     check_time_control(tc.as_deref())?;
+    let start_date = check_date("start_date", b.start_date)?.flatten();
+    let end_date = check_date("end_date", b.end_date)?.flatten();
     let id = s
         .store
         .create_tournament(&NewTournament {
             name,
             site: b.site.flatten(),
-            start_date: b.start_date,
-            end_date: b.end_date,
+            start_date,
+            end_date,
             time_control: tc,
             delay_secs: b.delay_secs.unwrap_or(0),
         })
@@ -1089,17 +1123,16 @@ async fn edit_tournament(
     if let Some(tc) = &b.time_control {
         check_time_control(tc.as_deref())?;
     }
-    s.store
-        .update_tournament(
-            id,
-            &TournamentPatch {
-                name: b.name,
-                site: b.site,
-                time_control: b.time_control,
-                delay_secs: b.delay_secs,
-            },
-        )
-        .await?;
+    let patch = TournamentPatch {
+        name: b.name,
+        site: b.site,
+        start_date: check_date("start_date", b.start_date)?,
+        end_date: check_date("end_date", b.end_date)?,
+        time_control: b.time_control,
+        delay_secs: b.delay_secs,
+    };
+    s.store.update_tournament(id, &patch).await?;
+    s.round_edited();
     s.store
         .audit(
             "arbiter",
@@ -1115,7 +1148,7 @@ async fn edit_tournament(
 #[serde(deny_unknown_fields)]
 struct RoundBody {
     number: Option<String>,
-    date: Option<String>,
+    date: Option<Option<String>>,
     delay_secs: Option<Option<u32>>,
     #[serde(rename = "final")]
     is_final: Option<bool>,
@@ -1136,10 +1169,25 @@ async fn create_round(
         .ok_or_else(|| ApiError::bad("number is required"))?;
     check_text("number", Some(&number), 20)?;
     check_delay(b.delay_secs.flatten())?;
-    let r = s.store.create_round(id, &number, b.date.as_deref()).await?;
+    let date = check_date("date", b.date)?.flatten();
+    let r = s.store.create_round(id, &number, date.as_deref()).await?;
     if b.delay_secs.is_some() || b.is_final.is_some() {
-        s.store.update_round(r, b.delay_secs, b.is_final).await?;
+        let patch = RoundPatch {
+            delay_secs: b.delay_secs,
+            is_final: b.is_final,
+            ..Default::default()
+        };
+        s.store.update_round(r, &patch).await?;
     }
+    s.store
+        .audit(
+            "arbiter",
+            "create_round",
+            None,
+            &json!({"round": r, "tournament": id, "change": String::from_utf8_lossy(&body)})
+                .to_string(),
+        )
+        .await?;
     Ok((StatusCode::CREATED, axum::Json(json!({"id": r}))).into_response())
 }
 
@@ -1152,11 +1200,21 @@ async fn edit_round(
     require_admin(&s, &h)?;
     let id = parse_id(&id, "round")?;
     let b: RoundBody = body_json(&body)?;
-    if b.number.is_some() || b.date.is_some() {
-        return Err(ApiError::bad("only delay_secs and final can be changed"));
+    if let Some(n) = &b.number {
+        if n.trim().is_empty() {
+            return Err(ApiError::bad("number must not be empty"));
+        }
+        check_text("number", Some(n), 20)?;
     }
     check_delay(b.delay_secs.flatten())?;
-    let r = s.store.update_round(id, b.delay_secs, b.is_final).await?;
+    let patch = RoundPatch {
+        number: b.number,
+        date: check_date("date", b.date)?,
+        delay_secs: b.delay_secs,
+        is_final: b.is_final,
+    };
+    let r = s.store.update_round(id, &patch).await?;
+    s.round_edited();
     s.store
         .audit(
             "arbiter",
@@ -1636,6 +1694,28 @@ async fn replace_game(
     }
     let what = format!("replaced from PGN ({} moves)", out.len());
     send_edit(&s, id, EditAction::Replace { what }, out).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditQuery {
+    before: Option<i64>,
+    limit: Option<u32>,
+}
+
+async fn audit_all(
+    State(s): State<AppState>,
+    q: Result<axum::extract::Query<AuditQuery>, axum::extract::rejection::QueryRejection>,
+    h: HeaderMap,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
+    let limit = q.limit.unwrap_or(200);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad("limit must be between 1 and 1000"));
+    }
+    let entries = s.store.audit_all(q.before, limit).await?;
+    json_ok(serde_json::to_value(entries).unwrap_or(Value::Null))
 }
 
 async fn audit(State(s): State<AppState>, Path(id): Path<String>, h: HeaderMap) -> ApiResult {

@@ -223,9 +223,27 @@ pub struct Shared {
     pub pgn_cache: Mutex<HashMap<i64, Cached>>,
     /// Set when the service shuts down: live sockets close cleanly.
     pub closing: tokio::sync::watch::Sender<bool>,
+    /// Raised whenever an arbiter edits a tournament or a round: open sockets look up their
+    /// round's delay again (a spectator connected before a delay was set must not go on
+    /// seeing live moves).
+    pub round_edits: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
+    /// After an arbiter's edit of a tournament or round: cached live views are rebuilt and
+    /// open sockets check their delay.
+    pub fn round_edited(&self) {
+        self.snapshots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.round_edits.send_modify(|n| *n += 1);
+    }
+
     pub fn publish(&self, e: Event) {
         // No receiver is fine: nobody is watching.
         let _ = self.events.send(Arc::new(e));

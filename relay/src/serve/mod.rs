@@ -259,6 +259,7 @@ async fn serve(
     let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
     let (closing, _) = tokio::sync::watch::channel(false);
+    let (round_edits, _) = tokio::sync::watch::channel(0);
     let shared = Arc::new(Shared {
         store: store.clone(),
         events,
@@ -276,6 +277,7 @@ async fn serve(
         snapshot_build: Default::default(),
         pgn_cache: Default::default(),
         closing,
+        round_edits,
     });
     shared.health.store_ok.store(true, Ordering::Relaxed);
     // The writer has connections of its own: readers (pages, platforms polling) can never

@@ -236,7 +236,9 @@ async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<Pendin
             out.push(m);
         }
     }
-    Some((current, out))
+    // Changes committed after `current` was read may be among them: they are not sent again.
+    let last = changes.last().map_or(current, |c| c.seq.max(current));
+    Some((last, out))
 }
 
 async fn send(socket: &mut WebSocket, text: String) -> bool {
@@ -272,11 +274,56 @@ const MAX_HELD: usize = 100_000;
 /// the seconds between them itself).
 const HELD_CLOCK_EVERY_MS: i64 = 10_000;
 
+/// Queues, each at its time, what happened after `last_seq` for a client `delay` ms behind
+/// (the changes between its view's moment and now); returns the last change number queued.
+async fn hold_since(
+    s: &Shared,
+    scope: Scope,
+    delay: i64,
+    mut last_seq: i64,
+    held: &mut VecDeque<(i64, Pending)>,
+) -> i64 {
+    if let Ok(changes) = s
+        .store
+        .changes_since(scope.round(), last_seq, MAX_HELD as u32)
+        .await
+    {
+        for c in &changes {
+            last_seq = c.seq;
+            if let Some(m) = change_message(scope, c).await {
+                held.push_back((c.at_ms + delay, m));
+            }
+        }
+    }
+    last_seq
+}
+
+/// Sends a fresh snapshot (and, for a delayed client, queues what follows it); the change
+/// number the client is at, or `None` when the client is gone or the store failed.
+async fn restart(
+    s: &Shared,
+    scope: Scope,
+    arbiter: bool,
+    delay: i64,
+    socket: &mut WebSocket,
+    held: &mut VecDeque<(i64, Pending)>,
+) -> Option<i64> {
+    let (seq, text) = snapshot(s, scope, arbiter).await.ok()?;
+    if !send(socket, text).await {
+        return None;
+    }
+    Some(if delay > 0 {
+        hold_since(s, scope, delay, seq, held).await
+    } else {
+        seq
+    })
+}
+
 async fn follow(
     s: Arc<Shared>,
     scope: Scope,
     since: Option<i64>,
-    delay: i64,
+    mut delay: i64,
     arbiter: bool,
     mut socket: WebSocket,
 ) {
@@ -324,20 +371,9 @@ async fn follow(
         },
     }
     if delay > 0 {
-        // What happened between the view's moment and now follows, each at its time.
-        if let Ok(changes) = s
-            .store
-            .changes_since(scope.round(), last_seq, MAX_HELD as u32)
-            .await
-        {
-            for c in &changes {
-                last_seq = c.seq;
-                if let Some(m) = change_message(scope, c).await {
-                    held.push_back((c.at_ms + delay, m));
-                }
-            }
-        }
+        last_seq = hold_since(&s, scope, delay, last_seq, &mut held).await;
     }
+    let mut round_edits = s.round_edits.subscribe();
     loop {
         let next_release = held
             .front()
@@ -399,24 +435,9 @@ async fn follow(
                     // Too slow to follow every change: start again from a snapshot.
                     held.clear();
                     held_clock.clear();
-                    match snapshot(&s, scope, arbiter).await {
-                        Ok((seq, text)) => {
-                            last_seq = seq;
-                            if !send(&mut socket, text).await {
-                                return;
-                            }
-                        }
-                        Err(_) => return,
-                    }
-                    if delay > 0
-                        && let Ok(changes) = s.store.changes_since(scope.round(), last_seq, MAX_HELD as u32).await
-                    {
-                        for c in &changes {
-                            last_seq = c.seq;
-                            if let Some(m) = change_message(scope, c).await {
-                                held.push_back((c.at_ms + delay, m));
-                            }
-                        }
+                    match restart(&s, scope, arbiter, delay, &mut socket, &mut held).await {
+                        Some(seq) => last_seq = seq,
+                        None => return,
                     }
                 }
                 Err(RecvError::Closed) => break,
@@ -431,6 +452,25 @@ async fn follow(
                     let Some(text) = m.render(&s, arbiter).await else { continue };
                     if !send(&mut socket, text).await {
                         return;
+                    }
+                }
+            }
+            changed = round_edits.changed(), if !arbiter => {
+                if changed.is_err() {
+                    break;
+                }
+                // An arbiter changed a delay (or something else of a tournament or round):
+                // a client whose delay is no longer right starts again from a snapshot of
+                // the view it is now owed.
+                let Ok(info) = s.store.round(scope.round()).await else { return };
+                let Ok(now) = s.delay_ms(&info).await else { return };
+                if now != delay {
+                    delay = now;
+                    held.clear();
+                    held_clock.clear();
+                    match restart(&s, scope, arbiter, delay, &mut socket, &mut held).await {
+                        Some(seq) => last_seq = seq,
+                        None => return,
                     }
                 }
             }

@@ -135,13 +135,13 @@ mod export;
 mod migrate;
 mod model;
 mod rounds;
-pub use rounds::{TournamentPatch, next_round_number};
+pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
 pub use export::to_game;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
-    AuditEntry, Change, NewTournament, Pairing, Player, RawEntry, RoundInfo, StoredGame,
-    StoredMove, TournamentInfo,
+    AuditEntry, AuditRecord, Change, NewTournament, Pairing, Player, RawEntry, RoundInfo,
+    StoredGame, StoredMove, TournamentInfo,
 };
 
 pub fn now_ms() -> i64 {
@@ -436,6 +436,20 @@ impl Store {
     }
 
     /// The audit trail of a game, oldest first.
+    /// The whole audit trail (tournaments, rounds, pairings, e-boards and games), newest
+    /// first: at most `limit` entries with an id below `before`.
+    pub async fn audit_all(&self, before: Option<i64>, limit: u32) -> Result<Vec<AuditRecord>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(i64, i64, String, String, Option<i64>, String)> = sqlx::query_as(
+                "SELECT id, at, actor, action, game_id, detail FROM audit WHERE id < $1 ORDER BY id DESC LIMIT $2",
+            )
+            .bind(before.unwrap_or(i64::MAX)).bind(i64::from(limit)).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(id, at_ms, actor, action, game_id, detail)| AuditRecord {
+                id, game_id, entry: AuditEntry { at_ms, actor, action, detail },
+            }).collect())
+        })
+    }
+
     pub async fn audit_trail(&self, game: i64) -> Result<Vec<AuditEntry>> {
         on_pool!(self, pool => {
             let rows: Vec<(i64, String, String, String)> = sqlx::query_as(

@@ -119,6 +119,16 @@ pub struct AuditEntry {
     pub detail: String,
 }
 
+/// An audit entry with its place in the whole trail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AuditRecord {
+    pub id: i64,
+    /// The game it concerns, if it concerns one.
+    pub game_id: Option<i64>,
+    #[serde(flatten)]
+    pub entry: AuditEntry,
+}
+
 pub(crate) const GAME_SELECT_BY_ID: &str = "SELECT id, round_id, board_no,
     white, white_title, white_elo, white_fide_id, white_fed,
     black, black_title, black_elo, black_fide_id, black_fed,

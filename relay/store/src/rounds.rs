@@ -34,8 +34,20 @@ fn round_info(r: RoundRow) -> RoundInfo {
 pub struct TournamentPatch {
     pub name: Option<String>,
     pub site: Option<Option<String>>,
+    pub start_date: Option<Option<String>>,
+    pub end_date: Option<Option<String>>,
     pub time_control: Option<Option<String>>,
     pub delay_secs: Option<u32>,
+}
+
+/// Fields of a round an arbiter may change; `None` leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct RoundPatch {
+    pub number: Option<String>,
+    pub date: Option<Option<String>>,
+    /// `Some(None)` falls back to the tournament's delay.
+    pub delay_secs: Option<Option<u32>>,
+    pub is_final: Option<bool>,
 }
 
 /// The number after a round number ("3" → "4"; anything else gets ".2" appended).
@@ -120,26 +132,31 @@ impl Store {
         let t = self.tournament(id).await?;
         let name = p.name.clone().unwrap_or(t.name);
         let site = p.site.clone().unwrap_or(t.site);
+        let start = p.start_date.clone().unwrap_or(t.start_date);
+        let end = p.end_date.clone().unwrap_or(t.end_date);
         let tc = p.time_control.clone().unwrap_or(t.time_control);
         let delay = i64::from(p.delay_secs.unwrap_or(t.delay_secs));
-        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, time_control = $3, delay_secs = $4 WHERE id = $5")
-            .bind(name).bind(site).bind(tc).bind(delay).bind(id).execute(pool).await?; });
+        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6 WHERE id = $7")
+            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(id).execute(pool).await?; });
         Ok(())
     }
 
-    /// Sets a round's own delay (`Some(None)` falls back to the tournament's) and/or marks it final.
-    pub async fn update_round(
-        &self,
-        id: i64,
-        delay_secs: Option<Option<u32>>,
-        is_final: Option<bool>,
-    ) -> Result<RoundInfo> {
+    /// Changes a round's number, date, own delay and/or whether it is final.
+    pub async fn update_round(&self, id: i64, p: &RoundPatch) -> Result<RoundInfo> {
         let r = self.round(id).await?;
-        let delay = delay_secs.unwrap_or(r.delay_secs).map(i64::from);
-        let fin = i64::from(is_final.unwrap_or(r.is_final));
-        on_pool!(self, pool => { sqlx::query("UPDATE rounds SET delay_secs = $1, final = $2 WHERE id = $3")
-            .bind(delay).bind(fin).bind(id).execute(pool).await?; });
-        self.round(id).await
+        let number = p.number.clone().unwrap_or(r.number);
+        let date = p.date.clone().unwrap_or(r.date);
+        let delay = p.delay_secs.unwrap_or(r.delay_secs).map(i64::from);
+        let fin = i64::from(p.is_final.unwrap_or(r.is_final));
+        let done = on_pool!(self, pool => sqlx::query("UPDATE rounds SET number = $1, date = $2, delay_secs = $3, final = $4 WHERE id = $5")
+            .bind(&number).bind(date).bind(delay).bind(fin).bind(id).execute(pool).await.map(|_| ()));
+        match done {
+            Ok(_) => self.round(id).await,
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(StoreError::Conflict(
+                format!("round {number} exists already"),
+            )),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The round boards are played in now: the newest round that is not marked final.
