@@ -3,7 +3,9 @@
 //! and a service killed with SIGKILL at random moments loses nothing a client saw and stores
 //! nothing twice.
 
-use super::service::{Emulator, Relay, Socket, get, get_json, wait_until};
+use super::service::{
+    Emulator, Relay, Socket, get, get_json, postgres_database, postgres_url, wait_until,
+};
 use super::temp_dir;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -216,10 +218,98 @@ fn poll(
     })
 }
 
+/// What a WebSocket client following round 1 saw, reconnecting with `?since=` after each
+/// restart: (game, ply) → UCI. Unlike the poller, it is told of moves as they are announced,
+/// so a move announced before it was committed and then lost would show here.
+fn follow_round(
+    base: Arc<Mutex<String>>,
+    seen: Seen,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut last_seq: Option<i64> = None;
+        let mut connections = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let b = base.lock().expect("lock").replacen("http://", "ws://", 1);
+            let url = match last_seq {
+                Some(n) => format!("{b}/api/rounds/1/ws?since={n}"),
+                None => format!("{b}/api/rounds/1/ws"),
+            };
+            let Ok(mut ws) = Socket::try_connect(&url) else {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            };
+            connections += 1;
+            while !stop.load(Ordering::Relaxed) {
+                // `None` is a quiet moment or a dropped connection; a dropped one fails the
+                // next read too, and a quiet one is told apart by trying again.
+                let Some(m) = ws.next(Duration::from_millis(300)) else {
+                    if ws.is_closed() {
+                        break;
+                    }
+                    continue;
+                };
+                let mut s = seen.lock().expect("lock");
+                match m["type"].as_str() {
+                    Some("snapshot") => {
+                        for g in m["round"]["games"].as_array().into_iter().flatten() {
+                            let gid = g["id"].as_i64().unwrap_or(0);
+                            for mv in g["moves"].as_array().into_iter().flatten() {
+                                if let (Some(p), Some(u)) = (mv["ply"].as_u64(), mv["uci"].as_str())
+                                {
+                                    s.insert((gid, p), u.to_string());
+                                }
+                            }
+                        }
+                    }
+                    Some("move") => {
+                        let gid = m["game_id"].as_i64().unwrap_or(0);
+                        if let (Some(p), Some(u)) =
+                            (m["move"]["ply"].as_u64(), m["move"]["uci"].as_str())
+                        {
+                            s.insert((gid, p), u.to_string());
+                        }
+                    }
+                    Some("truncate") => {
+                        let gid = m["game_id"].as_i64().unwrap_or(0);
+                        let from = m["from_ply"].as_u64().unwrap_or(u64::MAX);
+                        s.retain(|(g, p), _| *g != gid || *p < from);
+                    }
+                    _ => {}
+                }
+                if let Some(n) = m["seq"].as_i64() {
+                    last_seq = Some(last_seq.map_or(n, |l| l.max(n)));
+                }
+            }
+        }
+        connections
+    })
+}
+
 #[test]
 fn killed_at_random_moments_the_service_loses_nothing_and_doubles_nothing() {
-    let emu = Emulator::start(
+    let dir = temp_dir("serve-crash-db");
+    killed_at_random_moments(
         "serve-crash",
+        &format!("sqlite://{}/relay.db", dir.display()),
+        &dir,
+    );
+}
+
+#[test]
+fn killed_at_random_moments_on_postgres_nothing_is_lost_or_doubled() {
+    let Some(url) = postgres_url("the PostgreSQL crash test") else {
+        return;
+    };
+    let db = postgres_database(&url, &format!("relay_crash_{}", std::process::id()));
+    killed_at_random_moments("serve-crash-pg", &db, &temp_dir("serve-crash-pg-dir"));
+}
+
+/// The service reading 4 emulated boards into `db` is killed with SIGKILL 3 times at random
+/// moments and started again; a polling client and a WebSocket client watch throughout.
+fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
+    let emu = Emulator::start(
+        name,
         &[
             "--boards",
             "4",
@@ -233,15 +323,15 @@ fn killed_at_random_moments_the_service_loses_nothing_and_doubles_nothing() {
             "11",
         ],
     );
-    let dir = temp_dir("serve-crash-db");
-    let db = format!("sqlite://{}/relay.db", dir.display());
     let ports = emu.ports();
-    let args = ["--db", db.as_str(), "--port", ports.as_str()];
-    let mut r = Relay::serve(&dir, &args);
+    let args = ["--db", db, "--port", ports.as_str()];
+    let mut r = Relay::serve(dir, &args);
     let base = Arc::new(Mutex::new(r.base.clone()));
     let seen: Seen = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let poller = poll(base.clone(), seen.clone(), stop.clone());
+    let pushed: Seen = Arc::default();
+    let follower = follow_round(base.clone(), pushed.clone(), stop.clone());
 
     // Random moments from the clock's nanoseconds; printed so a failure can be retraced.
     let mut state = Instant::now().elapsed().as_nanos() as u64 ^ u64::from(std::process::id());
@@ -262,13 +352,15 @@ fn killed_at_random_moments_the_service_loses_nothing_and_doubles_nothing() {
         kills.push((wait, count));
         logs.push(r.log_text());
         std::thread::sleep(Duration::from_millis(next(100, 1500)));
-        r = Relay::serve(&dir, &args);
+        r = Relay::serve(dir, &args);
         *base.lock().expect("lock") = r.base.clone();
     }
     let at_last_kill = kills.last().map_or(0, |k| k.1);
     std::thread::sleep(Duration::from_secs(12));
     stop.store(true, Ordering::Relaxed);
     poller.join().expect("poller");
+    let connections = follower.join().expect("WebSocket follower");
+    let pushed = pushed.lock().expect("lock").clone();
     let seen = seen.lock().expect("lock").clone();
     let games = all_games(&r);
     let context = || {
@@ -278,8 +370,13 @@ fn killed_at_random_moments_the_service_loses_nothing_and_doubles_nothing() {
         )
     };
 
-    // Everything a client saw is stored, at the same ply, once (a ply holds one move).
-    for ((g, ply), uci) in &seen {
+    // Everything a client saw (polling, or told over the WebSocket) is stored, at the same
+    // ply, once (a ply holds one move).
+    assert!(
+        connections >= 4,
+        "the WebSocket client connected {connections} times for 4 lives of the service"
+    );
+    for ((g, ply), uci) in seen.iter().chain(&pushed) {
         let stored = games
             .get(g)
             .and_then(|v| {
@@ -334,9 +431,16 @@ fn killed_at_random_moments_the_service_loses_nothing_and_doubles_nothing() {
         context()
     );
     let _ = logs;
+    assert!(
+        pushed.len() > at_last_kill,
+        "the WebSocket client was told of {} moves, {at_last_kill} polled by the last kill",
+        pushed.len()
+    );
     eprintln!(
-        "crash test: kills (ms waited, moves seen) {kills:?}; {} moves seen, {total} stored in {} games",
+        "crash test on {db}: kills (ms waited, moves polled) {kills:?}; {} moves polled, {} told over \
+         {connections} WebSocket connections, {total} stored in {} games",
         seen.len(),
+        pushed.len(),
         games.len()
     );
     assert!(r.terminate(), "no clean stop:\n{}", r.log_text());

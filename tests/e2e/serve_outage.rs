@@ -3,7 +3,7 @@
 //! is wrong, writes are retried, and once the database is back everything read meanwhile is
 //! stored, in order, nothing lost.
 
-use super::service::{Emulator, Relay, get, get_json, wait_until};
+use super::service::{Emulator, Relay, get, get_json, postgres_database, postgres_url, wait_until};
 use super::temp_dir;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -11,21 +11,6 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The PostgreSQL URL to test against, or `None` (with a notice) when there is none.
-fn postgres_url() -> Option<String> {
-    match std::env::var("RELAY_TEST_POSTGRES") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            let notice = "RELAY_TEST_POSTGRES is not set: the database outage test is skipped";
-            if std::env::var("RELAY_REQUIRE_ALL").is_ok_and(|v| v == "1") {
-                panic!("{notice} (RELAY_REQUIRE_ALL=1)");
-            }
-            eprintln!("{notice}");
-            None
-        }
-    }
-}
 
 /// A TCP proxy to PostgreSQL that can be cut (every connection closed, new ones dropped).
 struct Proxy {
@@ -123,25 +108,12 @@ fn stored_moves(r: &Relay) -> Option<Vec<Vec<String>>> {
 
 #[test]
 fn a_database_outage_loses_no_reading() {
-    let Some(url) = postgres_url() else { return };
+    let Some(url) = postgres_url("the database outage test") else {
+        return;
+    };
     // A database of our own on the test server, reached through the proxy.
     let name = format!("relay_outage_{}", std::process::id());
-    let admin = std::process::Command::new("psql")
-        .args([
-            url.as_str(),
-            "-q",
-            "-c",
-            &format!("DROP DATABASE IF EXISTS {name}"),
-            "-c",
-            &format!("CREATE DATABASE {name}"),
-        ])
-        .output()
-        .expect("psql");
-    assert!(
-        admin.status.success(),
-        "cannot create the test database: {}",
-        String::from_utf8_lossy(&admin.stderr)
-    );
+    postgres_database(&url, &name);
     let (user_host, _) = url.rsplit_once('/').expect("URL with a database");
     let host = user_host.rsplit_once('@').map_or(user_host, |(_, h)| h);
     let user = user_host

@@ -221,15 +221,22 @@ pub fn get_json(url: &str) -> Value {
 /// A WebSocket client reading JSON messages.
 pub struct Socket {
     ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    /// The connection was closed or failed.
+    closed: bool,
 }
 
 impl Socket {
     pub fn connect(url: &str) -> Socket {
-        let (ws, _) = tungstenite::connect(url).unwrap_or_else(|e| panic!("ws {url}: {e}"));
+        Socket::try_connect(url).unwrap_or_else(|e| panic!("ws {url}: {e}"))
+    }
+
+    /// A connection, or why there is none (the service may be down).
+    pub fn try_connect(url: &str) -> Result<Socket, tungstenite::Error> {
+        let (ws, _) = tungstenite::connect(url)?;
         if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
             let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
         }
-        Socket { ws }
+        Ok(Socket { ws, closed: false })
     }
 
     /// The next JSON message, or `None` after `within` with nothing.
@@ -240,17 +247,28 @@ impl Socket {
                 Ok(tungstenite::Message::Text(t)) => {
                     return Some(serde_json::from_str(t.as_str()).expect("JSON message"));
                 }
-                Ok(tungstenite::Message::Close(_)) => return None,
+                Ok(tungstenite::Message::Close(_)) => {
+                    self.closed = true;
+                    return None;
+                }
                 Ok(_) => {}
                 Err(tungstenite::Error::Io(e))
                     if matches!(
                         e.kind(),
                         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                     ) => {}
-                Err(_) => return None,
+                Err(_) => {
+                    self.closed = true;
+                    return None;
+                }
             }
         }
         None
+    }
+
+    /// Whether the connection is gone (closed by the server, or broken).
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// Messages until `done` is satisfied (panics after `secs`).
@@ -288,4 +306,42 @@ pub fn wait_until<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) ->
         assert!(Instant::now() < end, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The PostgreSQL server to test against (`RELAY_TEST_POSTGRES`), or `None` with a notice
+/// that `test` is skipped; with `RELAY_REQUIRE_ALL=1` a missing server fails the test.
+pub fn postgres_url(test: &str) -> Option<String> {
+    match std::env::var("RELAY_TEST_POSTGRES") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            let notice = format!("RELAY_TEST_POSTGRES is not set: {test} is skipped");
+            if std::env::var("RELAY_REQUIRE_ALL").is_ok_and(|v| v == "1") {
+                panic!("{notice} (RELAY_REQUIRE_ALL=1)");
+            }
+            eprintln!("{notice}");
+            None
+        }
+    }
+}
+
+/// Makes a new, empty database `name` on the server of `url`; returns its URL.
+pub fn postgres_database(url: &str, name: &str) -> String {
+    let admin = std::process::Command::new("psql")
+        .args([
+            url,
+            "-q",
+            "-c",
+            &format!("DROP DATABASE IF EXISTS {name}"),
+            "-c",
+            &format!("CREATE DATABASE {name}"),
+        ])
+        .output()
+        .expect("psql");
+    assert!(
+        admin.status.success(),
+        "cannot create the test database: {}",
+        String::from_utf8_lossy(&admin.stderr)
+    );
+    let (server, _) = url.rsplit_once('/').expect("URL with a database");
+    format!("{server}/{name}")
 }
