@@ -170,9 +170,17 @@ async fn measure(
             done.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let Ok((mut ws, _)) = tokio_tungstenite::connect_async(&url).await else {
+            // A small read buffer, as the server has: tungstenite zeroes the whole buffer
+            // before each read, which at the 128 KiB default costs the clients more than
+            // the server's work being measured.
+            let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+                .read_buffer_size(16 * 1024);
+            let Ok((mut ws, _)) =
+                tokio_tungstenite::connect_async_with_config(&url, Some(config), false).await
+            else {
                 return false;
             };
+            let mut mine: std::collections::BTreeMap<String, u64> = Default::default();
             while !done.load(Ordering::Relaxed) {
                 let next = tokio::time::timeout(Duration::from_millis(500), ws.next()).await;
                 let Ok(Some(Ok(msg))) = next else {
@@ -189,8 +197,12 @@ async fn measure(
                 if let Some(rest) = t.strip_prefix("{\"type\":\"")
                     && let Some(end) = rest.find('"')
                 {
-                    let mut k = kinds.lock().unwrap_or_else(|e| e.into_inner());
-                    *k.entry(rest[..end].to_string()).or_insert(0u64) += 1;
+                    match mine.get_mut(&rest[..end]) {
+                        Some(n) => *n += 1,
+                        None => {
+                            mine.insert(rest[..end].to_string(), 1);
+                        }
+                    }
                 }
                 // Only moves are timed; other messages are counted and skipped unparsed.
                 if t.starts_with("{\"type\":\"move\"") {
@@ -204,6 +216,10 @@ async fn measure(
                 }
             }
             let _ = ws.close(None).await;
+            let mut k = kinds.lock().unwrap_or_else(|e| e.into_inner());
+            for (kind, n) in mine {
+                *k.entry(kind).or_insert(0) += n;
+            }
             true
         }));
         if tasks.len() % 200 == 0 {

@@ -52,6 +52,8 @@ impl Scope {
     }
 }
 
+/// Bytes read from a client socket at a time (see `open`).
+const READ_BUFFER: usize = 4 * 1024;
 /// Changes replayed from the store beyond this many: a snapshot is cheaper.
 const MAX_REPLAY: usize = 2000;
 /// A client that does not take a message within this time is dropped.
@@ -101,7 +103,14 @@ async fn open(
     let a = arbiter(&s, &h)?;
     let (_, delay) = cutoff(&s, &r, a).await?;
     let delay = if a { 0 } else { delay };
-    let ws = ws.map_err(not_upgrade)?.max_message_size(64 * 1024);
+    // Spectators only ever send small control frames. tungstenite zeroes its whole read
+    // buffer before each read attempt, and a live socket's read side is polled after every
+    // event it forwards, so the default 128 KiB buffer cost 128 KiB of memset per client per
+    // event (most of the CPU with thousands of clients; see `relay bench`).
+    let ws = ws
+        .map_err(not_upgrade)?
+        .max_message_size(64 * 1024)
+        .read_buffer_size(READ_BUFFER);
     Ok(ws
         .on_upgrade(move |socket| follow(s, scope, q.since, delay, a, socket))
         .into_response())
