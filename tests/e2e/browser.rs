@@ -979,6 +979,62 @@ fn browser_round_page_reconnects_after_restart() {
         }
         assert_eq!(b.live_status().await, "live");
         b.screenshot("caught-up").await;
+
+        // Heartbeats that arrive late: the page says it is behind, and by how much. The
+        // page's clock is put 30 s ahead, which makes every heartbeat look 30 s old, as on
+        // a link that holds messages back.
+        b.js(
+            "window.realNow = Date.now; Date.now = () => window.realNow.call(Date) + 30000;",
+            vec![],
+        )
+        .await;
+        let behind = eventually!(8, "the page to say it is behind", async {
+            let text = b.text_of("live-status").await?;
+            (b.live_status().await == "behind").then_some(text)
+        });
+        assert!(
+            ["behind by 29 s", "behind by 30 s", "behind by 31 s"].contains(&behind.as_str()),
+            "the badge says {behind:?}"
+        );
+        b.screenshot("behind").await;
+        b.js("Date.now = window.realNow;", vec![]).await;
+        eventually!(
+            8,
+            "the page to be live again once heartbeats are on time",
+            async { (b.live_status().await == "live").then_some(()) }
+        );
+
+        // A connection that goes silent without closing (the service frozen, as behind a
+        // dead Wi-Fi link): given up after 15 s of silence, and live again once the
+        // service answers, with every move in.
+        let pid = svc.child.id().to_string();
+        let signal = |sig: &str| {
+            let ok = Command::new("kill")
+                .args([sig, pid.as_str()])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "kill {sig} {pid}");
+        };
+        signal("-STOP");
+        let stopped = Instant::now();
+        let status = eventually!(25, "the page to give up the silent connection", async {
+            let s = b.live_status().await;
+            (s != "live" && s != "behind").then_some(s)
+        });
+        let silent_ms = stopped.elapsed().as_millis();
+        signal("-CONT");
+        assert_eq!(status, "reconnecting");
+        assert!(
+            (14_000..20_000).contains(&silent_ms),
+            "the silent connection was given up after {silent_ms} ms"
+        );
+        println!("a frozen service: the page reconnected after {silent_ms} ms of silence");
+        eventually!(30, "the page to be live again after the freeze", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        eventually!(20, "the page to catch up after the freeze", async {
+            plies_agree(&b, &api_round).await.ok()
+        });
         b.quit().await;
     });
 }

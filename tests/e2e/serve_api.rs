@@ -723,3 +723,30 @@ fn every_route_refuses_what_it_should() {
     );
     assert_eq!(get_json(&r.url("/api/rounds/1"))["seq"], 0);
 }
+
+/// An idle socket still hears from the service: a heartbeat every 5 s, stamped with the
+/// server's time, so a page can tell a quiet round from a dead or lagging connection.
+#[test]
+fn an_idle_websocket_gets_heartbeats() {
+    let dir = temp_dir("serve-heartbeat");
+    let r = serve(&dir, &[]);
+    // The round made automatically at the first start.
+    assert_eq!(get(&r.url("/api/rounds/1")).status, 200);
+    let mut ws = Socket::connect(&r.ws_url("/api/rounds/1/ws"));
+    let snap = ws.next(Duration::from_secs(5)).expect("snapshot");
+    assert_eq!(snap["type"], "snapshot");
+    assert!(
+        ws.next(Duration::from_secs(11)).is_none(),
+        "an idle round sent a change"
+    );
+    assert_eq!(ws.heartbeats.len(), 2, "{:?}", ws.heartbeats);
+    for (sent, arrived) in &ws.heartbeats {
+        assert!(
+            (0..1000).contains(&(arrived - sent)),
+            "a heartbeat sent at {sent} arrived at {arrived}"
+        );
+    }
+    let gap = ws.heartbeats[1].0 - ws.heartbeats[0].0;
+    assert!((4500..5500).contains(&gap), "heartbeats {gap} ms apart");
+    ws.close();
+}

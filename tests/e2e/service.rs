@@ -223,6 +223,9 @@ pub struct Socket {
     ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
     /// The connection was closed or failed.
     closed: bool,
+    /// When each heartbeat was sent (server time, ms) and when it arrived (ours); `next`
+    /// keeps them here rather than returning them.
+    pub heartbeats: Vec<(i64, i64)>,
 }
 
 impl Socket {
@@ -236,16 +239,29 @@ impl Socket {
         if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
             let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
         }
-        Ok(Socket { ws, closed: false })
+        Ok(Socket {
+            ws,
+            closed: false,
+            heartbeats: Vec::new(),
+        })
     }
 
-    /// The next JSON message, or `None` after `within` with nothing.
+    /// The next JSON message other than a heartbeat, or `None` after `within` with nothing.
     pub fn next(&mut self, within: Duration) -> Option<Value> {
         let end = Instant::now() + within;
         while Instant::now() < end {
             match self.ws.read() {
                 Ok(tungstenite::Message::Text(t)) => {
-                    return Some(serde_json::from_str(t.as_str()).expect("JSON message"));
+                    let v: Value = serde_json::from_str(t.as_str()).expect("JSON message");
+                    if v["type"] == "heartbeat" {
+                        let sent = v["at_ms"].as_i64().expect("a heartbeat's at_ms");
+                        let now = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_millis() as i64);
+                        self.heartbeats.push((sent, now));
+                        continue;
+                    }
+                    return Some(v);
                 }
                 Ok(tungstenite::Message::Close(_)) => {
                     self.closed = true;

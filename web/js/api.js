@@ -97,22 +97,35 @@ export async function adminJSON(url, options) {
 
 // ---- live socket -------------------------------------------------------------
 
-const STATUS_TEXT = { live: 'live', reconnecting: 'reconnecting…', offline: 'offline' };
+const STATUS_TEXT = { live: 'live', reconnecting: 'reconnecting…', offline: 'offline', behind: 'behind' };
 
-/** Shows a socket status on the page's `#live-status` badge. */
-export function showStatus(status) {
+/**
+ * Shows a socket status on the page's `#live-status` badge; for "behind",
+ * `lagMs` says by how much.
+ */
+export function showStatus(status, lagMs) {
   const badge = document.getElementById('live-status');
   if (!badge) return;
   badge.dataset.status = status;
-  badge.textContent = STATUS_TEXT[status] || status;
+  badge.textContent = status === 'behind' && lagMs
+    ? `behind by ${Math.round(lagMs / 1000)} s`
+    : STATUS_TEXT[status] || status;
 }
+
+// The server sends a heartbeat every 5 s, stamped with its time. One arriving
+// more than BEHIND_MS late means what we see is that much behind the hall (a
+// slow link, or a server that cannot keep up); hearing nothing at all for
+// SILENT_MS means the connection is dead even if no close has reached us.
+const BEHIND_MS = 8000;
+const SILENT_MS = 15000;
 
 /**
  * Opens `path` as a WebSocket and keeps it open: on a close it reconnects with
  * backoff (1 s doubling to 10 s) and asks for `?since=<highest seq seen>`, so
  * the server sends only what was missed (or a fresh snapshot).
- * `onStatus` gets "live", "reconnecting" or "offline" (the browser says it
- * is offline, or more than three attempts in a row have failed).
+ * `onStatus` gets "live", "behind" (with the lag in ms), "reconnecting" or
+ * "offline" (the browser says it is offline, or more than three attempts in a
+ * row have failed). A socket silent for SILENT_MS is dropped and reopened.
  * `options.since` resumes from a seq already known (e.g. from a JSON fetch).
  * Returns { close(), resync() }; resync() reconnects without `since`, for a
  * page that noticed it missed something.
@@ -124,6 +137,10 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
   let failures = 0;
   let timer = null;
   let stopped = false;
+  // performance.now(), not Date.now(): a wall clock set back or forward must not
+  // look like silence.
+  let heardAt = performance.now();
+  let behind = false;
 
   function url() {
     const u = new URL(path, location.href);
@@ -140,11 +157,26 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
     socket.onopen = () => {
       delay = 1000;
       failures = 0;
+      heardAt = performance.now();
+      behind = false;
       onStatus('live');
     };
     socket.onmessage = (event) => {
+      if (ws !== socket) return;
+      heardAt = performance.now();
       let msg;
       try { msg = JSON.parse(event.data); } catch { return; }
+      if (msg.type === 'heartbeat') {
+        const lag = serverNow() - msg.at_ms;
+        if (lag > BEHIND_MS) {
+          behind = true;
+          onStatus('behind', lag);
+        } else if (behind) {
+          behind = false;
+          onStatus('live');
+        }
+        return;
+      }
       if (typeof msg.seq === 'number' && (seq == null || msg.seq > seq)) seq = msg.seq;
       // Running clocks come bundled, a round's readings of the last second in one message;
       // each is handed on as a clock message of its own.
@@ -167,6 +199,16 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
     timer = setTimeout(connect, delay);
     delay = Math.min(delay * 2, 10000);
   }
+
+  // A silent socket is given up: drop it and connect again (with `since`).
+  setInterval(() => {
+    if (stopped || !ws || ws.readyState !== WebSocket.OPEN) return;
+    if (performance.now() - heardAt < SILENT_MS) return;
+    const dead = ws;
+    ws = null;
+    try { dead.close(); } catch { /* already closing */ }
+    retry();
+  }, 1000);
 
   // Back online: do not wait for the rest of the backoff.
   window.addEventListener('online', () => {

@@ -56,6 +56,10 @@ impl Scope {
 const READ_BUFFER: usize = 4 * 1024;
 /// Changes replayed from the store beyond this many: a snapshot is cheaper.
 const MAX_REPLAY: usize = 2000;
+/// Every live socket gets a heartbeat this often, stamped with the server's time: a page
+/// whose heartbeats arrive late knows it is behind, and one that hears nothing knows its
+/// connection is dead even when no close ever reaches it (a phone leaving the hall's Wi-Fi).
+const HEARTBEAT: Duration = Duration::from_secs(5);
 /// A client that does not take a message within this time is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -383,6 +387,9 @@ async fn follow(
         last_seq = hold_since(&s, scope, delay, last_seq, &mut held).await;
     }
     let mut round_edits = s.round_edits.subscribe();
+    let mut heartbeat =
+        tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let next_release = held
             .front()
@@ -481,6 +488,11 @@ async fn follow(
                         Some(seq) => last_seq = seq,
                         None => return,
                     }
+                }
+            }
+            _ = heartbeat.tick() => {
+                if !send(&mut socket, json!({"type": "heartbeat", "at_ms": now_ms()}).to_string()).await {
+                    return;
                 }
             }
             _ = closing.changed() => break,
