@@ -1558,6 +1558,98 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             (6, "Board 512: position after 3... Qh4+")
         );
         b.screenshot("phone-game-stepped").await;
+
+        // A click on a move shows it.
+        c.find(Locator::Css("#moves .move[data-ply='3']"))
+            .await
+            .expect("the move 2. f4 in the list")
+            .click()
+            .await
+            .expect("click 2. f4");
+        let (ply, label) = game_view(&b).await;
+        assert_eq!(
+            (ply, label.as_str()),
+            (3, "Board 512: position after 2. f4")
+        );
+
+        // Flip: file a goes from White's left to White's right.
+        let files = "const x = (f) => Number([...document.querySelectorAll('#board svg text')]
+                         .find((t) => t.textContent === f).getAttribute('x'));
+                     return x('a') < x('h') ? 'white below' : 'black below';";
+        assert_eq!(b.js(files, vec![]).await, "white below");
+        let click = |id: &'static str| {
+            let c = c.clone();
+            async move {
+                c.find(Locator::Id(id))
+                    .await
+                    .unwrap_or_else(|e| panic!("#{id}: {e}"))
+                    .click()
+                    .await
+                    .unwrap_or_else(|e| panic!("click #{id}: {e}"));
+            }
+        };
+        click("flip").await;
+        assert_eq!(b.js(files, vec![]).await, "black below");
+        assert_eq!(game_view(&b).await.0, 3, "flipping keeps the move shown");
+        b.screenshot("phone-game-flipped").await;
+
+        // Copy FEN hands the shown position's FEN to the clipboard. What reaches the
+        // clipboard API is noted on its way (headless Chromium may refuse the clipboard; the
+        // page then falls back to a selection copy, which the status line reports the same).
+        let api_game = try_json(&svc.url(&format!("/api/games/{id}"))).expect("the game");
+        let fen_after_3 = api_game["moves"][2]["fen"]
+            .as_str()
+            .expect("a FEN")
+            .to_string();
+        b.js(
+            "window.copied = [];
+             const write = navigator.clipboard?.writeText?.bind(navigator.clipboard);
+             if (navigator.clipboard) navigator.clipboard.writeText = (t) => {
+               window.copied.push(t);
+               return write(t);
+             };",
+            vec![],
+        )
+        .await;
+        click("copy-fen").await;
+        eventually!(5, "the page to say the FEN was copied", async {
+            (b.text_of("copy-status").await? == "FEN copied.").then_some(())
+        });
+        let copied = b.js("return window.copied;", vec![]).await;
+        assert_eq!(
+            copied,
+            json!([fen_after_3]),
+            "FEN of the position after 2. f4"
+        );
+
+        // Download PGN: the link names a file and gives the game's PGN.
+        let link = b
+            .js(
+                "const a = document.getElementById('download-pgn');
+                 return fetch(a.href).then(async (r) => ({ file: a.download, status: r.status,
+                   type: r.headers.get('Content-Type'), text: await r.text() }));",
+                vec![],
+            )
+            .await;
+        assert_eq!(link["file"], format!("game-{id}.pgn"), "{link}");
+        assert_eq!(link["status"], 200, "{link}");
+        assert!(
+            link["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("application/x-chess-pgn")),
+            "{link}"
+        );
+        let pgn = blocking(|| {
+            agent()
+                .get(&svc.url(&format!("/api/games/{id}/pgn")))
+                .call()
+                .expect("the game's PGN")
+                .body_mut()
+                .read_to_string()
+                .expect("PGN text")
+        });
+        assert_eq!(link["text"], pgn, "the downloaded PGN is the game's");
+        assert!(pgn.contains("4. Kf1"), "{pgn}");
         b.quit().await;
     });
 }
