@@ -1875,3 +1875,183 @@ fn browser_console_alerts_when_an_eboard_is_lost() {
         b.quit().await;
     });
 }
+
+/// Boards in trouble while still connected, on real pseudo-terminals: a Bluetooth board low on
+/// charge whose clock says its battery is low, and a board with no clock whose pieces stop
+/// matching the game. The console shows each problem in the board's row and raises an alert for
+/// it; the out-of-sync row shows the board as read next to the game, and once the piece is
+/// back the alert says it has been resolved.
+#[test]
+fn browser_console_shows_battery_clock_and_sync_problems() {
+    use boards::emulator::board::{BoardIdentity, EmulatedBoard};
+    use boards::emulator::clock::ChessClock;
+    use boards::emulator::line::{Line, VirtualClock};
+    use boards::protocol::{ClockSide, Orientation, PieceCode, piece::DgtSquare};
+    use shakmaty::{Color, Piece, Role, Square};
+
+    browser_test("console_problems", || async {
+        let dir = temp_dir("browser-problems");
+        let links = dir.join("links");
+        std::fs::create_dir_all(&links).expect("links directory");
+        let time = VirtualClock::new(1.0);
+        let mut low = EmulatedBoard::new(
+            BoardIdentity {
+                bluetooth: true,
+                ..BoardIdentity::from_number(201)
+            },
+            Some(ChessClock::new(
+                "5400+30".parse().expect("a time control"),
+                ClockSide::Right,
+            )),
+        );
+        low.set_battery(12);
+        if let Some(c) = low.clock_mut() {
+            c.set_battery_low(true);
+        }
+        let bare = EmulatedBoard::new(BoardIdentity::from_number(202), None);
+        let _line_a =
+            Line::open(vec![low], time.clone(), Some(&links.join("dgt-a"))).expect("a pty");
+        let line_b =
+            Line::open(vec![bare], time.clone(), Some(&links.join("dgt-b"))).expect("a pty");
+        let svc = Service::serve_ports(&dir, &format!("{}/dgt-*", links.display()));
+        let boards = eventually!(30, "both e-boards connected, one with a battery", async {
+            let list = try_json(&svc.url("/api/eboards"))?;
+            let list = list.as_array()?.clone();
+            (list.len() == 2
+                && list.iter().all(|b| b["connected"] == true)
+                && list.iter().any(|b| b["battery"] == 12))
+            .then_some(list)
+        });
+        let serial_of = |battery: bool| {
+            boards
+                .iter()
+                .find(|b| b["battery"].is_null() != battery)
+                .and_then(|b| b["serial"].as_str())
+                .expect("a serial")
+                .to_string()
+        };
+        let (low_serial, bare_serial) = (serial_of(true), serial_of(false));
+        let api = boards
+            .iter()
+            .map(|b| {
+                (
+                    b["serial"].clone(),
+                    b["clock"].clone(),
+                    b["clock_battery_low"].clone(),
+                )
+            })
+            .collect::<Vec<_>>();
+        assert!(
+            api.contains(&(json!(low_serial), json!(true), json!(true))),
+            "{api:?}"
+        );
+        assert!(
+            api.contains(&(json!(bare_serial), json!(false), json!(false))),
+            "{api:?}"
+        );
+
+        let b = Browser::start("console_problems").await;
+        b.goto(&svc.url("/console.html")).await;
+        let row_of = |serial: &str| format!("#eboards tr[data-serial=\"{serial}\"]");
+        let cells = "const row = document.querySelector(arguments[0]);
+                     if (!row) return null;
+                     const cell = (n) => row.querySelector('.eb-' + n).textContent;
+                     return { battery: cell('battery'), clock: cell('clock'),
+                              position: cell('position'),
+                              alerts: [...document.querySelectorAll('#alert-list li')]
+                                        .map((li) => li.textContent) };";
+        // Whether one alert names the e-board and the problem.
+        let alerted = |v: &Value, serial: &str, problem: &str| {
+            v["alerts"].as_array().is_some_and(|list| {
+                list.iter().filter_map(Value::as_str).any(|a| {
+                    a.contains(&format!("e-board {serial} (board ")) && a.ends_with(problem)
+                })
+            })
+        };
+        let low_row = eventually!(20, "the low board's row", async {
+            let v = b.js(cells, vec![json!(row_of(&low_serial))]).await;
+            (!v.is_null() && v["battery"] != "–").then_some(v)
+        });
+        assert_eq!(low_row["battery"], "12%, clock battery low", "{low_row}");
+        assert_eq!(low_row["clock"], "yes", "{low_row}");
+        let bare_row = b.js(cells, vec![json!(row_of(&bare_serial))]).await;
+        assert_eq!(bare_row["clock"], "missing", "{bare_row}");
+        assert_eq!(bare_row["battery"], "–", "{bare_row}");
+        assert!(alerted(&bare_row, &low_serial, "battery low"), "{bare_row}");
+        assert!(alerted(&bare_row, &bare_serial, "no clock"), "{bare_row}");
+        b.screenshot("battery-and-clock").await;
+
+        // On the board without a clock: 1. e4, then the white queen set down on d3, which no
+        // move explains.
+        let square = |s: Square| DgtSquare::from_square(s, Orientation::Normal);
+        let white = |role: Role| {
+            PieceCode::Piece(Piece {
+                color: Color::White,
+                role,
+            })
+        };
+        let put = |changes: &[(Square, PieceCode)]| {
+            for &(sq, piece) in changes {
+                line_b.act(0, |board| {
+                    ((), board.set_square(square(sq), piece, time.now_ms()))
+                });
+                std::thread::sleep(Duration::from_millis(150));
+            }
+        };
+        blocking(|| {
+            put(&[
+                (Square::E2, PieceCode::Empty),
+                (Square::E4, white(Role::Pawn)),
+            ])
+        });
+        eventually!(20, "1. e4 recorded", async {
+            let round = try_json(&svc.url("/api/rounds/1"))?;
+            let games = round["games"].as_array()?.clone();
+            games
+                .iter()
+                .any(|g| g["eboard"] == json!(bare_serial) && plies_of(g) == 1)
+                .then_some(())
+        });
+        blocking(|| {
+            put(&[
+                (Square::D1, PieceCode::Empty),
+                (Square::D3, white(Role::Queen)),
+            ])
+        });
+        let out = eventually!(20, "the console to show the board out of sync", async {
+            let v = b.js(cells, vec![json!(row_of(&bare_serial))]).await;
+            v["position"]
+                .as_str()?
+                .starts_with("out of sync")
+                .then_some(v)
+        });
+        assert!(alerted(&out, &bare_serial, "out of sync"), "{out}");
+        let pair = b
+            .js(
+                "return document.querySelector(arguments[0] + ' .eb-position svg') ? 
+                   document.querySelectorAll(arguments[0] + ' .eb-position svg').length : 0;",
+                vec![json!(row_of(&bare_serial))],
+            )
+            .await;
+        assert_eq!(pair, 2, "the board as read next to the game's position");
+        b.screenshot("out-of-sync").await;
+
+        // The queen goes back: in sync again, and the alert says so.
+        blocking(|| {
+            put(&[
+                (Square::D3, PieceCode::Empty),
+                (Square::D1, white(Role::Queen)),
+            ])
+        });
+        let back = eventually!(20, "the board in sync again", async {
+            let v = b.js(cells, vec![json!(row_of(&bare_serial))]).await;
+            (v["position"] == "in sync").then_some(v)
+        });
+        assert!(
+            alerted(&back, &bare_serial, "out of sync (since resolved)"),
+            "{back}"
+        );
+        b.screenshot("in-sync-again").await;
+        b.quit().await;
+    });
+}

@@ -122,7 +122,7 @@ function problemsOf(board) {
   const problems = [];
   if (!board.connected) problems.push('lost');
   if (board.in_sync === false) problems.push('out_of_sync');
-  if (board.battery != null && board.battery <= BATTERY_LOW) problems.push('battery_low');
+  if ((board.battery != null && board.battery <= BATTERY_LOW) || board.clock_battery_low) problems.push('battery_low');
   if (board.clock === false) problems.push('no_clock');
   if (board.proposal) problems.push('proposal');
   return problems;
@@ -136,17 +136,19 @@ function noteProblems(board) {
   const current = new Set(problemsOf(board));
   const before = known.get(board.serial) || new Set();
   known.set(board.serial, current);
+  let resolved = false;
   for (const alert of alerts) {
-    if (alert.serial === board.serial && !current.has(alert.key)) alert.resolved = true;
+    if (alert.serial === board.serial && !alert.resolved && !current.has(alert.key)) {
+      alert.resolved = true;
+      resolved = true;
+    }
   }
   const fresh = [...current].filter((key) => !before.has(key));
   for (const key of fresh) {
     alerts.push({ serial: board.serial, boardNo: board.board_no, key, at: Date.now(), resolved: false });
   }
-  if (fresh.length) {
-    beep();
-    renderAlerts();
-  }
+  if (fresh.length) beep();
+  if (fresh.length || resolved) renderAlerts();
 }
 
 function renderAlerts() {
@@ -251,8 +253,12 @@ function renderEboard(board) {
     ? el('a', { href: `game.html?id=${board.game_id}`, text: board.board_no != null ? `Board ${board.board_no}` : 'game' })
     : el('span', { class: 'muted', text: 'no game' }));
   cell('connection').textContent = connection;
-  cell('battery').textContent = board.battery == null ? '–' : `${board.battery}%`;
-  cell('clock').textContent = board.clock ? 'yes' : 'missing';
+  // The board's own charge (Bluetooth boards report it) and the clock's battery warning.
+  const charge = board.battery == null ? [] : [`${board.battery}%`];
+  if (board.clock_battery_low) charge.push('clock battery low');
+  cell('battery').textContent = charge.length ? charge.join(', ') : '–';
+  // null: the board has not sent a clock reading yet.
+  cell('clock').textContent = board.clock == null ? '…' : board.clock ? 'yes' : 'missing';
   cell('position').replaceChildren(board.in_sync === false ? el('span', {}, 'out of sync', positionPair(board)) : 'in sync');
   cell('proposal').textContent = proposal;
 

@@ -91,6 +91,8 @@ pub struct EmulatedBoard {
     last_field_ms: Option<u64>,
     last_clock_sent: Option<([u8; 7], u64)>,
     ignore_next_ping: bool,
+    /// Percent charged, reported by a Bluetooth board.
+    battery: u8,
     rng: SplitMix64,
 }
 
@@ -117,8 +119,14 @@ impl EmulatedBoard {
             last_field_ms: None,
             last_clock_sent: None,
             ignore_next_ping: false,
+            battery: 87,
             rng,
         }
+    }
+
+    /// The charge a Bluetooth board reports, in percent.
+    pub fn set_battery(&mut self, percent: u8) {
+        self.battery = percent.min(100);
     }
 
     pub fn identity(&self) -> &BoardIdentity {
@@ -311,7 +319,7 @@ impl EmulatedBoard {
             }
             Command::SendBatteryStatus if self.identity.bluetooth => reply(Message::Battery {
                 status: BatteryStatus {
-                    percent: 87,
+                    percent: self.battery,
                     time_left: (11, 20),
                     on_time: (2, 5),
                     standby: (0x7F, 0x7F, 0x7F),

@@ -349,7 +349,8 @@ pub fn probe(path: &str, prefer: LineMode, wait: Duration) -> io::Result<ProbeRe
     Ok(result)
 }
 
-const SINGLE_START: [Command; 8] = [
+// The battery request is answered by Bluetooth boards only; a wired board ignores it (§1).
+const SINGLE_START: [Command; 9] = [
     Command::Reset,
     Command::ReturnSerialNumber,
     Command::ReturnLongSerialNumber,
@@ -358,6 +359,7 @@ const SINGLE_START: [Command; 8] = [
     Command::SendUpdateNice,
     Command::SendBoard,
     Command::SendClock,
+    Command::SendBatteryStatus,
 ];
 
 fn single(
@@ -442,6 +444,7 @@ fn single(
                     Command::SendUpdateNice,
                     Command::SendBoard,
                     Command::ReturnSerialNumber,
+                    Command::SendBatteryStatus,
                 ],
             ) {
                 return e.to_string();

@@ -4,7 +4,7 @@
 
 use super::live::{EboardView, GameEdit, HallCommand, Proposal, Shared, now_ms};
 use super::writer::{Job, Snapshot};
-use boards::protocol::{LineMode, Message, Orientation};
+use boards::protocol::{ClockMessage, LineMode, Message, Orientation};
 use boards::transport::{PortEvent, SessionConfig};
 use relay_core::game::Game;
 use relay_core::recorder::{Outcome, Recorder, RecorderConfig};
@@ -230,7 +230,8 @@ impl Hall {
                 lost_since_ms: None,
                 last_seen_ms: now_ms(),
                 battery: None,
-                clock: false,
+                clock: None,
+                clock_battery_low: false,
                 in_sync: true,
                 board_fen: String::new(),
                 game_id: None,
@@ -291,7 +292,13 @@ impl Hall {
                 d.view.last_seen_ms = at_ms as i64;
                 match &message {
                     Message::Battery { status } => d.view.battery = Some(status.percent),
-                    Message::Clock { .. } => d.view.clock = true,
+                    Message::Clock {
+                        clock: ClockMessage::Time(reading),
+                    } => {
+                        d.view.clock = Some(!reading.status.no_clock);
+                        d.view.clock_battery_low =
+                            reading.status.battery_low && !reading.status.no_clock;
+                    }
                     Message::BoardDump { .. } | Message::FieldUpdate { .. } => {
                         d.board_read_ms = at_ms as i64;
                     }

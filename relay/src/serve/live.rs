@@ -53,8 +53,11 @@ pub struct EboardView {
     pub last_seen_ms: i64,
     /// Percent, for Bluetooth boards that report it.
     pub battery: Option<u8>,
-    /// Whether a clock answers on this board.
-    pub clock: bool,
+    /// Whether a clock is connected to this board: `None` until the board has sent a
+    /// reading, `Some(false)` when the reading says no clock is connected.
+    pub clock: Option<bool>,
+    /// The clock says its battery is low.
+    pub clock_battery_low: bool,
     pub in_sync: bool,
     /// The placement as read (real squares once the orientation is known).
     pub board_fen: String,
