@@ -750,3 +750,42 @@ fn an_idle_websocket_gets_heartbeats() {
     assert!((4500..5500).contains(&gap), "heartbeats {gap} ms apart");
     ws.close();
 }
+
+/// `--log-json`: every log line is a JSON object with a level and a message; with requests
+/// logged (`RELAY_LOG=tower_http=debug`), the admin token used in a request still never appears.
+#[test]
+fn log_json_gives_one_json_object_per_line_without_the_token() {
+    let dir = temp_dir("serve-logjson");
+    let db = format!("sqlite://{}/relay.db", dir.display());
+    let none = format!("{}/no-such-port-*", dir.display());
+    let args = [
+        "--db",
+        db.as_str(),
+        "--port",
+        none.as_str(),
+        "--log-json",
+        "--admin-token",
+        TOKEN,
+    ];
+    let mut r = Relay::serve_logging(&dir, &args, "info,tower_http=debug,relay=debug");
+    assert_eq!(
+        post(&r, "/api/tournaments", &json!({"name": "Logged"}), true).status,
+        201
+    );
+    assert_eq!(get(&r.url("/api/rounds/1")).status, 200);
+    assert!(r.terminate(), "relay serve did not stop on SIGTERM");
+    let log = r.log_text();
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines.len() >= 3, "{log}");
+    for line in &lines {
+        let v: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        assert!(v["level"].is_string(), "{line}");
+        assert!(v["fields"].is_object(), "{line}");
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("/api/tournaments")),
+        "no request in the log:\n{log}"
+    );
+    assert!(!log.contains(TOKEN), "the token is in the log:\n{log}");
+}

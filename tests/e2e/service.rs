@@ -19,6 +19,11 @@ pub struct Relay {
 impl Relay {
     /// Starts `relay serve ARGS --listen 127.0.0.1:0` and waits for its address.
     pub fn serve(dir: &Path, args: &[&str]) -> Relay {
+        Relay::serve_logging(dir, args, "info,relay=debug")
+    }
+
+    /// The same, with `RELAY_LOG` set to `filter`.
+    pub fn serve_logging(dir: &Path, args: &[&str], filter: &str) -> Relay {
         let log = dir.join(format!(
             "serve-{}.log",
             Instant::now().elapsed().as_nanos() ^ u128::from(rand_u32())
@@ -27,7 +32,7 @@ impl Relay {
         all.extend_from_slice(args);
         let mut child = Command::new(env!("CARGO_BIN_EXE_relay"))
             .args(&all)
-            .env("RELAY_LOG", "info,relay=debug")
+            .env("RELAY_LOG", filter)
             .env_remove("RELAY_ADMIN_TOKEN")
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("log file"))
