@@ -384,6 +384,17 @@ impl Browser {
             .expect("save the token");
     }
 
+    /// Clicks the element `css` finds, as a user would.
+    async fn click(&self, css: &str) {
+        self.client()
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
     /// The text of the element with this id, if there is one.
     async fn text_of(&self, id: &str) -> Option<String> {
         let v = self
@@ -1560,12 +1571,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         b.screenshot("phone-game-stepped").await;
 
         // A click on a move shows it.
-        c.find(Locator::Css("#moves .move[data-ply='3']"))
-            .await
-            .expect("the move 2. f4 in the list")
-            .click()
-            .await
-            .expect("click 2. f4");
+        b.click("#moves .move[data-ply='3']").await;
         let (ply, label) = game_view(&b).await;
         assert_eq!(
             (ply, label.as_str()),
@@ -1577,18 +1583,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
                          .find((t) => t.textContent === f).getAttribute('x'));
                      return x('a') < x('h') ? 'white below' : 'black below';";
         assert_eq!(b.js(files, vec![]).await, "white below");
-        let click = |id: &'static str| {
-            let c = c.clone();
-            async move {
-                c.find(Locator::Id(id))
-                    .await
-                    .unwrap_or_else(|e| panic!("#{id}: {e}"))
-                    .click()
-                    .await
-                    .unwrap_or_else(|e| panic!("click #{id}: {e}"));
-            }
-        };
-        click("flip").await;
+        b.click("#flip").await;
         assert_eq!(b.js(files, vec![]).await, "black below");
         assert_eq!(game_view(&b).await.0, 3, "flipping keeps the move shown");
         b.screenshot("phone-game-flipped").await;
@@ -1611,7 +1606,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             vec![],
         )
         .await;
-        click("copy-fen").await;
+        b.click("#copy-fen").await;
         eventually!(5, "the page to say the FEN was copied", async {
             (b.text_of("copy-status").await? == "FEN copied.").then_some(())
         });
@@ -1990,20 +1985,18 @@ fn browser_console_shows_battery_clock_and_sync_problems() {
                 role,
             })
         };
-        let put = |changes: &[(Square, PieceCode)]| {
-            for &(sq, piece) in changes {
-                line_b.act(0, |board| {
-                    ((), board.set_square(square(sq), piece, time.now_ms()))
-                });
-                std::thread::sleep(Duration::from_millis(150));
-            }
+        // A white piece lifted from one square and set down on another.
+        let shift = |role: Role, from: Square, to: Square| {
+            blocking(|| {
+                for (sq, piece) in [(from, PieceCode::Empty), (to, white(role))] {
+                    line_b.act(0, |board| {
+                        ((), board.set_square(square(sq), piece, time.now_ms()))
+                    });
+                    std::thread::sleep(Duration::from_millis(150));
+                }
+            })
         };
-        blocking(|| {
-            put(&[
-                (Square::E2, PieceCode::Empty),
-                (Square::E4, white(Role::Pawn)),
-            ])
-        });
+        shift(Role::Pawn, Square::E2, Square::E4);
         eventually!(20, "1. e4 recorded", async {
             let round = try_json(&svc.url("/api/rounds/1"))?;
             let games = round["games"].as_array()?.clone();
@@ -2012,12 +2005,7 @@ fn browser_console_shows_battery_clock_and_sync_problems() {
                 .any(|g| g["eboard"] == json!(bare_serial) && plies_of(g) == 1)
                 .then_some(())
         });
-        blocking(|| {
-            put(&[
-                (Square::D1, PieceCode::Empty),
-                (Square::D3, white(Role::Queen)),
-            ])
-        });
+        shift(Role::Queen, Square::D1, Square::D3);
         let out = eventually!(20, "the console to show the board out of sync", async {
             let v = b.js(cells, vec![json!(row_of(&bare_serial))]).await;
             v["position"]
@@ -2037,12 +2025,7 @@ fn browser_console_shows_battery_clock_and_sync_problems() {
         b.screenshot("out-of-sync").await;
 
         // The queen goes back: in sync again, and the alert says so.
-        blocking(|| {
-            put(&[
-                (Square::D3, PieceCode::Empty),
-                (Square::D1, white(Role::Queen)),
-            ])
-        });
+        shift(Role::Queen, Square::D3, Square::D1);
         let back = eventually!(20, "the board in sync again", async {
             let v = b.js(cells, vec![json!(row_of(&bare_serial))]).await;
             (v["position"] == "in sync").then_some(v)
