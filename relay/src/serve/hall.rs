@@ -347,7 +347,12 @@ impl Hall {
                     }
                     self.announce(s);
                 }
-                tracing::warn!(port = %path, %reason, "port closed; looking for the board again");
+                if reason == "stopped" {
+                    // The service is shutting down: nothing to look for.
+                    tracing::debug!(port = %path, "port closed at shutdown");
+                } else {
+                    tracing::warn!(port = %path, %reason, "port closed; looking for the board again");
+                }
             }
             PortEvent::Moved { serial, to, .. } => {
                 if let Some(d) = self.desks.get_mut(&serial) {
