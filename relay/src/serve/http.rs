@@ -1132,7 +1132,12 @@ async fn edit_tournament(
         delay_secs: b.delay_secs,
     };
     s.store.update_tournament(id, &patch).await?;
-    s.round_edited();
+    let t = s.store.tournament(id).await?;
+    // Rounds without a delay of their own take the tournament's.
+    s.round_edited(t.rounds.iter().map(|r| {
+        let secs = r.delay_secs.unwrap_or(t.delay_secs);
+        (r.id, i64::from(secs) * 1000)
+    }));
     s.store
         .audit(
             "arbiter",
@@ -1141,7 +1146,7 @@ async fn edit_tournament(
             &String::from_utf8_lossy(&body),
         )
         .await?;
-    json_ok(serde_json::to_value(s.store.tournament(id).await?).unwrap_or(Value::Null))
+    json_ok(serde_json::to_value(t).unwrap_or(Value::Null))
 }
 
 #[derive(Deserialize)]
@@ -1214,7 +1219,7 @@ async fn edit_round(
         is_final: b.is_final,
     };
     let r = s.store.update_round(id, &patch).await?;
-    s.round_edited();
+    s.round_edited([(r.id, s.delay_ms(&r).await?)]);
     s.store
         .audit(
             "arbiter",

@@ -226,16 +226,16 @@ pub struct Shared {
     pub pgn_cache: Mutex<HashMap<i64, Cached>>,
     /// Set when the service shuts down: live sockets close cleanly.
     pub closing: tokio::sync::watch::Sender<bool>,
-    /// Raised whenever an arbiter edits a tournament or a round: open sockets look up their
-    /// round's delay again (a spectator connected before a delay was set must not go on
-    /// seeing live moves).
-    pub round_edits: tokio::sync::watch::Sender<u64>,
+    /// The public delay (ms) of each round as of the last arbiter edit that touched it, so
+    /// that open sockets can compare it with theirs without asking the store (a spectator
+    /// connected before a delay was set must not go on seeing live moves).
+    pub round_edits: tokio::sync::watch::Sender<HashMap<i64, i64>>,
 }
 
 impl Shared {
     /// After an arbiter's edit of a tournament or round: cached live views are rebuilt and
-    /// open sockets check their delay.
-    pub fn round_edited(&self) {
+    /// open sockets learn the `(round, delay ms)` of the rounds it touched.
+    pub fn round_edited(&self, delays: impl IntoIterator<Item = (i64, i64)>) {
         self.snapshots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -244,7 +244,7 @@ impl Shared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        self.round_edits.send_modify(|n| *n += 1);
+        self.round_edits.send_modify(|m| m.extend(delays));
     }
 
     pub fn publish(&self, e: Event) {

@@ -259,7 +259,7 @@ async fn serve(
     let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
     let (closing, _) = tokio::sync::watch::channel(false);
-    let (round_edits, _) = tokio::sync::watch::channel(0);
+    let (round_edits, _) = tokio::sync::watch::channel(Default::default());
     let shared = Arc::new(Shared {
         store: store.clone(),
         events,

@@ -475,12 +475,10 @@ async fn follow(
                 if changed.is_err() {
                     break;
                 }
-                // An arbiter changed a delay (or something else of a tournament or round):
-                // a client whose delay is no longer right starts again from a snapshot of
-                // the view it is now owed.
-                let Ok(info) = s.store.round(scope.round()).await else { return };
-                let Ok(now) = s.delay_ms(&info).await else { return };
-                if now != delay {
+                // An arbiter edited a tournament or round: a client whose delay is no longer
+                // right starts again from a snapshot of the view it is now owed.
+                let now = round_edits.borrow_and_update().get(&scope.round()).copied();
+                if let Some(now) = now && now != delay {
                     delay = now;
                     held.clear();
                     held_clock.clear();
