@@ -8,7 +8,7 @@
 //! The tests take turns (one browser at a time): on a small machine three browsers and three
 //! services at once would measure the machine, not the pages.
 
-use super::service::{Emulator, agent};
+use super::service::{Emulator, agent, epoch_ms};
 use super::temp_dir;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -70,12 +70,6 @@ fn browser_test<F: Future<Output = ()>>(name: &str, test: impl FnOnce() -> F) {
     let started = Instant::now();
     runtime.block_on(test());
     println!("{name}: done in {:.1} s", started.elapsed().as_secs_f64());
-}
-
-fn epoch_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn free_port() -> u16 {
@@ -774,23 +768,17 @@ fn browser_round_page_shows_boards_and_live_moves() {
             let latency = shown_at - at;
             // The same moment by the browser's clock (the machine's clock, like ours): below
             // zero when the page had the move before the API poll saw it.
-            let page_ms = b
+            // And from the board: the reading that completed the move to the page showing
+            // it (the settle time a board must be still for is part of it).
+            let times = b
                 .js(
-                    "return window.plyShownAt[arguments[0]] ?? null;",
+                    "return { shown: window.plyShownAt[arguments[0]] ?? null,
+                              read: window.readAt[arguments[0]] ?? null };",
                     vec![json!(format!("{game}:{plies}"))],
                 )
-                .await
-                .as_i64();
+                .await;
+            let (page_ms, read_at) = (times["shown"].as_i64(), times["read"].as_i64());
             let page_vs_api = page_ms.map_or("?".to_string(), |p| format!("{:+}", p - at_ms));
-            // From the board: the reading that completed the move to the page showing it
-            // (the settle time a board must be still for is part of it).
-            let read_at = b
-                .js(
-                    "return window.readAt[arguments[0]] ?? null;",
-                    vec![json!(format!("{game}:{plies}"))],
-                )
-                .await
-                .as_i64();
             let from_board = match (page_ms, read_at) {
                 (Some(p), Some(r)) => Duration::from_millis(u64::try_from(p - r).unwrap_or(0)),
                 _ => panic!(

@@ -19,6 +19,11 @@ fn serve(dir: &std::path::Path, extra: &[&str]) -> Relay {
     Relay::serve(dir, &args)
 }
 
+/// An arbiter's PATCH of `path` with a JSON body.
+fn patch(r: &Relay, path: &str, body: &[u8]) -> super::service::Answer {
+    request("PATCH", &r.url(path), &[AUTH], Some(body))
+}
+
 fn post(r: &Relay, path: &str, body: &Value, auth: bool) -> super::service::Answer {
     let mut h = vec![("Content-Type", "application/json")];
     if auth {
@@ -402,11 +407,10 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         Some(6),
         "{live_snap}"
     );
-    let d = request(
-        "PATCH",
-        &r.url(&format!("/api/rounds/{rid}")),
-        &[AUTH],
-        Some(json!({"delay_secs": 3600}).to_string().as_bytes()),
+    let d = patch(
+        &r,
+        &format!("/api/rounds/{rid}"),
+        json!({"delay_secs": 3600}).to_string().as_bytes(),
     );
     assert_eq!(d.status, 200, "{}", d.text());
     let resnap = early
@@ -482,28 +486,25 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
     let view = request("GET", &r.url(&format!("/api/rounds/{rid}")), &[AUTH], None).json();
     assert_eq!(view["games"][3]["board_no"], 4);
     assert_eq!(view["games"][3]["eboard"], "01234");
-    let renamed = request(
-        "PATCH",
-        &r.url(&format!("/api/tournaments/{tid}")),
-        &[AUTH],
-        Some(br#"{"name":"Hastings 1895"}"#),
+    let renamed = patch(
+        &r,
+        &format!("/api/tournaments/{tid}"),
+        br#"{"name":"Hastings 1895"}"#,
     );
     assert_eq!(renamed.status, 200, "{}", renamed.text());
     assert_eq!(renamed.json()["name"], "Hastings 1895");
-    let dated = request(
-        "PATCH",
-        &r.url(&format!("/api/tournaments/{tid}")),
-        &[AUTH],
-        Some(br#"{"start_date":"1895.08.05","end_date":"1895-09-02"}"#),
+    let dated = patch(
+        &r,
+        &format!("/api/tournaments/{tid}"),
+        br#"{"start_date":"1895.08.05","end_date":"1895-09-02"}"#,
     );
     assert_eq!(dated.status, 200, "{}", dated.text());
     assert_eq!(dated.json()["start_date"], "1895-08-05");
     assert_eq!(dated.json()["end_date"], "1895-09-02");
-    let bad_date = request(
-        "PATCH",
-        &r.url(&format!("/api/tournaments/{tid}")),
-        &[AUTH],
-        Some(br#"{"end_date":"next week"}"#),
+    let bad_date = patch(
+        &r,
+        &format!("/api/tournaments/{tid}"),
+        br#"{"end_date":"next week"}"#,
     );
     assert_eq!(bad_date.status, 400);
     assert!(bad_date.text().contains("end_date"), "{}", bad_date.text());
@@ -512,11 +513,10 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         "1895-09-02"
     );
     // A round renumbered and dated: the PGN says so at once.
-    let round_edit = request(
-        "PATCH",
-        &r.url(&format!("/api/rounds/{rid}")),
-        &[AUTH],
-        Some(br#"{"number":"7","date":"1895.08.14","delay_secs":null}"#),
+    let round_edit = patch(
+        &r,
+        &format!("/api/rounds/{rid}"),
+        br#"{"number":"7","date":"1895.08.14","delay_secs":null}"#,
     );
     assert_eq!(round_edit.status, 200, "{}", round_edit.text());
     let pgn = get(&r.url(&format!("/api/rounds/{rid}/pgn"))).text();
@@ -531,18 +531,12 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
         true,
     );
     assert_eq!(second.status, 201, "{}", second.text());
-    let clash = request(
-        "PATCH",
-        &r.url(&format!("/api/rounds/{rid}")),
-        &[AUTH],
-        Some(br#"{"number":"8"}"#),
-    );
+    let clash = patch(&r, &format!("/api/rounds/{rid}"), br#"{"number":"8"}"#);
     assert_eq!(clash.status, 409, "{}", clash.text());
-    let bad_round_date = request(
-        "PATCH",
-        &r.url(&format!("/api/rounds/{rid}")),
-        &[AUTH],
-        Some(br#"{"date":"1895-13-01"}"#),
+    let bad_round_date = patch(
+        &r,
+        &format!("/api/rounds/{rid}"),
+        br#"{"date":"1895-13-01"}"#,
     );
     assert_eq!(bad_round_date.status, 400, "{}", bad_round_date.text());
     // Edits of tournaments and rounds are in the relay-wide audit trail, newest first.

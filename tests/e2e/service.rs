@@ -223,6 +223,13 @@ pub fn get_json(url: &str) -> Value {
     a.json()
 }
 
+/// Now, in ms since the epoch (the server stamps messages the same way).
+pub fn epoch_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 /// A WebSocket client reading JSON messages.
 pub struct Socket {
     ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
@@ -260,10 +267,7 @@ impl Socket {
                     let v: Value = serde_json::from_str(t.as_str()).expect("JSON message");
                     if v["type"] == "heartbeat" {
                         let sent = v["at_ms"].as_i64().expect("a heartbeat's at_ms");
-                        let now = std::time::SystemTime::now()
-                            .duration_since(std::time::UNIX_EPOCH)
-                            .map_or(0, |d| d.as_millis() as i64);
-                        self.heartbeats.push((sent, now));
+                        self.heartbeats.push((sent, epoch_ms()));
                         continue;
                     }
                     return Some(v);

@@ -3,4 +3,4 @@
 pub mod ports;
 pub mod session;
 
-pub use session::{PortEvent, ProbeResult, SessionConfig, probe, run};
+pub use session::{PortEvent, ProbeResult, STOPPED, SessionConfig, probe, run};

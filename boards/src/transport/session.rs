@@ -100,7 +100,8 @@ pub enum PortEvent {
     Back {
         serial: Option<String>,
     },
-    /// The port closed (unplugged, read error, end of file); the session will try again.
+    /// The port closed (unplugged, read error, end of file); the session will try again,
+    /// unless `reason` is [`STOPPED`] (the session was asked to stop).
     Closed {
         path: String,
         reason: String,
@@ -174,6 +175,9 @@ fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
         std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
     }
 }
+
+/// The reason a port closes with when its session was asked to stop.
+pub const STOPPED: &str = "stopped";
 
 /// Runs a session until `stop` is set. Every event goes to `sink`.
 pub fn run(cfg: SessionConfig, sink: &mut dyn FnMut(PortEvent), stop: &AtomicBool) {
@@ -382,7 +386,7 @@ fn single(
     let mut buf = [0u8; 1024];
     loop {
         if stop.load(Ordering::Relaxed) {
-            return "stopped".into();
+            return STOPPED.into();
         }
         let n = match read_some(port, &mut buf) {
             Ok(n) => n.unwrap_or(0),
@@ -579,7 +583,7 @@ fn bus(
         buf: vec![0u8; 1024],
     };
     match bus_loop(&mut line, path, known, stop) {
-        Ok(()) => "stopped".into(),
+        Ok(()) => STOPPED.into(),
         Err(reason) => reason,
     }
 }

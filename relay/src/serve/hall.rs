@@ -347,7 +347,7 @@ impl Hall {
                     }
                     self.announce(s);
                 }
-                if reason == "stopped" {
+                if reason == boards::transport::STOPPED {
                     // The service is shutting down: nothing to look for.
                     tracing::debug!(port = %path, "port closed at shutdown");
                 } else {

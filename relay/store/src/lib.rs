@@ -435,7 +435,6 @@ impl Store {
         })
     }
 
-    /// The audit trail of a game, oldest first.
     /// The whole audit trail (tournaments, rounds, pairings, e-boards and games), newest
     /// first: at most `limit` entries with an id below `before`.
     pub async fn audit_all(&self, before: Option<i64>, limit: u32) -> Result<Vec<AuditRecord>> {
@@ -450,6 +449,7 @@ impl Store {
         })
     }
 
+    /// The audit trail of a game, oldest first.
     pub async fn audit_trail(&self, game: i64) -> Result<Vec<AuditEntry>> {
         on_pool!(self, pool => {
             let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
