@@ -1,10 +1,8 @@
 //! `relay`: the command-line entry point. Each subcommand lives in `cli/`.
 
 use clap::{Parser, Subcommand};
+use relay::{cli, serve};
 use std::process::ExitCode;
-
-mod cli;
-mod serve;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -234,3 +234,9 @@ pub fn run(args: EmulateArgs) -> Result<()> {
     hall.stop();
     Ok(())
 }
+
+impl std::fmt::Debug for Hall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hall").finish_non_exhaustive()
+    }
+}

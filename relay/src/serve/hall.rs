@@ -615,3 +615,9 @@ fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         read_at_ms: d.board_read_ms,
     })
 }
+
+impl std::fmt::Debug for Hall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hall").finish_non_exhaustive()
+    }
+}

@@ -1781,3 +1781,9 @@ async fn continue_from_board(
         )),
     }
 }
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Route").finish_non_exhaustive()
+    }
+}

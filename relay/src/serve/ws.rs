@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub struct WsQuery {
     since: Option<i64>,
 }
