@@ -12,7 +12,7 @@
 use super::live::{
     ClockView, EboardView, EditAction, Event, GameEdit, Shared, game_view, move_json, now_ms,
 };
-use relay_store::{RawEntry, RoundInfo, StoreError, StoredMove};
+use relay_store::{Op, RawEntry, RoundInfo, StoreError, StoredMove};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -66,6 +66,47 @@ pub enum Job {
     },
     /// Everything before this is stored: stop.
     Shutdown,
+}
+
+/// What a group commit holds: the black-box readings, the ops of the board games planned
+/// into it, and what is done after the commit, in the order the jobs came.
+#[derive(Default)]
+struct Group {
+    raws: Vec<RawEntry>,
+    ops: Vec<Op>,
+    /// Each board's stored game as it will be once the group is committed.
+    shadows: HashMap<String, Slot>,
+    after: Vec<After>,
+}
+
+enum After {
+    /// A board's game planned into the group; `announce` pairs op indexes with messages.
+    Sync {
+        snap: Box<Snapshot>,
+        game: i64,
+        round: i64,
+        announce: Vec<(usize, Announce)>,
+    },
+    /// A job that only needs the group committed before it (running clocks, e-board news).
+    Job(Job),
+}
+
+/// What spectators are told of a committed op.
+enum Announce {
+    Truncate {
+        from_ply: u32,
+    },
+    MoveClock {
+        ply: u32,
+        clk_ms: Option<u64>,
+        emt_ms: Option<u64>,
+    },
+    Move(serde_json::Value),
+    Result {
+        result: String,
+        termination: Option<String>,
+        status: &'static str,
+    },
 }
 
 /// Where an e-board's game is stored, and what the store has of it.
@@ -204,30 +245,242 @@ impl Writer {
             }
             self.in_hand = batch.len();
             self.note_pending();
-            // The batch's raw readings go to the black box in one transaction first: every
-            // clock or e-board message after them is then announced after its readings are
-            // logged, whatever order they came in.
-            let (mut raws, others): (Vec<Job>, Vec<Job>) =
-                batch.into_iter().partition(|j| matches!(j, Job::Raw(_)));
-            let mut entries: Vec<RawEntry> = raws
-                .drain(..)
-                .filter_map(|j| match j {
-                    Job::Raw(e) => Some(e),
-                    _ => None,
-                })
-                .collect();
-            self.in_hand = others.len();
-            self.flush_raw(&mut entries).await;
-            for job in others {
-                self.in_hand = self.in_hand.saturating_sub(1);
-                if let Job::Shutdown = job {
-                    tracing::info!("everything read is stored");
-                    return;
+            // Group commit: the readings and the board games' changes of everything waiting go
+            // to the store in one transaction (one fsync, however many boards), and are
+            // announced after it. Jobs that need the store's answer before going on (a new
+            // game, an arbiter's edit, an assignment) close the group first and run on their
+            // own, in order.
+            let mut group = Group::default();
+            for job in batch {
+                match job {
+                    Job::Raw(e) => group.raws.push(e),
+                    Job::Sync(snap) if self.plannable(&snap, &group) => self.plan(snap, &mut group),
+                    Job::Clock { .. } | Job::Eboard(_) | Job::Touch { .. } => {
+                        group.after.push(After::Job(job))
+                    }
+                    Job::Shutdown => {
+                        self.flush(&mut group).await;
+                        tracing::info!("everything read is stored");
+                        return;
+                    }
+                    other => {
+                        self.flush(&mut group).await;
+                        self.apply(other).await;
+                    }
                 }
-                self.apply(job).await;
             }
+            self.flush(&mut group).await;
             self.in_hand = 0;
             self.note_pending();
+        }
+    }
+
+    /// Whether a board's game can join a group commit: its stored game is known and it is the
+    /// same game from the same position (anything else needs the store first).
+    fn plannable(&self, snap: &Snapshot, group: &Group) -> bool {
+        let Some(slot) = group
+            .shadows
+            .get(&snap.serial)
+            .or_else(|| self.slots.get(&snap.serial))
+        else {
+            return false;
+        };
+        slot.game_no == snap.game_no
+            && slot.start_fen == snap.start_fen
+            && !(slot.orientation.is_none() && snap.orientation.is_some())
+    }
+
+    /// Adds what differs between the stored game and the board's to the group: moves no
+    /// longer there, clocks now known, new moves, the result. The writer's picture of the
+    /// stored game changes only when the group is committed.
+    fn plan(&mut self, snap: Box<Snapshot>, group: &mut Group) {
+        let Some(mut slot) = group
+            .shadows
+            .remove(&snap.serial)
+            .or_else(|| self.slots.get(&snap.serial).cloned())
+        else {
+            return;
+        };
+        let (game, round) = (slot.game_id, slot.round_id);
+        let mut announce = Vec::new();
+        let mut add = |group: &mut Group, op: Op, a: Announce| {
+            announce.push((group.ops.len(), a));
+            group.ops.push(op);
+        };
+        let same = slot
+            .moves
+            .iter()
+            .zip(&snap.moves)
+            .take_while(|(a, b)| a.uci == b.uci)
+            .count();
+        if slot.moves.len() > same {
+            let from_ply = (same + 1) as u32;
+            add(
+                group,
+                Op::Truncate {
+                    game,
+                    from_ply,
+                    actor: "recorder".into(),
+                    reason: "taken back or corrected on the board".into(),
+                },
+                Announce::Truncate { from_ply },
+            );
+            slot.moves.truncate(same);
+        }
+        for i in 0..same {
+            let new = &snap.moves[i];
+            let old = &mut slot.moves[i];
+            if old.clk_ms != new.clk_ms || old.emt_ms != new.emt_ms {
+                add(
+                    group,
+                    Op::MoveClock {
+                        game,
+                        ply: new.ply,
+                        clk_ms: new.clk_ms,
+                        emt_ms: new.emt_ms,
+                    },
+                    Announce::MoveClock {
+                        ply: new.ply,
+                        clk_ms: new.clk_ms,
+                        emt_ms: new.emt_ms,
+                    },
+                );
+                old.clk_ms = new.clk_ms;
+                old.emt_ms = new.emt_ms;
+            }
+        }
+        for m in &snap.moves[same..] {
+            let mut m = m.clone();
+            m.accepted_at_ms = m.accepted_at_ms.max(1);
+            add(
+                group,
+                Op::Move { game, m: m.clone() },
+                Announce::Move(move_json(&m)),
+            );
+            slot.moves.push(m);
+        }
+        // A result the board gave (mate, stalemate) is stored; one the board takes back (the
+        // mating move corrected) is undone, but never a result an arbiter confirmed.
+        let reopened = snap.result == "*" && slot.status == "finished";
+        if snap.result != slot.result && (snap.result != "*" || reopened) {
+            let status = if reopened { "live" } else { "finished" };
+            add(
+                group,
+                Op::Result {
+                    game,
+                    result: snap.result.clone(),
+                    termination: snap.termination.clone(),
+                    status: status.into(),
+                    actor: "recorder".into(),
+                },
+                Announce::Result {
+                    result: snap.result.clone(),
+                    termination: snap.termination.clone(),
+                    status,
+                },
+            );
+            slot.result = snap.result.clone();
+            slot.status = status.to_string();
+        }
+        group.shadows.insert(snap.serial.clone(), slot);
+        group.after.push(After::Sync {
+            snap,
+            game,
+            round,
+            announce,
+        });
+    }
+
+    /// Commits the group (retrying while the store is down), then announces its changes and
+    /// runs the jobs that waited for it, in order. When the store refuses the group (our
+    /// picture of a stored game is off), each board's game goes through the careful one-by-one
+    /// path instead, which reads the game back and tries again.
+    async fn flush(&mut self, group: &mut Group) {
+        let g = std::mem::take(group);
+        if g.raws.is_empty() && g.ops.is_empty() && g.after.is_empty() {
+            return;
+        }
+        let committed = loop {
+            if g.raws.is_empty() && g.ops.is_empty() {
+                break Some(Vec::new());
+            }
+            match self.store.commit(&g.raws, &g.ops).await {
+                Ok(seqs) => {
+                    self.stored_ok();
+                    break Some(seqs);
+                }
+                Err(e) if transient(&e) => self.store_failed(&e).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "group commit refused; storing its games one by one");
+                    break None;
+                }
+            }
+        };
+        let Some(seqs) = committed else {
+            let mut raws = g.raws;
+            self.flush_raw(&mut raws).await;
+            for a in g.after {
+                match a {
+                    After::Sync { snap, .. } => self.apply(Job::Sync(snap)).await,
+                    After::Job(job) => self.apply(job).await,
+                }
+            }
+            return;
+        };
+        self.shared
+            .metrics
+            .raw_logged
+            .fetch_add(g.raws.len() as u64, Ordering::Relaxed);
+        for (serial, slot) in g.shadows {
+            self.update_slot(&serial, &slot);
+        }
+        for a in g.after {
+            let (snap, game, round, announce) = match a {
+                After::Job(job) => {
+                    self.apply(job).await;
+                    continue;
+                }
+                After::Sync {
+                    snap,
+                    game,
+                    round,
+                    announce,
+                } => (snap, game, round, announce),
+            };
+            for (i, a) in announce {
+                let Some(seq) = seqs.get(i).copied().flatten() else {
+                    continue;
+                };
+                self.committed(round, seq);
+                let body = match a {
+                    Announce::Truncate { from_ply } => {
+                        json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": from_ply})
+                    }
+                    Announce::MoveClock {
+                        ply,
+                        clk_ms,
+                        emt_ms,
+                    } => {
+                        json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": ply, "clk_ms": clk_ms, "emt_ms": emt_ms})
+                    }
+                    Announce::Move(m) => {
+                        self.shared
+                            .metrics
+                            .moves_committed
+                            .fetch_add(1, Ordering::Relaxed);
+                        json!({"type": "move", "seq": seq, "game_id": game, "move": m, "read_at_ms": snap.read_at_ms})
+                    }
+                    Announce::Result {
+                        result,
+                        termination,
+                        status,
+                    } => {
+                        json!({"type": "result", "seq": seq, "game_id": game, "result": result, "termination": termination, "status": status})
+                    }
+                };
+                self.shared
+                    .publish(Event::new(round, Some(game), seq, body));
+            }
         }
     }
 
@@ -391,6 +644,7 @@ impl Writer {
                     json!({"type": "eboard", "seq": seq, "eboard": view}),
                 );
                 e.change = false;
+                e.arbiters = true;
                 self.shared.publish(e);
             }
             Job::Edit(edit) => {

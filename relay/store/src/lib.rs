@@ -131,10 +131,12 @@ macro_rules! bump {
     }};
 }
 
+mod batch;
 mod export;
 mod migrate;
 mod model;
 mod rounds;
+pub use batch::Op;
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
 pub use export::to_game;
@@ -259,34 +261,10 @@ impl Store {
     /// Records the move at `m.ply` of a game, durably, and returns the round's new change
     /// number. A ply recorded twice (a replay after a crash) is refused, not duplicated.
     pub async fn record_move(&self, game: i64, m: &StoredMove) -> Result<i64> {
-        let payload = serde_json::json!({"ply": m.ply, "san": m.san, "uci": m.uci, "clk_ms": m.clk_ms, "emt_ms": m.emt_ms, "fen": m.fen_after}).to_string();
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            let inserted = sqlx::query(
-                "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING",
-            )
-            .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
-            .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
-            .bind(m.accepted_at_ms).bind(&m.fen_after)
-            .execute(&mut *tx)
-            .await;
-            match inserted {
-                Ok(r) if r.rows_affected() == 0 => {
-                    return Err(StoreError::Conflict(format!("game {game} already has ply {}", m.ply)));
-                }
-                Ok(_) => {}
-                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
-                    return Err(StoreError::NotFound { what: "game", id: game.to_string() });
-                }
-                Err(e) => return Err(e.into()),
-            }
-            sqlx::query("UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'")
-                .bind(game).execute(&mut *tx).await?;
-            let seq = bump!(tx, game, "move", &payload);
-            tx.commit().await?;
-            Ok(seq)
-        })
+        let op = Op::Move { game, m: m.clone() };
+        self.commit_one(op)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("game {game}: move not recorded")))
     }
 
     /// Removes the moves from `from_ply` on (a correction or takeback), keeping the reason in
@@ -298,20 +276,15 @@ impl Store {
         actor: &str,
         reason: &str,
     ) -> Result<i64> {
-        let payload = serde_json::json!({"from_ply": from_ply}).to_string();
-        let detail = serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string();
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            let removed = sqlx::query("DELETE FROM moves WHERE game_id = $1 AND ply >= $2")
-                .bind(game).bind(i64::from(from_ply)).execute(&mut *tx).await?.rows_affected();
-            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
-                .bind(now_ms()).bind(actor).bind("truncate").bind(game).bind(&detail)
-                .execute(&mut *tx).await?;
-            let _ = removed;
-            let seq = bump!(tx, game, "truncate", &payload);
-            tx.commit().await?;
-            Ok(seq)
-        })
+        let op = Op::Truncate {
+            game,
+            from_ply,
+            actor: actor.into(),
+            reason: reason.into(),
+        };
+        self.commit_one(op)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("game {game}: not truncated")))
     }
 
     /// Sets a game's result (and status: finished, or confirmed by an arbiter).
@@ -323,24 +296,16 @@ impl Store {
         status: &str,
         actor: &str,
     ) -> Result<i64> {
-        let payload =
-            serde_json::json!({"result": result, "termination": termination, "status": status})
-                .to_string();
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5")
-                .bind(result).bind(termination).bind(status).bind(now_ms()).bind(game)
-                .execute(&mut *tx).await?.rows_affected();
-            if n == 0 {
-                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
-            }
-            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
-                .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)
-                .execute(&mut *tx).await?;
-            let seq = bump!(tx, game, "result", &payload);
-            tx.commit().await?;
-            Ok(seq)
-        })
+        let op = Op::Result {
+            game,
+            result: result.into(),
+            termination: termination.map(str::to_string),
+            status: status.into(),
+            actor: actor.into(),
+        };
+        self.commit_one(op)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("game {game}: result not set")))
     }
 
     /// A game with its pairing and moves.
@@ -401,16 +366,7 @@ impl Store {
 
     /// Appends raw board messages (the black box), in one transaction.
     pub async fn log_raw(&self, entries: &[RawEntry]) -> Result<()> {
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            for e in entries {
-                sqlx::query("INSERT INTO raw_log (port, serial, received_at, bytes) VALUES ($1, $2, $3, $4)")
-                    .bind(&e.port).bind(&e.serial).bind(e.received_at_ms).bind(&e.bytes)
-                    .execute(&mut *tx).await?;
-            }
-            tx.commit().await?;
-            Ok(())
-        })
+        self.commit(entries, &[]).await.map(|_| ())
     }
 
     /// Raw messages of a port in time order (what `relay replay` reads).

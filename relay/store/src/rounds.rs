@@ -344,20 +344,13 @@ impl Store {
         clk_ms: Option<u64>,
         emt_ms: Option<u64>,
     ) -> Result<Option<i64>> {
-        let payload =
-            serde_json::json!({"ply": ply, "clk_ms": clk_ms, "emt_ms": emt_ms}).to_string();
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            let n = sqlx::query("UPDATE moves SET clk_ms = $1, emt_ms = $2 WHERE game_id = $3 AND ply = $4")
-                .bind(clk_ms.map(|v| v as i64)).bind(emt_ms.map(|v| v as i64)).bind(game).bind(i64::from(ply))
-                .execute(&mut *tx).await?.rows_affected();
-            if n == 0 {
-                return Ok(None);
-            }
-            let seq = bump!(tx, game, "move_clock", &payload);
-            tx.commit().await?;
-            Ok(Some(seq))
+        self.commit_one(crate::Op::MoveClock {
+            game,
+            ply,
+            clk_ms,
+            emt_ms,
         })
+        .await
     }
 
     /// Replaces all moves of a game (an arbiter's upload), keeping the old ones in the audit

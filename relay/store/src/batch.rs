@@ -1,0 +1,174 @@
+//! Group commit: many changes in one transaction, so that the rate of durable commits (one
+//! fsync each) no longer bounds how many boards the relay can follow. Each change still raises
+//! its round's change number and is recorded in `changes`; the numbers come back only after
+//! the one commit, so the caller still publishes nothing a crash could take back.
+//!
+//! The single-change methods (`record_move`, `truncate_moves`, `set_result`,
+//! `set_move_clock`) are a batch of one, so each SQL text is written once.
+
+use crate::model::{RawEntry, StoredMove};
+use crate::{Result, Store, StoreError, now_ms};
+
+/// One change to a game, as part of a [`Store::commit`].
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// The move at `m.ply`; a ply already stored is refused (the whole batch fails with
+    /// [`StoreError::Conflict`] and nothing of it is written).
+    Move { game: i64, m: StoredMove },
+    /// The clock of a move, known once the lever press that ended it is seen; nothing (and
+    /// no change number) when the move is no longer there.
+    MoveClock {
+        game: i64,
+        ply: u32,
+        clk_ms: Option<u64>,
+        emt_ms: Option<u64>,
+    },
+    /// Removes the moves from `from_ply` on, keeping the reason in the audit trail.
+    Truncate {
+        game: i64,
+        from_ply: u32,
+        actor: String,
+        reason: String,
+    },
+    /// Sets a game's result and status.
+    Result {
+        game: i64,
+        result: String,
+        termination: Option<String>,
+        status: String,
+        actor: String,
+    },
+}
+
+impl Op {
+    pub fn game(&self) -> i64 {
+        match self {
+            Op::Move { game, .. }
+            | Op::MoveClock { game, .. }
+            | Op::Truncate { game, .. }
+            | Op::Result { game, .. } => *game,
+        }
+    }
+
+    /// The change's kind and payload as recorded in `changes`.
+    fn change(&self) -> (&'static str, String) {
+        match self {
+            Op::Move { m, .. } => (
+                "move",
+                serde_json::json!({"ply": m.ply, "san": m.san, "uci": m.uci, "clk_ms": m.clk_ms, "emt_ms": m.emt_ms, "fen": m.fen_after}).to_string(),
+            ),
+            Op::MoveClock {
+                ply,
+                clk_ms,
+                emt_ms,
+                ..
+            } => (
+                "move_clock",
+                serde_json::json!({"ply": ply, "clk_ms": clk_ms, "emt_ms": emt_ms}).to_string(),
+            ),
+            Op::Truncate { from_ply, .. } => (
+                "truncate",
+                serde_json::json!({"from_ply": from_ply}).to_string(),
+            ),
+            Op::Result {
+                result,
+                termination,
+                status,
+                ..
+            } => (
+                "result",
+                serde_json::json!({"result": result, "termination": termination, "status": status})
+                    .to_string(),
+            ),
+        }
+    }
+}
+
+impl Store {
+    /// Logs `raws` (the black box) and applies `ops` in order, all in one transaction. Returns
+    /// each op's change number (`None` for a move clock whose move is gone), after the commit.
+    /// On any error nothing of the batch is written.
+    pub async fn commit(&self, raws: &[RawEntry], ops: &[Op]) -> Result<Vec<Option<i64>>> {
+        let mut seqs = Vec::with_capacity(ops.len());
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            for e in raws {
+                sqlx::query("INSERT INTO raw_log (port, serial, received_at, bytes) VALUES ($1, $2, $3, $4)")
+                    .bind(&e.port).bind(&e.serial).bind(e.received_at_ms).bind(&e.bytes)
+                    .execute(&mut *tx).await?;
+            }
+            for op in ops {
+                let game = op.game();
+                let applied = match op {
+                    Op::Move { m, .. } => {
+                        let inserted = sqlx::query(
+                            "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING",
+                        )
+                        .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
+                        .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
+                        .bind(m.accepted_at_ms).bind(&m.fen_after)
+                        .execute(&mut *tx)
+                        .await;
+                        match inserted {
+                            Ok(r) if r.rows_affected() == 0 => {
+                                return Err(StoreError::Conflict(format!("game {game} already has ply {}", m.ply)));
+                            }
+                            Ok(_) => {}
+                            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+                            }
+                            Err(e) => return Err(e.into()),
+                        }
+                        sqlx::query("UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'")
+                            .bind(game).execute(&mut *tx).await?;
+                        true
+                    }
+                    Op::MoveClock { ply, clk_ms, emt_ms, .. } => {
+                        sqlx::query("UPDATE moves SET clk_ms = $1, emt_ms = $2 WHERE game_id = $3 AND ply = $4")
+                            .bind(clk_ms.map(|v| v as i64)).bind(emt_ms.map(|v| v as i64)).bind(game).bind(i64::from(*ply))
+                            .execute(&mut *tx).await?.rows_affected() > 0
+                    }
+                    Op::Truncate { from_ply, actor, reason, .. } => {
+                        let detail = serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string();
+                        sqlx::query("DELETE FROM moves WHERE game_id = $1 AND ply >= $2")
+                            .bind(game).bind(i64::from(*from_ply)).execute(&mut *tx).await?;
+                        sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                            .bind(now_ms()).bind(actor).bind("truncate").bind(game).bind(&detail)
+                            .execute(&mut *tx).await?;
+                        true
+                    }
+                    Op::Result { result, termination, status, actor, .. } => {
+                        let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5")
+                            .bind(result).bind(termination).bind(status).bind(now_ms()).bind(game)
+                            .execute(&mut *tx).await?.rows_affected();
+                        if n == 0 {
+                            return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+                        }
+                        let (_, payload) = op.change();
+                        sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                            .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)
+                            .execute(&mut *tx).await?;
+                        true
+                    }
+                };
+                if applied {
+                    let (kind, payload) = op.change();
+                    let seq = bump!(tx, game, kind, &payload);
+                    seqs.push(Some(seq));
+                } else {
+                    seqs.push(None);
+                }
+            }
+            tx.commit().await?;
+        });
+        Ok(seqs)
+    }
+
+    /// One op committed on its own; its change number (`None`: a move clock whose move is
+    /// gone).
+    pub async fn commit_one(&self, op: Op) -> Result<Option<i64>> {
+        let seqs = self.commit(&[], std::slice::from_ref(&op)).await?;
+        Ok(seqs.into_iter().next().flatten())
+    }
+}
