@@ -783,3 +783,83 @@ fn log_json_gives_one_json_object_per_line_without_the_token() {
     );
     assert!(!log.contains(TOKEN), "the token is in the log:\n{log}");
 }
+
+/// A round with a short delay: spectators get each change the delay after it was made, from
+/// one delay line shared by all of them, and one who joins meanwhile gets the view of its
+/// moment and then the changes as they come due.
+#[test]
+fn a_delayed_round_reaches_every_spectator_after_the_delay() {
+    let dir = temp_dir("serve-delay-line");
+    let r = serve(&dir, &["--admin-token", TOKEN]);
+    let ts = get_json(&r.url("/api/tournaments"));
+    let tid = ts[0]["id"].as_i64().expect("tournament id");
+    let round = post(
+        &r,
+        &format!("/api/tournaments/{tid}/rounds"),
+        &json!({"number": "2", "delay_secs": 2}),
+        true,
+    );
+    assert_eq!(round.status, 201, "{}", round.text());
+    let rid = round.json()["id"].as_i64().expect("id");
+    let put = request(
+        "PUT",
+        &r.url(&format!("/api/rounds/{rid}/pairings")),
+        &[AUTH, ("Content-Type", "application/json")],
+        Some(
+            json!([{"board_no": 1, "white": {"name": "A"}, "black": {"name": "B"}}])
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(put.status, 200, "{}", put.text());
+    let g1 = get_json(&r.url(&format!("/api/rounds/{rid}")))["games"][0]["id"]
+        .as_i64()
+        .expect("game id");
+    // Let the pairings become public (they too are held for the delay).
+    std::thread::sleep(Duration::from_millis(2200));
+    let plies = |v: &Value| v["round"]["games"][0]["moves"].as_array().map(Vec::len);
+
+    let mut early = Socket::connect(&r.ws_url(&format!("/api/rounds/{rid}/ws")));
+    let snap = early.next(Duration::from_secs(5)).expect("snapshot");
+    assert_eq!(plies(&snap), Some(0), "{snap}");
+    let made = std::time::Instant::now();
+    let up = request(
+        "PUT",
+        &r.url(&format!("/api/games/{g1}/pgn")),
+        &[AUTH],
+        Some(PGN_GAME.as_bytes()),
+    );
+    assert_eq!(up.status, 200, "{}", up.text());
+
+    // Joins after the change, before it is due: the view of its moment, then the change.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut late = Socket::connect(&r.ws_url(&format!("/api/rounds/{rid}/ws")));
+    let late_snap = late.next(Duration::from_secs(5)).expect("snapshot");
+    assert_eq!(
+        plies(&late_snap),
+        Some(0),
+        "the late spectator saw the future: {late_snap}"
+    );
+
+    for (who, ws) in [("early", &mut early), ("late", &mut late)] {
+        let got = ws.next(Duration::from_secs(6)).expect("the delayed change");
+        let after = made.elapsed();
+        assert_eq!(got["type"], "game", "{who}: {got}");
+        assert_eq!(
+            got["game"]["moves"].as_array().map(Vec::len),
+            Some(7),
+            "{who}: {got}"
+        );
+        assert!(
+            after >= Duration::from_millis(1900),
+            "{who} got the change {after:?} after it was made, before the 2 s delay"
+        );
+    }
+    // After the delay a newcomer's snapshot has the moves.
+    let mut next = Socket::connect(&r.ws_url(&format!("/api/rounds/{rid}/ws")));
+    let now = next.next(Duration::from_secs(5)).expect("snapshot");
+    assert_eq!(plies(&now), Some(7), "{now}");
+    // Arbiters see it live.
+    let live = request("GET", &r.url(&format!("/api/rounds/{rid}")), &[AUTH], None).json();
+    assert_eq!(live["games"][0]["moves"].as_array().map(Vec::len), Some(7));
+}

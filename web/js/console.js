@@ -777,7 +777,7 @@ async function start() {
   }
   await refreshEboards();
   setInterval(refreshEboards, 15000); // also keeps "lost since (… min)" current
-  if (roundId) socket = liveSocket(`api/rounds/${roundId}/ws`, onMessage, showStatus, { since });
+  if (roundId) socket = liveSocket(`api/rounds/${roundId}/ws?eboards=1`, onMessage, showStatus, { since });
 }
 
 start();

@@ -5,13 +5,14 @@
 //! running clocks and e-board status, after the raw readings they come from are logged), so a
 //! client never sees anything a crash could take back.
 
+use axum::extract::ws::Utf8Bytes;
 use relay_store::{RoundInfo, Store, StoredGame, StoredMove};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, RwLock};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 pub fn now_ms() -> i64 {
     relay_store::now_ms()
@@ -75,11 +76,15 @@ pub struct Event {
     pub game_id: Option<i64>,
     pub seq: i64,
     pub at_ms: i64,
-    pub text: String,
+    /// The message, encoded once; every client gets these same bytes.
+    pub text: Utf8Bytes,
     /// For clock events: the clock, so a delayed copy can be re-stamped.
     pub clock: Option<ClockView>,
     /// For bundled clock events: each game's clock.
     pub clocks: Option<Vec<(i64, ClockView)>>,
+    /// Only for clients that asked for e-board news (the console): spectators do not
+    /// pay for a frame each time a board is touched.
+    pub arbiters: bool,
     /// A stored change (its seq is new); running clocks and e-board news only repeat the
     /// round's latest seq.
     pub change: bool,
@@ -92,8 +97,9 @@ impl Event {
             game_id,
             seq,
             at_ms: now_ms(),
-            text: body.to_string(),
+            text: Utf8Bytes::from(body.to_string()),
             clock: None,
+            arbiters: false,
             clocks: None,
             change: true,
         }
@@ -102,7 +108,7 @@ impl Event {
     /// The message a client `delay_ms` behind gets.
     pub fn delayed_text(&self, delay_ms: i64) -> String {
         if delay_ms <= 0 {
-            return self.text.clone();
+            return self.text.as_str().to_string();
         }
         match (self.clock, self.game_id, &self.clocks) {
             (Some(c), Some(g), _) => {
@@ -115,7 +121,7 @@ impl Event {
                 "clocks": list.iter().map(|(g, c)| json!({"game_id": g, "clock": c.shifted(delay_ms)})).collect::<Vec<_>>(),
             })
             .to_string(),
-            _ => self.text.clone(),
+            _ => self.text.as_str().to_string(),
         }
     }
 }
@@ -203,7 +209,8 @@ impl Cached {
 #[derive(Debug)]
 pub struct Shared {
     pub store: Store,
-    pub events: broadcast::Sender<Arc<Event>>,
+    /// Every round's feeds: what spectators follow.
+    pub feeds: super::feeds::Feeds,
     pub admin_token: Option<String>,
     pub eboards: RwLock<BTreeMap<String, EboardView>>,
     pub clocks: RwLock<HashMap<i64, ClockView>>,
@@ -217,11 +224,6 @@ pub struct Shared {
     /// The writer's queue (for arbiter actions that need no recorder).
     pub jobs: mpsc::UnboundedSender<super::writer::Job>,
     pub started_at_ms: i64,
-    /// The last live snapshot of each round: (change number, when built, text). Many clients
-    /// connecting at once share it instead of each reading the whole round.
-    pub snapshots: Mutex<HashMap<i64, Cached>>,
-    /// Held while a round snapshot is built from the store.
-    pub snapshot_build: tokio::sync::Mutex<()>,
     /// The last live PGN of each round.
     pub pgn_cache: Mutex<HashMap<i64, Cached>>,
     /// Set when the service shuts down: live sockets close cleanly.
@@ -230,13 +232,17 @@ pub struct Shared {
     /// that open sockets can compare it with theirs without asking the store (a spectator
     /// connected before a delay was set must not go on seeing live moves).
     pub round_edits: tokio::sync::watch::Sender<HashMap<i64, i64>>,
+    /// Each round's public delay (ms) as last read, so sockets opening need not ask the
+    /// store; forgotten at every edit of rounds or tournaments.
+    pub delays: Mutex<HashMap<i64, i64>>,
 }
 
 impl Shared {
     /// After an arbiter's edit of a tournament or round: cached live views are rebuilt and
     /// open sockets learn the `(round, delay ms)` of the rounds it touched.
     pub fn round_edited(&self, delays: impl IntoIterator<Item = (i64, i64)>) {
-        self.snapshots
+        self.feeds.forget_snapshots();
+        self.delays
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
@@ -247,9 +253,29 @@ impl Shared {
         self.round_edits.send_modify(|m| m.extend(delays));
     }
 
+    /// Hands a committed change (or running clock, or e-board news) to its round's live feed.
     pub fn publish(&self, e: Event) {
-        // No receiver is fine: nobody is watching.
-        let _ = self.events.send(Arc::new(e));
+        self.feeds.live(e.round_id).push(Arc::new(e));
+    }
+
+    /// The delay spectators of a round get, in ms, from memory when known (an unknown round
+    /// is an error).
+    pub async fn spectator_delay(&self, round: i64) -> Result<i64, relay_store::StoreError> {
+        if let Some(d) = self
+            .delays
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&round)
+        {
+            return Ok(*d);
+        }
+        let info = self.store.round(round).await?;
+        let d = self.delay_ms(&info).await?;
+        self.delays
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(round, d);
+        Ok(d)
     }
 
     /// The delay spectators of a round get, in ms (round's own, else the tournament's).
@@ -387,4 +413,36 @@ pub fn round_view(
         "auto": r.auto,
         "games": games.iter().map(|g| game_view(g, clocks.get(&g.id).copied(), bound.get(&g.id).map(String::as_str), cutoff_ms)).collect::<Vec<_>>(),
     })
+}
+
+/// A message waiting to be sent: its text, or a game replaced wholesale whose view is built
+/// when it is sent (as of that moment, which for a delayed view is its own moment).
+#[derive(Debug)]
+pub enum Pending {
+    Text(String),
+    Game { seq: i64, game: i64 },
+}
+
+/// A stored change as the message a client gets (`only_game`: a game page's client).
+pub fn change_message(only_game: Option<i64>, c: &relay_store::Change) -> Option<Pending> {
+    let game = c.game_id?;
+    if only_game.is_some_and(|g| g != game) {
+        return None;
+    }
+    let p: Value = serde_json::from_str(&c.payload).unwrap_or(Value::Null);
+    let seq = c.seq;
+    let msg = match c.kind.as_str() {
+        "move" => json!({"type": "move", "seq": seq, "game_id": game, "move": p}),
+        "move_clock" => {
+            json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": p["ply"], "clk_ms": p["clk_ms"], "emt_ms": p["emt_ms"]})
+        }
+        "truncate" => {
+            json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": p["from_ply"]})
+        }
+        "result" => {
+            json!({"type": "result", "seq": seq, "game_id": game, "result": p["result"], "termination": p["termination"], "status": p["status"]})
+        }
+        _ => return Some(Pending::Game { seq, game }),
+    };
+    Some(Pending::Text(msg.to_string()))
 }

@@ -9,6 +9,7 @@
 //! The hall never waits for the database; the writer is the only part that changes games in
 //! the store and the only part that announces changes, always after the commit.
 
+pub mod feeds;
 pub mod hall;
 pub mod http;
 pub mod live;
@@ -169,6 +170,12 @@ pub fn run(
     stop: Arc<AtomicBool>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<()> {
+    // Every spectator is an open socket: take all the open files the system allows (the soft
+    // limit is often 1024, the hard one far higher).
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => tracing::debug!(open_files = n, "open-file limit"),
+        Err(e) => tracing::warn!(error = %e, "open-file limit not raised"),
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -255,14 +262,13 @@ async fn serve(
             );
         }
     }
-    let (events, _) = tokio::sync::broadcast::channel(4096);
     let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
     let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
     let (closing, _) = tokio::sync::watch::channel(false);
     let (round_edits, _) = tokio::sync::watch::channel(Default::default());
     let shared = Arc::new(Shared {
         store: store.clone(),
-        events,
+        feeds: Default::default(),
         admin_token: settings.admin_token.clone(),
         eboards: Default::default(),
         clocks: Default::default(),
@@ -273,12 +279,12 @@ async fn serve(
         edits: edits_tx,
         jobs: jobs_tx.clone(),
         started_at_ms: live::now_ms(),
-        snapshots: Default::default(),
-        snapshot_build: Default::default(),
         pgn_cache: Default::default(),
         closing,
         round_edits,
+        delays: Default::default(),
     });
+    shared.feeds.attach(&shared);
     shared.health.store_ok.store(true, Ordering::Relaxed);
     // The writer has connections of its own: readers (pages, platforms polling) can never
     // keep a move from being stored.
