@@ -96,12 +96,10 @@ impl Feed {
     /// The change events after `seq`, when the ring still has all of them.
     pub fn since(&self, seq: i64) -> Option<Vec<Arc<Event>>> {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        let last = self.last_seq.load(Ordering::Relaxed);
-        if seq >= last {
-            return Some(Vec::new());
-        }
+        // Nothing seen yet (a fresh service): the feed cannot vouch for any gap.
         let first = recent.front()?.seq;
-        if first > seq + 1 {
+        let last = self.last_seq.load(Ordering::Relaxed);
+        if seq > last || first > seq + 1 {
             return None;
         }
         Some(recent.iter().filter(|e| e.seq > seq).cloned().collect())
