@@ -255,11 +255,15 @@ export function applyGameEvent(game, msg) {
       game.moves.push(move);
       game.fen = move.fen;
       if (game.status === 'pending') game.status = 'live';
+      // The lever press that came with the move rides on it.
+      if (msg.clock && (!game.result || game.result === '*')) game.clock = msg.clock;
       return true;
     }
     case 'move_clock': {
+      // The press that ended the move: its time, and the clock now running.
+      if (msg.clock && (!game.result || game.result === '*')) game.clock = msg.clock;
       const move = moves.find((m) => m.ply === msg.ply);
-      if (!move) return false;
+      if (!move) return Boolean(msg.clock);
       move.clk_ms = msg.clk_ms;
       move.emt_ms = msg.emt_ms;
       return true;

@@ -14,6 +14,7 @@
 
 use super::http::{ApiError, game_json, round_json};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
+use super::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -131,7 +132,12 @@ impl Feed {
         let v = round_json(s, self.round, false).await?;
         let seq = v["seq"].as_i64().unwrap_or(0);
         let text = Utf8Bytes::from(
-            serde_json::json!({"type": "snapshot", "seq": seq, "round": v}).to_string(),
+            ServerMessage::Snapshot {
+                seq,
+                round: Some(v),
+                game: None,
+            }
+            .encode(),
         );
         *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = Some(Snap {
             seq,
@@ -285,12 +291,11 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                         Pending::Text(t) => t,
                         // A game replaced wholesale is shown as it stood at its moment.
                         Pending::Game { seq, game } => match game_json(&s, game, false).await {
-                            Ok(v) => serde_json::json!({"type": "game", "seq": seq, "game": v}).to_string(),
+                            Ok(v) => ServerMessage::Game { seq, game: v }.encode(),
                             Err(_) => continue,
                         },
                     };
-                    let mut e = Event::new(feed.round, h.game, h.seq, serde_json::Value::Null);
-                    e.text = Utf8Bytes::from(text);
+                    let mut e = Event::encoded(feed.round, h.game, h.seq, text);
                     e.change = h.change;
                     feed.push(Arc::new(e));
                 }
@@ -333,7 +338,7 @@ mod tests {
     use super::*;
 
     fn event(seq: i64, change: bool) -> Arc<Event> {
-        let mut e = Event::new(1, Some(7), seq, serde_json::json!({"seq": seq}));
+        let mut e = Event::new(1, Some(7), seq, &ServerMessage::Heartbeat { at_ms: seq });
         e.change = change;
         Arc::new(e)
     }

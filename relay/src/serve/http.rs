@@ -128,6 +128,14 @@ pub fn routes() -> Vec<Route> {
         ),
         route!(
             get,
+            "/api/ws-messages.schema.json",
+            "JSON Schema of every message the WebSockets send (`type` names the message)",
+            false,
+            "application/json",
+            ws_messages_schema
+        ),
+        route!(
+            get,
             "/api/tournaments",
             "Tournaments with their rounds",
             false,
@@ -209,7 +217,7 @@ pub fn routes() -> Vec<Route> {
         route!(
             get,
             "/api/rounds/{id}/ws",
-            "WebSocket: snapshot then deltas of a round (?since=N resumes)",
+            "WebSocket: snapshot then deltas of a round (?since=N resumes, ?eboards=1 adds e-board news); messages as in /api/ws-messages.schema.json",
             false,
             "application/json",
             ws::round_socket
@@ -249,7 +257,7 @@ pub fn routes() -> Vec<Route> {
         route!(
             get,
             "/api/games/{id}/ws",
-            "WebSocket: snapshot then deltas of one game (?since=N resumes)",
+            "WebSocket: snapshot then deltas of one game (?since=N resumes); messages as in /api/ws-messages.schema.json",
             false,
             "application/json",
             ws::game_socket
@@ -598,6 +606,10 @@ async fn metrics(State(s): State<AppState>) -> Response {
         ));
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+async fn ws_messages_schema() -> Response {
+    axum::Json(super::wire::schema()).into_response()
 }
 
 async fn openapi() -> Response {
@@ -1356,7 +1368,7 @@ async fn put_pairings(
                 id,
                 Some(*game),
                 *seq,
-                json!({"type": "game", "seq": seq, "game": v}),
+                &super::wire::ServerMessage::Game { seq: *seq, game: v },
             ));
         }
     }

@@ -5,6 +5,7 @@
 //! running clocks and e-board status, after the raw readings they come from are logged), so a
 //! client never sees anything a crash could take back.
 
+use super::wire::{GameClock, MoveView, ServerMessage};
 use axum::extract::ws::Utf8Bytes;
 use relay_store::{RoundInfo, Store, StoredGame, StoredMove};
 use serde::Serialize;
@@ -20,7 +21,7 @@ pub fn now_ms() -> i64 {
 
 /// The running clock of a game: at server time `at_ms`, White had `white_ms` and Black
 /// `black_ms`; `running` counts down from then.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ClockView {
     pub white_ms: u64,
     pub black_ms: u64,
@@ -38,14 +39,14 @@ impl ClockView {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Proposal {
     pub result: String,
     pub reason: String,
 }
 
 /// One e-board as the operator sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct EboardView {
     pub serial: String,
     pub port: String,
@@ -91,13 +92,18 @@ pub struct Event {
 }
 
 impl Event {
-    pub fn new(round_id: i64, game_id: Option<i64>, seq: i64, body: Value) -> Event {
+    pub fn new(round_id: i64, game_id: Option<i64>, seq: i64, message: &ServerMessage) -> Event {
+        Event::encoded(round_id, game_id, seq, message.encode())
+    }
+
+    /// An event whose message is already encoded.
+    pub fn encoded(round_id: i64, game_id: Option<i64>, seq: i64, text: String) -> Event {
         Event {
             round_id,
             game_id,
             seq,
             at_ms: now_ms(),
-            text: Utf8Bytes::from(body.to_string()),
+            text: Utf8Bytes::from(text),
             clock: None,
             arbiters: false,
             clocks: None,
@@ -111,16 +117,23 @@ impl Event {
             return self.text.as_str().to_string();
         }
         match (self.clock, self.game_id, &self.clocks) {
-            (Some(c), Some(g), _) => {
-                json!({"type": "clock", "seq": self.seq, "game_id": g, "clock": c.shifted(delay_ms)})
-                    .to_string()
+            (Some(c), Some(g), _) => ServerMessage::Clock {
+                seq: self.seq,
+                game_id: g,
+                clock: c.shifted(delay_ms),
             }
-            (_, _, Some(list)) => json!({
-                "type": "clocks",
-                "seq": self.seq,
-                "clocks": list.iter().map(|(g, c)| json!({"game_id": g, "clock": c.shifted(delay_ms)})).collect::<Vec<_>>(),
-            })
-            .to_string(),
+            .encode(),
+            (_, _, Some(list)) => ServerMessage::Clocks {
+                seq: self.seq,
+                clocks: list
+                    .iter()
+                    .map(|(g, c)| GameClock {
+                        game_id: *g,
+                        clock: c.shifted(delay_ms),
+                    })
+                    .collect(),
+            }
+            .encode(),
             _ => self.text.as_str().to_string(),
         }
     }
@@ -349,7 +362,7 @@ pub fn game_view(
 }
 
 pub fn move_json(m: &StoredMove) -> Value {
-    json!({"ply": m.ply, "san": m.san, "uci": m.uci, "fen": m.fen_after, "clk_ms": m.clk_ms, "emt_ms": m.emt_ms})
+    serde_json::to_value(MoveView::from(m)).unwrap_or(Value::Null)
 }
 
 /// The clocks as they stood at `cutoff`: each side's time after its last move, the side to
@@ -429,20 +442,15 @@ pub fn change_message(only_game: Option<i64>, c: &relay_store::Change) -> Option
     if only_game.is_some_and(|g| g != game) {
         return None;
     }
-    let p: Value = serde_json::from_str(&c.payload).unwrap_or(Value::Null);
-    let seq = c.seq;
-    let msg = match c.kind.as_str() {
-        "move" => json!({"type": "move", "seq": seq, "game_id": game, "move": p}),
-        "move_clock" => {
-            json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": p["ply"], "clk_ms": p["clk_ms"], "emt_ms": p["emt_ms"]})
+    let record = match c.record() {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(seq = c.seq, kind = %c.kind, error = %e, "a stored change does not read; the game is sent whole");
+            relay_store::ChangeRecord::Game
         }
-        "truncate" => {
-            json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": p["from_ply"]})
-        }
-        "result" => {
-            json!({"type": "result", "seq": seq, "game_id": game, "result": p["result"], "termination": p["termination"], "status": p["status"]})
-        }
-        _ => return Some(Pending::Game { seq, game }),
     };
-    Some(Pending::Text(msg.to_string()))
+    Some(match ServerMessage::from_change(c.seq, game, record) {
+        Some(m) => Pending::Text(m.encode()),
+        None => Pending::Game { seq: c.seq, game },
+    })
 }

@@ -14,6 +14,7 @@ pub mod hall;
 pub mod http;
 pub mod live;
 pub mod pages;
+pub mod wire;
 pub mod writer;
 pub mod ws;
 

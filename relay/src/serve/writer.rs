@@ -9,12 +9,11 @@
 //! writes a move twice, and a move the store refuses as already there (a commit whose answer
 //! was lost) only makes the writer read the game back and carry on.
 
-use super::live::{
-    ClockView, EboardView, EditAction, Event, GameEdit, Shared, game_view, move_json, now_ms,
-};
+use super::live::{ClockView, EboardView, EditAction, Event, GameEdit, Shared, game_view, now_ms};
+use super::wire::{GameClock, MoveView, ServerMessage};
 use relay_store::{Op, RawEntry, RoundInfo, StoreError, StoredMove};
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -101,7 +100,7 @@ enum Announce {
         clk_ms: Option<u64>,
         emt_ms: Option<u64>,
     },
-    Move(serde_json::Value),
+    Move(MoveView),
     Result {
         result: String,
         termination: Option<String>,
@@ -210,12 +209,17 @@ impl Writer {
             }
             let seq = self.seq(round);
             let list: Vec<(i64, ClockView)> = clocks.into_iter().collect();
-            let body = json!({
-                "type": "clocks",
-                "seq": seq,
-                "clocks": list.iter().map(|(g, c)| json!({"game_id": g, "clock": c})).collect::<Vec<_>>(),
-            });
-            let mut e = Event::new(round, None, seq, body);
+            let body = ServerMessage::Clocks {
+                seq,
+                clocks: list
+                    .iter()
+                    .map(|(g, c)| GameClock {
+                        game_id: *g,
+                        clock: *c,
+                    })
+                    .collect(),
+            };
+            let mut e = Event::new(round, None, seq, &body);
             e.change = false;
             e.clocks = Some(list);
             self.shared.publish(e);
@@ -355,7 +359,7 @@ impl Writer {
             add(
                 group,
                 Op::Move { game, m: m.clone() },
-                Announce::Move(move_json(&m)),
+                Announce::Move(MoveView::from(&m)),
             );
             slot.moves.push(m);
         }
@@ -431,13 +435,47 @@ impl Writer {
             .metrics
             .raw_logged
             .fetch_add(g.raws.len() as u64, Ordering::Relaxed);
-        for (serial, slot) in g.shadows {
+        for job in self.announce(g.shadows, g.after, &seqs) {
+            self.apply(job).await;
+        }
+    }
+
+    /// After a group's commit: the writer's picture of the stored games moves on, each
+    /// committed op is announced with its change number (`seqs`, by op index), and the jobs
+    /// that waited run, in order. A lever press that comes with a move or a move's clock in
+    /// the same group rides on that message instead of a `clock` message of its own.
+    /// Returns the jobs that need the store (e-board touches), to be run next.
+    #[must_use]
+    fn announce(
+        &mut self,
+        shadows: HashMap<String, Slot>,
+        after: Vec<After>,
+        seqs: &[Option<i64>],
+    ) -> Vec<Job> {
+        let mut rest = Vec::new();
+        for (serial, slot) in shadows {
             self.update_slot(&serial, &slot);
         }
-        for a in g.after {
+        let (mut rides, folded) = self.presses_to_fold(&after);
+        for (i, a) in after.into_iter().enumerate() {
             let (snap, game, round, announce) = match a {
+                After::Job(Job::Clock {
+                    serial,
+                    white_ms,
+                    black_ms,
+                    running,
+                    at_ms,
+                }) => {
+                    let alone = !folded.contains(&i);
+                    self.clock_reading(&serial, white_ms, black_ms, running, at_ms, alone);
+                    continue;
+                }
+                After::Job(Job::Eboard(view)) => {
+                    self.eboard_news(view);
+                    continue;
+                }
                 After::Job(job) => {
-                    self.apply(job).await;
+                    rest.push(job);
                     continue;
                 }
                 After::Sync {
@@ -452,36 +490,117 @@ impl Writer {
                     continue;
                 };
                 self.committed(round, seq);
-                let body = match a {
-                    Announce::Truncate { from_ply } => {
-                        json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": from_ply})
-                    }
+                let message = match a {
+                    Announce::Truncate { from_ply } => ServerMessage::Truncate {
+                        seq,
+                        game_id: game,
+                        from_ply,
+                    },
                     Announce::MoveClock {
                         ply,
                         clk_ms,
                         emt_ms,
-                    } => {
-                        json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": ply, "clk_ms": clk_ms, "emt_ms": emt_ms})
-                    }
-                    Announce::Move(m) => {
+                    } => ServerMessage::MoveClock {
+                        seq,
+                        game_id: game,
+                        ply,
+                        clk_ms,
+                        emt_ms,
+                        clock: rides.remove(&game),
+                    },
+                    Announce::Move(mv) => {
                         self.shared
                             .metrics
                             .moves_committed
                             .fetch_add(1, Ordering::Relaxed);
-                        json!({"type": "move", "seq": seq, "game_id": game, "move": m, "read_at_ms": snap.read_at_ms})
+                        ServerMessage::Move {
+                            seq,
+                            game_id: game,
+                            mv,
+                            read_at_ms: Some(snap.read_at_ms),
+                            clock: rides.remove(&game),
+                        }
                     }
                     Announce::Result {
                         result,
                         termination,
                         status,
-                    } => {
-                        json!({"type": "result", "seq": seq, "game_id": game, "result": result, "termination": termination, "status": status})
-                    }
+                    } => ServerMessage::Result {
+                        seq,
+                        game_id: game,
+                        result,
+                        termination,
+                        status: status.to_string(),
+                    },
                 };
                 self.shared
-                    .publish(Event::new(round, Some(game), seq, body));
+                    .publish(Event::new(round, Some(game), seq, &message));
             }
         }
+        rest
+    }
+
+    /// The lever presses (side-to-move changes) among a group's clock readings whose game
+    /// has a move or a move's clock announced in the same group: the clock each ride on, by
+    /// game, and the indexes of their readings in `after`.
+    fn presses_to_fold(&self, after: &[After]) -> (HashMap<i64, ClockView>, HashSet<usize>) {
+        let carriers: HashSet<i64> = after
+            .iter()
+            .filter_map(|a| match a {
+                After::Sync { game, announce, .. }
+                    if announce.iter().any(|(_, a)| {
+                        matches!(a, Announce::Move(_) | Announce::MoveClock { .. })
+                    }) =>
+                {
+                    Some(*game)
+                }
+                _ => None,
+            })
+            .collect();
+        let mut rides = HashMap::new();
+        let mut folded = HashSet::new();
+        if carriers.is_empty() {
+            return (rides, folded);
+        }
+        // The side running as of each reading, for several readings of one game in a group.
+        let mut runs: HashMap<i64, Option<&'static str>> = HashMap::new();
+        for (i, a) in after.iter().enumerate() {
+            let After::Job(Job::Clock {
+                serial,
+                white_ms,
+                black_ms,
+                running,
+                at_ms,
+            }) = a
+            else {
+                continue;
+            };
+            let Some(slot) = self.slots.get(serial) else {
+                continue;
+            };
+            let game = slot.game_id;
+            if slot.result != "*" || !carriers.contains(&game) {
+                continue;
+            }
+            let changed = match runs.get(&game) {
+                Some(r) => r != running,
+                None => self.side_changed(game, *running),
+            };
+            runs.insert(game, *running);
+            if changed {
+                folded.insert(i);
+                rides.insert(
+                    game,
+                    ClockView {
+                        white_ms: *white_ms,
+                        black_ms: *black_ms,
+                        running: *running,
+                        at_ms: *at_ms,
+                    },
+                );
+            }
+        }
+        (rides, folded)
     }
 
     fn stored_ok(&mut self) {
@@ -536,6 +655,104 @@ impl Writer {
         raws.clear();
     }
 
+    /// Takes a reading of an e-board's clock: kept as its game's running clock, bundled into
+    /// the round's next `clocks` message when the same side runs on, and announced on its own
+    /// (when `announce`) when the side to move changed. Nothing for a game with a result: what
+    /// the clock shows then (set up for the next game, or the loser's still running) is not
+    /// this game's.
+    fn clock_reading(
+        &mut self,
+        serial: &str,
+        white_ms: u64,
+        black_ms: u64,
+        running: Option<&'static str>,
+        at_ms: i64,
+        announce: bool,
+    ) {
+        let Some(slot) = self.slots.get(serial) else {
+            return;
+        };
+        if slot.result != "*" {
+            return;
+        }
+        let (game, round) = (slot.game_id, slot.round_id);
+        let side_changed = self.side_changed(game, running);
+        let clock = ClockView {
+            white_ms,
+            black_ms,
+            running,
+            at_ms,
+        };
+        self.shared
+            .clocks
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(game, clock);
+        if !side_changed {
+            // A reading while the same side runs: bundled with the round's other readings and
+            // announced within a second (one message, not one per board: a round of 200
+            // boards would otherwise send 200 a second to every spectator).
+            self.bundled.entry(round).or_default().insert(game, clock);
+            return;
+        }
+        if let Some(b) = self.bundled.get_mut(&round) {
+            b.remove(&game);
+        }
+        if !announce {
+            return;
+        }
+        let seq = self.seq(round);
+        let mut e = Event::new(
+            round,
+            Some(game),
+            seq,
+            &ServerMessage::Clock {
+                seq,
+                game_id: game,
+                clock,
+            },
+        );
+        e.clock = Some(clock);
+        e.change = false;
+        e.at_ms = at_ms;
+        self.shared.publish(e);
+    }
+
+    /// An e-board's news: placed with its game, kept for `/api/eboards`, and announced to
+    /// the clients that follow e-boards (the console).
+    fn eboard_news(&mut self, mut view: EboardView) {
+        let slot = self.slots.get(&view.serial);
+        view.game_id = slot.map(|s| s.game_id);
+        view.board_no = slot.map(|s| s.board_no);
+        view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
+        let round = view.round_id.unwrap_or(self.current.id);
+        self.shared
+            .eboards
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(view.serial.clone(), view.clone());
+        let seq = self.seq(round);
+        let mut e = Event::new(
+            round,
+            view.game_id,
+            seq,
+            &ServerMessage::Eboard { seq, eboard: view },
+        );
+        e.change = false;
+        e.arbiters = true;
+        self.shared.publish(e);
+    }
+
+    /// Whether `running` is another side to move than the game's last reading.
+    fn side_changed(&self, game: i64, running: Option<&'static str>) -> bool {
+        self.shared
+            .clocks
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&game)
+            .is_none_or(|l| l.running != running)
+    }
+
     async fn apply(&mut self, job: Job) {
         match job {
             Job::Raw(_) | Job::Shutdown => {}
@@ -574,79 +791,9 @@ impl Writer {
                 running,
                 at_ms,
             } => {
-                let Some(slot) = self.slots.get(&serial) else {
-                    return;
-                };
-                if slot.result != "*" {
-                    // The game is over; what the clock shows now (set up for the next game)
-                    // is not this game's.
-                    return;
-                }
-                let last = self
-                    .shared
-                    .clocks
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&slot.game_id)
-                    .copied();
-                let side_changed = last.is_none_or(|l| l.running != running);
-                let clock = ClockView {
-                    white_ms,
-                    black_ms,
-                    running,
-                    at_ms,
-                };
-                let (game, round) = (slot.game_id, slot.round_id);
-                self.shared
-                    .clocks
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(game, clock);
-                if !side_changed {
-                    // A reading while the same side runs: bundled with the round's other
-                    // readings and announced within a second (one message, not one per
-                    // board: a round of 200 boards would otherwise send 200 a second to
-                    // every spectator).
-                    self.bundled.entry(round).or_default().insert(game, clock);
-                    return;
-                }
-                if let Some(b) = self.bundled.get_mut(&round) {
-                    b.remove(&game);
-                }
-                let seq = self.seq(round);
-                let mut e = Event::new(
-                    round,
-                    Some(game),
-                    seq,
-                    json!({"type": "clock", "seq": seq, "game_id": game, "clock": clock}),
-                );
-                e.clock = Some(clock);
-                e.change = false;
-                e.at_ms = at_ms;
-                self.shared.publish(e);
+                self.clock_reading(&serial, white_ms, black_ms, running, at_ms, true);
             }
-            Job::Eboard(mut view) => {
-                let slot = self.slots.get(&view.serial);
-                view.game_id = slot.map(|s| s.game_id);
-                view.board_no = slot.map(|s| s.board_no);
-                view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
-                let round = view.round_id.unwrap_or(self.current.id);
-                self.shared
-                    .eboards
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(view.serial.clone(), view.clone());
-                let seq = self.seq(round);
-                let mut e = Event::new(
-                    round,
-                    view.game_id,
-                    seq,
-                    json!({"type": "eboard", "seq": seq, "eboard": view}),
-                );
-                e.change = false;
-                e.arbiters = true;
-                self.shared.publish(e);
-            }
+            Job::Eboard(view) => self.eboard_news(view),
             Job::Edit(edit) => {
                 let result = loop {
                     match self.edit(&edit).await {
@@ -765,7 +912,7 @@ impl Writer {
             g.round_id,
             Some(game),
             seq,
-            json!({"type": "game", "seq": seq, "game": view}),
+            &ServerMessage::Game { seq, game: view },
         );
         // A game re-read after a surprise carries no new change number; it must reach
         // clients that already have that number.
@@ -895,97 +1042,16 @@ impl Writer {
             self.bind(&snap.serial, slot.clone());
             self.publish_game(slot.game_id, seq, true).await?;
         }
-        let (game, round) = (slot.game_id, slot.round_id);
-        // Moves: drop what differs, add what is new, fill in clocks now known.
-        let same = slot
-            .moves
-            .iter()
-            .zip(&snap.moves)
-            .take_while(|(a, b)| a.uci == b.uci)
-            .count();
-        if slot.moves.len() > same {
-            let from = (same + 1) as u32;
-            let seq = store
-                .truncate_moves(
-                    game,
-                    from,
-                    "recorder",
-                    "taken back or corrected on the board",
-                )
-                .await?;
-            self.committed(round, seq);
-            slot.moves.truncate(same);
-            self.update_slot(&snap.serial, &slot);
-            self.shared.publish(Event::new(
-                round,
-                Some(game),
-                seq,
-                json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": from}),
-            ));
+        // What differs from the stored game, as in a group commit of this one game.
+        let mut group = Group::default();
+        self.plan(Box::new(snap.clone()), &mut group);
+        if group.ops.is_empty() {
+            return Ok(());
         }
-        for i in 0..same {
-            let (old, new) = (&slot.moves[i], &snap.moves[i]);
-            if old.clk_ms != new.clk_ms || old.emt_ms != new.emt_ms {
-                if let Some(seq) = store
-                    .set_move_clock(game, new.ply, new.clk_ms, new.emt_ms)
-                    .await?
-                {
-                    self.committed(round, seq);
-                    self.shared.publish(Event::new(
-                        round,
-                        Some(game),
-                        seq,
-                        json!({"type": "move_clock", "seq": seq, "game_id": game, "ply": new.ply, "clk_ms": new.clk_ms, "emt_ms": new.emt_ms}),
-                    ));
-                }
-                slot.moves[i].clk_ms = new.clk_ms;
-                slot.moves[i].emt_ms = new.emt_ms;
-                self.update_slot(&snap.serial, &slot);
-            }
-        }
-        for m in &snap.moves[same..] {
-            let mut m = m.clone();
-            m.accepted_at_ms = m.accepted_at_ms.max(1);
-            let seq = store.record_move(game, &m).await?;
-            self.committed(round, seq);
-            self.shared
-                .metrics
-                .moves_committed
-                .fetch_add(1, Ordering::Relaxed);
-            slot.moves.push(m.clone());
-            self.update_slot(&snap.serial, &slot);
-            self.shared.publish(Event::new(
-                round,
-                Some(game),
-                seq,
-                json!({"type": "move", "seq": seq, "game_id": game, "move": move_json(&m), "read_at_ms": snap.read_at_ms}),
-            ));
-        }
-        // A result the board gave (mate, stalemate) is stored; one the board takes back (the
-        // mating move corrected) is undone, but never a result an arbiter confirmed.
-        let reopened = snap.result == "*" && slot.status == "finished";
-        if snap.result != slot.result && (snap.result != "*" || reopened) {
-            let status = if reopened { "live" } else { "finished" };
-            let seq = store
-                .set_result(
-                    game,
-                    &snap.result,
-                    snap.termination.as_deref(),
-                    status,
-                    "recorder",
-                )
-                .await?;
-            self.committed(round, seq);
-            slot.result = snap.result.clone();
-            slot.status = status.to_string();
-            self.update_slot(&snap.serial, &slot);
-            self.shared.publish(Event::new(
-                round,
-                Some(game),
-                seq,
-                json!({"type": "result", "seq": seq, "game_id": game, "result": snap.result, "termination": snap.termination, "status": status}),
-            ));
-        }
+        let seqs = store.commit(&[], &group.ops).await?;
+        // A lone board game has no jobs waiting on it.
+        let rest = self.announce(group.shadows, group.after, &seqs);
+        debug_assert!(rest.is_empty());
         Ok(())
     }
 
@@ -1008,7 +1074,11 @@ impl Writer {
                     round,
                     Some(game),
                     seq,
-                    json!({"type": "truncate", "seq": seq, "game_id": game, "from_ply": from_ply}),
+                    &ServerMessage::Truncate {
+                        seq,
+                        game_id: game,
+                        from_ply: *from_ply,
+                    },
                 ));
                 seq
             }
@@ -1030,7 +1100,13 @@ impl Writer {
                     round,
                     Some(game),
                     seq,
-                    json!({"type": "result", "seq": seq, "game_id": game, "result": result, "termination": termination, "status": status}),
+                    &ServerMessage::Result {
+                        seq,
+                        game_id: game,
+                        result: result.clone(),
+                        termination: termination.clone(),
+                        status: status.clone(),
+                    },
                 ));
                 seq
             }

@@ -7,6 +7,7 @@
 use super::feeds::Feed;
 use super::http::{ApiError, AppState, arbiter, cutoff, game_json, round_json};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
+use super::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
@@ -15,7 +16,6 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::SinkExt;
 use serde::Deserialize;
-use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -143,9 +143,13 @@ async fn game_snapshot(
     let v = game_json(s, game, arbiter).await?;
     Ok((
         seq,
-        json!({"type": "snapshot", "seq": seq, "game": v})
-            .to_string()
-            .into(),
+        ServerMessage::Snapshot {
+            seq,
+            round: None,
+            game: Some(v),
+        }
+        .encode()
+        .into(),
     ))
 }
 
@@ -164,9 +168,13 @@ async fn snapshot(
             let seq = v["seq"].as_i64().unwrap_or(0);
             Ok((
                 seq,
-                json!({"type": "snapshot", "seq": seq, "round": v})
-                    .to_string()
-                    .into(),
+                ServerMessage::Snapshot {
+                    seq,
+                    round: Some(v),
+                    game: None,
+                }
+                .encode()
+                .into(),
             ))
         }
         Scope::Round(_) => feed.snapshot(s).await,
@@ -208,11 +216,7 @@ async fn render(s: &Shared, p: Pending, arbiter: bool) -> Option<Utf8Bytes> {
         Pending::Text(t) => Some(t.into()),
         Pending::Game { seq, game } => {
             let v = game_json(s, game, arbiter).await.ok()?;
-            Some(
-                json!({"type": "game", "seq": seq, "game": v})
-                    .to_string()
-                    .into(),
-            )
+            Some(ServerMessage::Game { seq, game: v }.encode().into())
         }
     }
 }
@@ -276,11 +280,7 @@ impl Follower {
         let (seq, text) = match snapshot(s, feed, self.scope, self.arbiter).await {
             Ok(x) => x,
             Err(e) => {
-                let _ = send(
-                    socket,
-                    json!({"type": "error", "error": e.1}).to_string().into(),
-                )
-                .await;
+                let _ = send(socket, ServerMessage::Error { error: e.1 }.encode().into()).await;
                 return false;
             }
         };
@@ -418,7 +418,7 @@ async fn follow(
                 }
             }
             _ = heartbeat.tick() => {
-                if !send(&mut socket, json!({"type": "heartbeat", "at_ms": now_ms()}).to_string().into()).await {
+                if !send(&mut socket, ServerMessage::Heartbeat { at_ms: now_ms() }.encode().into()).await {
                     return;
                 }
             }

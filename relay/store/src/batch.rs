@@ -6,6 +6,7 @@
 //! The single-change methods (`record_move`, `truncate_moves`, `set_result`,
 //! `set_move_clock`) are a batch of one, so each SQL text is written once.
 
+use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 use crate::model::{RawEntry, StoredMove};
 use crate::{Result, Store, StoreError, now_ms};
 
@@ -50,36 +51,33 @@ impl Op {
         }
     }
 
-    /// The change's kind and payload as recorded in `changes`.
-    fn change(&self) -> (&'static str, String) {
+    /// The change as recorded in `changes`.
+    pub fn record(&self) -> ChangeRecord {
         match self {
-            Op::Move { m, .. } => (
-                "move",
-                serde_json::json!({"ply": m.ply, "san": m.san, "uci": m.uci, "clk_ms": m.clk_ms, "emt_ms": m.emt_ms, "fen": m.fen_after}).to_string(),
-            ),
+            Op::Move { m, .. } => ChangeRecord::Move(MoveRecord::from(m)),
             Op::MoveClock {
                 ply,
                 clk_ms,
                 emt_ms,
                 ..
-            } => (
-                "move_clock",
-                serde_json::json!({"ply": ply, "clk_ms": clk_ms, "emt_ms": emt_ms}).to_string(),
-            ),
-            Op::Truncate { from_ply, .. } => (
-                "truncate",
-                serde_json::json!({"from_ply": from_ply}).to_string(),
-            ),
+            } => ChangeRecord::MoveClock(MoveClockRecord {
+                ply: *ply,
+                clk_ms: *clk_ms,
+                emt_ms: *emt_ms,
+            }),
+            Op::Truncate { from_ply, .. } => ChangeRecord::Truncate(TruncateRecord {
+                from_ply: *from_ply,
+            }),
             Op::Result {
                 result,
                 termination,
                 status,
                 ..
-            } => (
-                "result",
-                serde_json::json!({"result": result, "termination": termination, "status": status})
-                    .to_string(),
-            ),
+            } => ChangeRecord::Result(ResultRecord {
+                result: result.clone(),
+                termination: termination.clone(),
+                status: status.clone(),
+            }),
         }
     }
 }
@@ -145,7 +143,7 @@ impl Store {
                         if n == 0 {
                             return Err(StoreError::NotFound { what: "game", id: game.to_string() });
                         }
-                        let (_, payload) = op.change();
+                        let payload = op.record().payload();
                         sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
                             .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)
                             .execute(&mut *tx).await?;
@@ -153,8 +151,8 @@ impl Store {
                     }
                 };
                 if applied {
-                    let (kind, payload) = op.change();
-                    let seq = bump!(tx, game, kind, &payload);
+                    let record = op.record();
+                    let seq = bump!(tx, game, record.kind(), &record.payload());
                     seqs.push(Some(seq));
                 } else {
                     seqs.push(None);

@@ -132,11 +132,13 @@ macro_rules! bump {
 }
 
 mod batch;
+mod change;
 mod export;
 mod migrate;
 mod model;
 mod rounds;
 pub use batch::Op;
+pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
 pub use export::to_game;
