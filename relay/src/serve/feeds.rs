@@ -12,7 +12,7 @@
 //! events after it: a crowd joining costs one snapshot build, not one store query per client,
 //! and memory per delayed spectator does not grow with the delay.
 
-use super::http::{ApiError, game_json, round_json};
+use super::api::{ApiError, game_json, round_json};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
 use super::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;

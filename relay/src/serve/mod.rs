@@ -9,14 +9,13 @@
 //! The hall never waits for the database; the writer is the only part that changes games in
 //! the store and the only part that announces changes, always after the commit.
 
+pub mod api;
 pub mod feeds;
 pub mod hall;
-pub mod http;
 pub mod live;
 pub mod pages;
 pub mod wire;
 pub mod writer;
-pub mod ws;
 
 use anyhow::{Context, Result, bail};
 use boards::protocol::LineMode;
@@ -313,7 +312,7 @@ async fn serve(
         .with_context(|| format!("cannot listen on {}", settings.listen))?;
     let addr = listener.local_addr()?;
     ready(addr);
-    let app = http::app(shared.clone(), settings.web_dir.clone());
+    let app = api::app(shared.clone(), settings.web_dir.clone());
     let stop_http = stop.clone();
     let closing = shared.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {

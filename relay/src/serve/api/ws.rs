@@ -4,10 +4,10 @@
 //! slow to keep up gets a fresh snapshot instead of holding anyone up. Spectators of a delayed
 //! round get every message `delay` late.
 
-use super::feeds::Feed;
-use super::http::{ApiError, AppState, arbiter, cutoff, game_json, round_json};
-use super::live::{Event, Pending, Shared, change_message, now_ms};
-use super::wire::ServerMessage;
+use super::{ApiError, AppState, arbiter, cutoff, game_json, round_json};
+use crate::serve::feeds::Feed;
+use crate::serve::live::{Event, Pending, Shared, change_message, now_ms};
+use crate::serve::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
@@ -76,7 +76,7 @@ pub async fn round_socket(
     h: HeaderMap,
     ws: Upgrade,
 ) -> Result<Response, ApiError> {
-    let id = super::http::parse_id(&id, "round")?;
+    let id = super::parse_id(&id, "round")?;
     open(s, Scope::Round(id), q, h, ws).await
 }
 
@@ -87,7 +87,7 @@ pub async fn game_socket(
     h: HeaderMap,
     ws: Upgrade,
 ) -> Result<Response, ApiError> {
-    let id = super::http::parse_id(&id, "game")?;
+    let id = super::parse_id(&id, "game")?;
     let g = s.store.game(id).await?;
     let scope = Scope::Game {
         round: g.round_id,

@@ -1,0 +1,367 @@
+//! Arbiter actions on games: corrections, truncation, results, continuing from the board.
+
+use super::*;
+
+pub(super) async fn send_edit(
+    s: &Shared,
+    game_id: i64,
+    action: EditAction,
+    moves: Vec<StoredMove>,
+) -> ApiResult {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    s.edits
+        .send(HallCommand::Edit(GameEdit {
+            game_id,
+            action,
+            moves,
+            reply: tx,
+        }))
+        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
+    let seq = wait_reply(rx).await?;
+    json_ok(json!({"game_id": game_id, "seq": seq}))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ResultBody {
+    result: String,
+    termination: Option<String>,
+}
+
+pub(super) async fn set_result(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let id = parse_id(&id, "game")?;
+    let b: ResultBody = body_json(&body)?;
+    let result: relay_core::game::GameResult = b
+        .result
+        .parse()
+        .map_err(|e: relay_core::game::BadResult| ApiError::bad(e.to_string()))?;
+    check_text("termination", b.termination.as_deref(), 100)?;
+    let g = s.store.game(id).await?;
+    let status = if result == relay_core::game::GameResult::Ongoing {
+        "live"
+    } else {
+        "confirmed"
+    };
+    send_edit(
+        &s,
+        id,
+        EditAction::Result {
+            result: result.to_string(),
+            termination: b.termination,
+            status: status.into(),
+        },
+        g.moves,
+    )
+    .await
+}
+
+pub(super) async fn confirm_result(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let id = parse_id(&id, "game")?;
+    let g = s.store.game(id).await?;
+    let serial = s
+        .bound
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .cloned();
+    let proposal = serial.and_then(|sn| {
+        s.eboards
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&sn)
+            .and_then(|e| e.proposal.clone())
+    });
+    let (result, termination) = match (proposal, g.result.as_str()) {
+        (Some(p), _) => {
+            let term = (p.reason == "time_forfeit").then(|| "time forfeit".to_string());
+            (p.result, term.or(g.termination.clone()))
+        }
+        (None, "*") => {
+            return Err(ApiError(
+                StatusCode::CONFLICT,
+                "nothing to confirm: no result and no proposal".into(),
+            ));
+        }
+        (None, r) => (r.to_string(), g.termination.clone()),
+    };
+    send_edit(
+        &s,
+        id,
+        EditAction::Result {
+            result,
+            termination,
+            status: "confirmed".into(),
+        },
+        g.moves,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PlyBody {
+    ply: u32,
+}
+
+pub(super) async fn truncate(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let id = parse_id(&id, "game")?;
+    let b: PlyBody = body_json(&body)?;
+    let g = s.store.game(id).await?;
+    if b.ply == 0 || b.ply as usize > g.moves.len() {
+        return Err(ApiError::bad(format!(
+            "ply must be between 1 and {} (the game's last move)",
+            g.moves.len()
+        )));
+    }
+    let keep = g.moves[..b.ply as usize - 1].to_vec();
+    send_edit(&s, id, EditAction::Truncate { from_ply: b.ply }, keep).await
+}
+
+pub(super) fn start_position(g: &StoredGame) -> Result<Chess, ApiError> {
+    let mode = if g.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    g.start_fen
+        .as_deref()
+        .unwrap_or(STANDARD_FEN)
+        .parse::<Fen>()
+        .ok()
+        .and_then(|f| f.into_position(mode).ok())
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::CONFLICT,
+                "the game's start position is damaged".into(),
+            )
+        })
+}
+
+pub(super) fn stored_move(
+    pos: &mut Chess,
+    mv: shakmaty::Move,
+    ply: u32,
+    mode: CastlingMode,
+    from: Option<&StoredMove>,
+) -> StoredMove {
+    let san = SanPlus::from_move_and_play_unchecked(pos, mv);
+    StoredMove {
+        ply,
+        san: san.to_string(),
+        uci: mv.to_uci(mode).to_string(),
+        clk_ms: from.and_then(|m| m.clk_ms),
+        emt_ms: from.and_then(|m| m.emt_ms),
+        accepted_at_ms: from.map_or_else(now_ms, |m| m.accepted_at_ms),
+        fen_after: Fen::from_position(pos, EnPassantMode::Legal).to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MoveBody {
+    ply: u32,
+    san: String,
+}
+
+pub(super) async fn replace_move(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let id = parse_id(&id, "game")?;
+    let b: MoveBody = body_json(&body)?;
+    let g = s.store.game(id).await?;
+    if b.ply == 0 || b.ply as usize > g.moves.len() + 1 {
+        return Err(ApiError::bad(format!(
+            "ply must be between 1 and {}",
+            g.moves.len() + 1
+        )));
+    }
+    let mode = if g.chess960 {
+        CastlingMode::Chess960
+    } else {
+        CastlingMode::Standard
+    };
+    let mut pos = start_position(&g)?;
+    let mut out = Vec::new();
+    for m in &g.moves[..b.ply as usize - 1] {
+        let mv = m
+            .uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+            .ok_or_else(|| {
+                ApiError(
+                    StatusCode::CONFLICT,
+                    format!("stored move {} is damaged", m.ply),
+                )
+            })?;
+        out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
+    }
+    let san: San = b
+        .san
+        .trim()
+        .trim_end_matches(['+', '#'])
+        .parse()
+        .map_err(|_| ApiError::bad(format!("{:?} is not a move in SAN", b.san)))?;
+    let mv = san
+        .to_move(&pos)
+        .map_err(|_| ApiError::bad(format!("{} is not legal at ply {}", b.san, b.ply)))?;
+    let old = g.moves.get(b.ply as usize - 1);
+    out.push(stored_move(&mut pos, mv, b.ply, mode, old));
+    // Later moves stay while they are still legal.
+    for m in g.moves.iter().skip(b.ply as usize) {
+        let Some(mv) = m
+            .uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+        else {
+            break;
+        };
+        out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
+    }
+    let what = format!("ply {} replaced by {}", b.ply, b.san);
+    send_edit(&s, id, EditAction::Replace { what }, out).await
+}
+
+pub(super) async fn replace_game(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let id = parse_id(&id, "game")?;
+    let text =
+        std::str::from_utf8(&body).map_err(|_| ApiError::bad("the PGN is not UTF-8 text"))?;
+    let parsed = read_game(text).map_err(|e| ApiError::bad(format!("PGN not understood: {e}")))?;
+    let g = s.store.game(id).await?;
+    let start = start_position(&g)?;
+    if parsed.start != start {
+        return Err(ApiError::bad(
+            "the PGN starts from another position than the game",
+        ));
+    }
+    let mode = parsed.castling_mode;
+    let mut pos = start;
+    let mut out = Vec::new();
+    for (i, m) in parsed.moves.iter().enumerate() {
+        let mut sm = stored_move(&mut pos, m.mv, i as u32 + 1, mode, g.moves.get(i));
+        sm.clk_ms = m.clk.map(|c| c.millis()).or(sm.clk_ms);
+        sm.emt_ms = m.emt.map(|c| c.millis()).or(sm.emt_ms);
+        out.push(sm);
+    }
+    let what = format!("replaced from PGN ({} moves)", out.len());
+    send_edit(&s, id, EditAction::Replace { what }, out).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AuditQuery {
+    before: Option<i64>,
+    limit: Option<u32>,
+}
+
+pub(super) async fn audit_all(
+    State(s): State<AppState>,
+    q: Result<axum::extract::Query<AuditQuery>, axum::extract::rejection::QueryRejection>,
+    h: HeaderMap,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
+    let limit = q.limit.unwrap_or(200);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad("limit must be between 1 and 1000"));
+    }
+    let entries = s.store.audit_all(q.before, limit).await?;
+    json_ok(serde_json::to_value(entries).unwrap_or(Value::Null))
+}
+
+pub(super) async fn audit(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    let id = parse_id(&id, "game")?;
+    s.store.game(id).await?;
+    json_ok(serde_json::to_value(s.store.audit_trail(id).await?).unwrap_or(Value::Null))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TurnBody {
+    turn: String,
+}
+
+pub(super) async fn continue_from_board(
+    State(s): State<AppState>,
+    Path(serial): Path<String>,
+    h: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_admin(&s, &h)?;
+    if !s
+        .eboards
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&serial)
+    {
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("e-board {serial:?} not found"),
+        ));
+    }
+    let b: TurnBody = body_json(&body)?;
+    let white_to_move = match b.turn.as_str() {
+        "white" => true,
+        "black" => false,
+        other => {
+            return Err(ApiError::bad(format!(
+                "turn must be \"white\" or \"black\", not {other:?}"
+            )));
+        }
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    s.edits
+        .send(HallCommand::ContinueFromBoard {
+            serial: serial.clone(),
+            white_to_move,
+            reply: tx,
+        })
+        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
+    match tokio::time::timeout(Duration::from_secs(5), rx).await {
+        Ok(Ok(Ok(_))) => json_ok(json!({"serial": serial, "continued": true})),
+        Ok(Ok(Err(e))) => Err(ApiError(StatusCode::CONFLICT, e)),
+        _ => Err(ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the hall did not answer".into(),
+        )),
+    }
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Route").finish_non_exhaustive()
+    }
+}

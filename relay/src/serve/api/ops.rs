@@ -1,0 +1,211 @@
+//! Health, Prometheus counters and the OpenAPI document.
+
+use super::*;
+
+pub(super) async fn health(State(s): State<AppState>) -> Response {
+    let ok = s.store.ping().await;
+    let h = &s.health;
+    let eboards = s.eboards.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let lost: Vec<&str> = eboards
+        .values()
+        .filter(|e| !e.connected)
+        .map(|e| e.serial.as_str())
+        .collect();
+    let out_of_sync: Vec<&str> = eboards
+        .values()
+        .filter(|e| !e.in_sync)
+        .map(|e| e.serial.as_str())
+        .collect();
+    let pending = h.pending_writes.load(Ordering::Relaxed);
+    let writer_ok = h.store_ok.load(Ordering::Relaxed);
+    let down_since = h.store_down_since_ms.load(Ordering::Relaxed);
+    let body = json!({
+        "status": if ok && writer_ok { "ok" } else { "degraded" },
+        "store": {
+            "backend": s.store.backend(),
+            "reachable": ok,
+            "writes_ok": writer_ok,
+            "down_since_ms": (down_since != 0).then_some(down_since),
+            "last_error": h.last_store_error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            "pending_writes": pending,
+        },
+        "boards": {
+            "eboards": eboards.len(),
+            "connected": eboards.values().filter(|e| e.connected).count(),
+            "lost": lost,
+            "out_of_sync": out_of_sync,
+        },
+        "uptime_s": (now_ms() - s.started_at_ms) / 1000,
+    });
+    let code = if ok && writer_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (code, axum::Json(body)).into_response()
+}
+
+pub(super) async fn metrics(State(s): State<AppState>) -> Response {
+    let m = &s.metrics;
+    let eboards = s.eboards.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let count = |f: fn(&crate::serve::live::EboardView) -> bool| {
+        eboards.values().filter(|e| f(e)).count() as i64
+    };
+    // (name, type, help, value)
+    let rows: [(&str, &str, &str, i64); 14] = [
+        (
+            "board_messages_total",
+            "counter",
+            "Board messages decoded.",
+            c(&m.messages) as i64,
+        ),
+        (
+            "board_garbage_total",
+            "counter",
+            "Runs of garbage bytes skipped on the lines.",
+            c(&m.garbage) as i64,
+        ),
+        (
+            "moves_committed_total",
+            "counter",
+            "Moves committed to the store.",
+            c(&m.moves_committed) as i64,
+        ),
+        (
+            "changes_committed_total",
+            "counter",
+            "Changes committed to the store.",
+            c(&m.changes_committed) as i64,
+        ),
+        (
+            "raw_messages_logged_total",
+            "counter",
+            "Raw board messages in the black box.",
+            c(&m.raw_logged) as i64,
+        ),
+        (
+            "store_errors_total",
+            "counter",
+            "Failed store writes (retried).",
+            c(&m.store_errors) as i64,
+        ),
+        (
+            "http_requests_total",
+            "counter",
+            "HTTP requests served.",
+            c(&m.http_requests) as i64,
+        ),
+        (
+            "ws_snapshots_total",
+            "counter",
+            "Snapshots sent to WebSocket clients.",
+            c(&m.ws_snapshots) as i64,
+        ),
+        (
+            "ws_clients",
+            "gauge",
+            "Open WebSocket connections.",
+            m.ws_clients.load(Ordering::Relaxed),
+        ),
+        (
+            "pending_writes",
+            "gauge",
+            "Jobs waiting for the store.",
+            s.health.pending_writes.load(Ordering::Relaxed) as i64,
+        ),
+        (
+            "store_up",
+            "gauge",
+            "1 when the store takes writes.",
+            i64::from(s.health.store_ok.load(Ordering::Relaxed)),
+        ),
+        ("eboards", "gauge", "E-boards seen.", eboards.len() as i64),
+        (
+            "eboards_connected",
+            "gauge",
+            "E-boards connected.",
+            count(|e| e.connected),
+        ),
+        (
+            "eboards_out_of_sync",
+            "gauge",
+            "E-boards whose position the game cannot explain.",
+            count(|e| !e.in_sync),
+        ),
+    ];
+    let mut out = String::new();
+    for (name, kind, help, v) in rows {
+        out.push_str(&format!(
+            "# HELP relay_{name} {help}\n# TYPE relay_{name} {kind}\nrelay_{name} {v}\n"
+        ));
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+pub(super) async fn ws_messages_schema() -> Response {
+    axum::Json(crate::serve::wire::schema()).into_response()
+}
+
+pub(super) async fn openapi() -> Response {
+    axum::Json(openapi_document()).into_response()
+}
+
+/// The OpenAPI 3 document, built from [`routes`].
+pub fn openapi_document() -> Value {
+    let mut paths = serde_json::Map::new();
+    for r in routes() {
+        let params: Vec<Value> = r
+            .path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": if name == "serial" { "string" } else { "integer" }}}))
+            .collect();
+        let mut responses = serde_json::Map::new();
+        responses.insert(
+            "200".into(),
+            json!({"description": "success", "content": {r.produces: {}}}),
+        );
+        if !params.is_empty() {
+            responses.insert("404".into(), json!({"description": "unknown id"}));
+        }
+        if matches!(r.method, "post" | "put" | "patch") {
+            responses.insert(
+                "400".into(),
+                json!({"description": "malformed input; the message names the problem"}),
+            );
+            responses.insert("413".into(), json!({"description": "body too large"}));
+        }
+        if r.admin {
+            responses.insert("401".into(), json!({"description": "no token"}));
+            responses.insert("403".into(), json!({"description": "wrong token"}));
+        }
+        if r.path.ends_with("/pgn") && r.method == "get" {
+            responses.insert(
+                "304".into(),
+                json!({"description": "not modified (If-None-Match)"}),
+            );
+        }
+        let mut op = json!({
+            "summary": r.summary,
+            "operationId": format!("{}{}", r.method, r.path.replace(['/', '{', '}', '.'], "_")),
+            "parameters": params,
+            "responses": responses,
+        });
+        if r.admin {
+            op["security"] = json!([{"bearer": []}]);
+        }
+        if matches!(r.method, "post" | "put" | "patch") {
+            op["requestBody"] =
+                json!({"content": {if r.path.ends_with("/pgn") { PGN } else { JSON }: {}}});
+        }
+        let entry = paths.entry(r.path.to_string()).or_insert_with(|| json!({}));
+        entry[r.method] = op;
+    }
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "relay", "version": env!("CARGO_PKG_VERSION"), "description": "Live-broadcast relay for DGT electronic chess boards", "license": {"name": "GPL-3.0-or-later"}},
+        "paths": paths,
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+    })
+}

@@ -1,0 +1,200 @@
+//! PGN out (ETag, gzip) and PGN-derived input (pairings from tags).
+
+use super::*;
+
+/// Keeps only what was known at `cutoff`.
+pub(super) fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
+    let Some(c) = cutoff else {
+        return g.clone();
+    };
+    let mut g = g.clone();
+    g.moves.retain(|m| m.accepted_at_ms <= c);
+    if g.result_at_ms.is_some_and(|at| at > c) {
+        g.result = "*".into();
+        g.termination = None;
+    }
+    g
+}
+
+pub(super) fn pgn_date(d: &str) -> String {
+    d.replace('-', ".")
+}
+
+/// PGN of games of one round, with the running `[Clock]` tag on live games.
+pub(super) fn round_pgn_games(
+    s: &Shared,
+    event: &str,
+    site: Option<&str>,
+    time_control: Option<&str>,
+    r: &RoundInfo,
+    games: &[StoredGame],
+    cut: Option<i64>,
+) -> Vec<relay_core::game::Game> {
+    let clocks = s.clocks.read().unwrap_or_else(|e| e.into_inner());
+    games
+        .iter()
+        .map(|g| {
+            let g = cut_game(g, cut);
+            let mut game = to_game(&g, event, site, &r.number);
+            if let Some(d) = &r.date {
+                game.tags.set("Date", pgn_date(d));
+            }
+            if let Some(tc) = time_control {
+                game.tags.set("TimeControl", tc);
+            }
+            if cut.is_none()
+                && g.result == "*"
+                && let Some(c) = clocks.get(&g.id)
+                && let Some(running) = c.running
+            {
+                let ms = if running == "white" {
+                    c.white_ms
+                } else {
+                    c.black_ms
+                };
+                let t = relay_core::clock_time::ClockTime(ms);
+                let side = if running == "white" { "W" } else { "B" };
+                game.tags.set("Clock", format!("{side}/{t}"));
+            }
+            game
+        })
+        .collect()
+}
+
+pub(super) fn etag_of(text: &str) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    format!("\"{:016x}-{:x}\"", hasher.finish(), text.len())
+}
+
+/// A PGN answer with an ETag; `If-None-Match` with the same tag gets 304.
+pub(super) fn pgn_response(text: String, h: &HeaderMap, filename: &str) -> Response {
+    let etag = etag_of(&text);
+    pgn_answer(&text, etag, h, filename)
+}
+
+pub(super) fn pgn_answer(text: &str, etag: String, h: &HeaderMap, filename: &str) -> Response {
+    let matches = h
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let mut headers = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        headers.insert(header::ETAG, v);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if matches {
+        return (StatusCode::NOT_MODIFIED, headers).into_response();
+    }
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-chess-pgn; charset=utf-8"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&format!("inline; filename=\"{filename}\"")) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    (StatusCode::OK, headers, text.to_string()).into_response()
+}
+
+pub(super) async fn round_pgn(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+) -> ApiResult {
+    let id = parse_id(&id, "round")?;
+    let a = arbiter(&s, &h)?;
+    let r = s.store.round(id).await?;
+    let (cut, _) = cutoff(&s, &r, a).await?;
+    let filename = format!("round-{}.pgn", r.number);
+    // Platforms poll this URL every few seconds: the live text is built at most once a
+    // second while nothing changes, and an unchanged one costs one small query.
+    if cut.is_none()
+        && let Some(c) = s
+            .pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned()
+        && c.fresh(r.seq)
+    {
+        return Ok(pgn_answer(&c.text, c.etag, &h, &filename));
+    }
+    let t = s.store.tournament(r.tournament_id).await?;
+    let games = s.store.round_games(id).await?;
+    let pgn = round_pgn_games(
+        &s,
+        &t.name,
+        t.site.as_deref(),
+        t.time_control.as_deref(),
+        &r,
+        &games,
+        cut,
+    );
+    let text = Arc::new(write_games(&pgn, &WriteOptions::default()));
+    let etag = etag_of(&text);
+    if cut.is_none() {
+        s.pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                id,
+                Cached {
+                    seq: r.seq,
+                    built_ms: now_ms(),
+                    text: text.clone(),
+                    etag: etag.clone(),
+                },
+            );
+    }
+    Ok(pgn_answer(&text, etag, &h, &filename))
+}
+
+pub(super) async fn tournament_pgn(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+) -> ApiResult {
+    let id = parse_id(&id, "tournament")?;
+    let a = arbiter(&s, &h)?;
+    let t = s.store.tournament(id).await?;
+    let mut all = Vec::new();
+    for r in &t.rounds {
+        let games = s.store.round_games(r.id).await?;
+        let (cut, _) = cutoff(&s, r, a).await?;
+        all.extend(round_pgn_games(
+            &s,
+            &t.name,
+            t.site.as_deref(),
+            t.time_control.as_deref(),
+            r,
+            &games,
+            cut,
+        ));
+    }
+    let text = write_games(&all, &WriteOptions::default());
+    Ok(pgn_response(text, &h, &format!("tournament-{id}.pgn")))
+}
+
+pub(super) async fn game_pgn(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+) -> ApiResult {
+    let id = parse_id(&id, "game")?;
+    let a = arbiter(&s, &h)?;
+    let g = s.store.game(id).await?;
+    let r = s.store.round(g.round_id).await?;
+    let t = s.store.tournament(r.tournament_id).await?;
+    let (cut, _) = cutoff(&s, &r, a).await?;
+    let pgn = round_pgn_games(
+        &s,
+        &t.name,
+        t.site.as_deref(),
+        t.time_control.as_deref(),
+        &r,
+        std::slice::from_ref(&g),
+        cut,
+    );
+    let text = write_games(&pgn, &WriteOptions::default());
+    Ok(pgn_response(text, &h, &format!("game-{id}.pgn")))
+}
