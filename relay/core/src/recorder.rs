@@ -399,6 +399,12 @@ impl Recorder {
         }
     }
 
+    /// Whether a board change is waiting to be judged (it has not been still for the settle
+    /// time yet): a move may be about to come out of it.
+    pub fn awaiting_judgement(&self) -> bool {
+        self.have_board && !self.evaluated
+    }
+
     /// Time passes: a board that has been still for the settle time is evaluated.
     pub fn tick(&mut self, now_ms: u64) -> Vec<Outcome> {
         if self.evaluated

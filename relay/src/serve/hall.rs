@@ -3,7 +3,7 @@
 //! recorders conclude goes to the writer's queue as jobs, and the writer commits and announces.
 
 use super::live::{EboardView, GameEdit, HallCommand, Proposal, Shared, now_ms};
-use super::writer::{Job, Snapshot};
+use super::writer::{ClockReading, Job, Snapshot};
 use boards::protocol::{ClockMessage, LineMode, Message, Orientation};
 use boards::transport::{PortEvent, SessionConfig};
 use relay_core::game::Game;
@@ -124,6 +124,10 @@ struct Desk {
     /// Since when the recorder has found the board out of sync (a piece held in the hand
     /// looks the same for a moment; only a lasting one is reported).
     out_since: Option<i64>,
+    /// A clock reading held while a board change waits to be judged (at most the settle
+    /// time): the lever press usually ends the move being judged, and then rides on its
+    /// message (one frame per move, not two).
+    press: Option<ClockReading>,
 }
 
 fn epoch_ms(t: SystemTime) -> u64 {
@@ -251,6 +255,7 @@ impl Hall {
                     announced: None,
                     board_read_ms: 0,
                     out_since: None,
+                    press: None,
                 },
             );
             let _ = self.jobs.send(Job::Touch {
@@ -373,7 +378,9 @@ impl Hall {
                 let lasting = d.view.in_sync
                     && d.out_since
                         .is_some_and(|t| now as i64 - t >= OUT_OF_SYNC_AFTER_MS);
-                if !outs.is_empty() || lasting {
+                // A held clock reading whose board was judged without a move.
+                let press_free = d.press.is_some() && !d.recorder.awaiting_judgement();
+                if !outs.is_empty() || lasting || press_free {
                     self.after(&serial, &outs);
                 }
             }
@@ -405,8 +412,8 @@ impl Hall {
                     black,
                     running,
                 } => {
-                    let _ = self.jobs.send(Job::Clock {
-                        serial: serial.to_string(),
+                    // A newer reading replaces a held one: it says all the older one did.
+                    d.press = Some(ClockReading {
                         white_ms: white.millis(),
                         black_ms: black.millis(),
                         running: running.map(|c| match c {
@@ -438,6 +445,18 @@ impl Hall {
         d.view.board_fen = d.recorder.board_as_read().board_fen().to_string();
         if sync && let Some(snap) = snapshot(serial, d) {
             let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+        }
+        // A reading with no move waiting to be judged goes out on its own.
+        if !d.recorder.awaiting_judgement()
+            && let Some(p) = d.press.take()
+        {
+            let _ = self.jobs.send(Job::Clock {
+                serial: serial.to_string(),
+                white_ms: p.white_ms,
+                black_ms: p.black_ms,
+                running: p.running,
+                at_ms: p.at_ms,
+            });
         }
         self.announce(serial);
     }
@@ -613,6 +632,7 @@ fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         result: d.sent_result.clone(),
         termination: None,
         read_at_ms: d.board_read_ms,
+        press: d.press.take(),
     })
 }
 

@@ -35,6 +35,18 @@ pub struct Snapshot {
     /// When the board message that completed the newest move was received (ms since the
     /// epoch): spectators and the benchmark measure the delay from the board from it.
     pub read_at_ms: i64,
+    /// A clock reading that came with this change (the lever press that ended the move): it
+    /// rides on the move's message instead of a `clock` message of its own.
+    pub press: Option<ClockReading>,
+}
+
+/// One reading of an e-board's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockReading {
+    pub white_ms: u64,
+    pub black_ms: u64,
+    pub running: Option<&'static str>,
+    pub at_ms: i64,
 }
 
 #[derive(Debug)]
@@ -485,6 +497,9 @@ impl Writer {
                     announce,
                 } => (snap, game, round, announce),
             };
+            if let Some(p) = snap.press {
+                self.press_with(&snap.serial, game, p, &announce, &mut rides);
+            }
             for (i, a) in announce {
                 let Some(seq) = seqs.get(i).copied().flatten() else {
                     continue;
@@ -538,6 +553,34 @@ impl Writer {
             }
         }
         rest
+    }
+
+    /// Takes the clock reading that came with a board's change: a lever press rides on the
+    /// change's move or move-clock message when it has one, else goes out on its own.
+    fn press_with(
+        &mut self,
+        serial: &str,
+        game: i64,
+        p: ClockReading,
+        announce: &[(usize, Announce)],
+        rides: &mut HashMap<i64, ClockView>,
+    ) {
+        let carried = announce
+            .iter()
+            .any(|(_, a)| matches!(a, Announce::Move(_) | Announce::MoveClock { .. }));
+        let press = self.side_changed(game, p.running);
+        self.clock_reading(serial, p.white_ms, p.black_ms, p.running, p.at_ms, !carried);
+        if carried && press && self.slots.get(serial).is_some_and(|s| s.result == "*") {
+            rides.insert(
+                game,
+                ClockView {
+                    white_ms: p.white_ms,
+                    black_ms: p.black_ms,
+                    running: p.running,
+                    at_ms: p.at_ms,
+                },
+            );
+        }
     }
 
     /// The lever presses (side-to-move changes) among a group's clock readings whose game
@@ -1046,6 +1089,16 @@ impl Writer {
         let mut group = Group::default();
         self.plan(Box::new(snap.clone()), &mut group);
         if group.ops.is_empty() {
+            if let Some(p) = snap.press {
+                self.clock_reading(
+                    &snap.serial,
+                    p.white_ms,
+                    p.black_ms,
+                    p.running,
+                    p.at_ms,
+                    true,
+                );
+            }
             return Ok(());
         }
         let seqs = store.commit(&[], &group.ops).await?;
