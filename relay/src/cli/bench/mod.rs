@@ -250,8 +250,26 @@ impl Load<'_> {
             cmd.args(["--source-ips", "127.0.0.2-5"]);
         }
         cmd.stdin(Stdio::null())
-            .stdout(file_out(&self.path("wsload.txt"))?);
+            .stdout(file_out(&self.path("wsload.txt"))?)
+            .stderr(file_out(&self.path("wsload-err.txt"))?);
         Proc::spawn("wsload", &mut cmd)
+    }
+
+    /// Waits for wsload to end; on failure its own messages say why.
+    fn finish(&self, wsload: &mut Proc, stop: &AtomicBool) -> Result<()> {
+        let status = wsload.wait_for(self.limit(), stop)?;
+        if status.is_some_and(|s| s.success()) {
+            return Ok(());
+        }
+        let err = std::fs::read_to_string(self.path("wsload-err.txt")).unwrap_or_default();
+        let tail: Vec<&str> = err.lines().rev().take(10).collect();
+        for l in tail.into_iter().rev() {
+            eprintln!("  {l}");
+        }
+        match status {
+            Some(s) => bail!("wsload failed ({s})"),
+            None => bail!("wsload did not finish in time"),
+        }
     }
 
     /// How long the run takes, with room for connection timeouts and writing results.
@@ -386,9 +404,7 @@ fn run_case(
     let w1_ms = (unix_ns() / 1_000_000) as i64;
     let end = Window::sample(&serve, &boards, &wsload)?;
 
-    if wsload.wait_for(load.limit(), stop)?.is_none() {
-        bail!("wsload did not finish in time");
-    }
+    load.finish(&mut wsload, stop)?;
     let pgn = if args.pgn_seconds > 0 {
         Some(pgn_rates(addr, args)?)
     } else {
@@ -540,9 +556,8 @@ fn baseline(
         prefix: "echo",
     };
     let mut wsload = load.spawn(tools)?;
-    if wsload.wait_for(load.limit(), stop)?.is_none() {
-        bail!("wsload (baseline) did not finish in time");
-    }
+    load.finish(&mut wsload, stop)
+        .context("the echo-server baseline")?;
     drop(echo);
     let rows = figures::markers(&load.path("markers.tsv"))?;
     Ok(figures::fanout(rows.iter()))
