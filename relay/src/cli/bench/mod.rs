@@ -1,0 +1,800 @@
+//! `relay bench`: the live service measured the way spectators meet it, in three processes on
+//! this machine. `relay emulate` plays N boards on pseudo-terminals; `relay serve` reads them
+//! (SQLite in a temporary directory) as a process of its own, whose CPU time and memory are
+//! read from /proc; `wsload` connects M WebSocket spectators to the round and records what
+//! they receive. Right after, `echo-server` (a bare broadcast loop) with the same clients
+//! gives the machine's own fan-out spread to compare with.
+//!
+//! The boards stand set up while the spectators connect, then play; the measured window starts
+//! one second after the last connection attempt. The delay from the board includes the settle
+//! time (a board must be still for `settle_ms` before it is read as a position), printed also
+//! without it. Boards, spectators and service share the machine's cores, so the figures are a
+//! floor for a server with a machine of its own.
+
+mod figures;
+mod pgn;
+mod procs;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use figures::{Fanout, Marker, mib, percentile};
+use procs::{Proc, Sample, TempDir, Tools, sample, sleep_until, wait_line};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Case to run; repeat for several. smoke: 20 boards at 10x, 200 spectators, 10 s.
+    /// real100 / real1000: 100 / 1000 boards at real pace, 10 spectators, 60 s. crowd: 200
+    /// boards at 10x, 5000 spectators ramping at 2000/s, 40 s. delayed: 50 boards at 10x with
+    /// a 30 s broadcast delay, 1000 spectators, 60 s.
+    #[arg(long = "case", value_enum)]
+    cases: Vec<CaseName>,
+    /// Emulated boards (overrides the case's).
+    #[arg(long)]
+    boards: Option<usize>,
+    /// WebSocket spectators following the round (overrides the case's).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Seconds measured once every spectator has connected (overrides the case's).
+    #[arg(long)]
+    seconds: Option<u64>,
+    /// How much faster than real time the games run (overrides the case's).
+    #[arg(long)]
+    speed: Option<f64>,
+    /// Spectator connections started per second (overrides the case's).
+    #[arg(long)]
+    ramp_per_sec: Option<f64>,
+    /// Broadcast delay in seconds given to the service (overrides the case's).
+    #[arg(long)]
+    delay: Option<u32>,
+    /// Chance per move of each kind of human noise (slides, lifted pieces, takebacks).
+    #[arg(long, default_value_t = 0.15)]
+    noise: f64,
+    /// The service's settle time in ms (`relay serve --settle-ms`).
+    #[arg(long, default_value_t = 300)]
+    settle_ms: u64,
+    /// Spectators whose every frame is recorded and timed (spread evenly over all).
+    #[arg(long, default_value_t = 50)]
+    sample: usize,
+    /// wsload worker processes (default: one per 15,000 spectators; each has its own fd
+    /// limit).
+    #[arg(long)]
+    wsload_procs: Option<usize>,
+    /// Skip the echo-server baseline.
+    #[arg(long)]
+    no_baseline: bool,
+    /// Seconds each round-PGN polling measurement runs, after the window (0: none).
+    #[arg(long, default_value_t = 0)]
+    pgn_seconds: u64,
+    /// Concurrent connections polling the round PGN.
+    #[arg(long, default_value_t = 16)]
+    pgn_connections: usize,
+    /// Directory with the `wsload` and `echo-server` binaries. Default: the release build in
+    /// `<target>/wsload`, built from `../shared/tools/wsload` when missing.
+    #[arg(long, env = "RELAY_WSLOAD_DIR")]
+    wsload_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CaseName {
+    Smoke,
+    Real100,
+    Real1000,
+    Crowd,
+    Delayed,
+}
+
+/// One configuration measured.
+#[derive(Debug, Clone)]
+struct Case {
+    name: &'static str,
+    boards: usize,
+    speed: f64,
+    clients: usize,
+    ramp_per_sec: f64,
+    seconds: u64,
+    delay: Option<u32>,
+}
+
+impl CaseName {
+    fn case(self) -> Case {
+        let c = |name, boards, speed, clients, seconds| Case {
+            name,
+            boards,
+            speed,
+            clients,
+            ramp_per_sec: 2000.0,
+            seconds,
+            delay: None,
+        };
+        match self {
+            CaseName::Smoke => c("smoke", 20, 10.0, 200, 10),
+            CaseName::Real100 => c("real100", 100, 1.0, 10, 60),
+            CaseName::Real1000 => c("real1000", 1000, 1.0, 10, 60),
+            CaseName::Crowd => c("crowd", 200, 10.0, 5000, 40),
+            CaseName::Delayed => Case {
+                delay: Some(30),
+                ..c("delayed", 50, 10.0, 1000, 60)
+            },
+        }
+    }
+}
+
+/// Environment variables of `relay serve` and `relay emulate` the user may have set for their
+/// own runs; the bench's children must not pick them up.
+const FOREIGN_ENV: &[&str] = &[
+    "RELAY_CONFIG",
+    "RELAY_PORTS",
+    "RELAY_BUS",
+    "RELAY_DB",
+    "RELAY_LISTEN",
+    "RELAY_ADMIN_TOKEN",
+    "RELAY_DELAY",
+    "RELAY_SETTLE_MS",
+    "RELAY_WEB_DIR",
+    "RELAY_DEMO_BOARDS",
+    "RELAY_DEMO_SPEED",
+];
+
+/// The round the service makes for the boards in a fresh database, which spectators follow.
+const ROUND: i64 = 1;
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    let stop = super::stop_flag()?;
+    let names = if args.cases.is_empty() {
+        vec![CaseName::Smoke]
+    } else {
+        args.cases.clone()
+    };
+    let tools = procs::tools(args.wsload_dir.as_deref())?;
+    let tck = procs::ticks_per_sec();
+    for name in names {
+        let mut case = name.case();
+        case.boards = args.boards.unwrap_or(case.boards);
+        case.clients = args.clients.unwrap_or(case.clients);
+        case.seconds = args.seconds.unwrap_or(case.seconds);
+        case.speed = args.speed.unwrap_or(case.speed);
+        case.ramp_per_sec = args.ramp_per_sec.unwrap_or(case.ramp_per_sec);
+        case.delay = args.delay.or(case.delay).filter(|d| *d > 0);
+        if case.boards == 0 || case.clients == 0 || case.seconds == 0 {
+            bail!("--boards, --clients and --seconds must be at least 1");
+        }
+        if !(case.speed > 0.0 && case.ramp_per_sec > 0.0) {
+            bail!("--speed and --ramp-per-sec must be above 0");
+        }
+        run_case(&case, &args, &tools, &stop, tck)
+            .with_context(|| format!("bench case {}", case.name))?;
+    }
+    Ok(())
+}
+
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// A command for one of this binary's subcommands, with the environment cleaned.
+fn relay_command() -> Result<Command> {
+    let exe = std::env::current_exe().context("cannot find the running binary")?;
+    let mut cmd = Command::new(exe);
+    for v in FOREIGN_ENV {
+        cmd.env_remove(v);
+    }
+    if std::env::var_os("RELAY_LOG").is_none() {
+        cmd.env("RELAY_LOG", "warn");
+    }
+    Ok(cmd)
+}
+
+/// The hard limit on open files, from /proc/self/limits.
+fn fd_hard_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(4)?.parse().ok()
+}
+
+fn file_out(path: &Path) -> Result<Stdio> {
+    Ok(std::fs::File::create(path)
+        .with_context(|| format!("cannot create {}", path.display()))?
+        .into())
+}
+
+/// How wsload is run for one measurement.
+struct Load<'a> {
+    url: String,
+    clients: usize,
+    ramp_per_sec: f64,
+    duration: f64,
+    procs: usize,
+    marker: &'a str,
+    sample: usize,
+    dir: &'a Path,
+    prefix: &'a str,
+}
+
+impl Load<'_> {
+    fn path(&self, what: &str) -> PathBuf {
+        self.dir.join(format!("{}-{what}", self.prefix))
+    }
+
+    fn spawn(&self, tools: &Tools) -> Result<Proc> {
+        let mut cmd = Command::new(&tools.wsload);
+        cmd.arg("--url")
+            .arg(&self.url)
+            .args(["--clients", &self.clients.to_string()])
+            .args(["--ramp-per-sec", &self.ramp_per_sec.to_string()])
+            .args(["--duration", &format!("{:.1}", self.duration)])
+            .args(["--procs", &self.procs.to_string()])
+            .args(["--read-buffer", "4096", "--progress-secs", "0"])
+            .args(["--marker", self.marker])
+            .arg("--json")
+            .arg(self.path("summary.json"))
+            .arg("--markers-out")
+            .arg(self.path("markers.tsv"));
+        if self.sample > 0 {
+            cmd.arg("--out")
+                .arg(self.path("frames.tsv"))
+                .args(["--sample", &self.sample.to_string()]);
+        }
+        // Past about 10k connections from one source address, connect() hunts for free
+        // ports; more source addresses each bring a port range of their own.
+        if self.clients > 10_000 {
+            cmd.args(["--source-ips", "127.0.0.2-5"]);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(file_out(&self.path("wsload.txt"))?)
+            .stderr(file_out(&self.path("wsload-err.txt"))?);
+        Proc::spawn("wsload", &mut cmd)
+    }
+
+    /// Waits for wsload to end; on failure its own messages say why.
+    fn finish(&self, wsload: &mut Proc, stop: &AtomicBool) -> Result<()> {
+        let status = wsload.wait_for(self.limit(), stop)?;
+        if status.is_some_and(|s| s.success()) {
+            return Ok(());
+        }
+        let err = std::fs::read_to_string(self.path("wsload-err.txt")).unwrap_or_default();
+        let tail: Vec<&str> = err.lines().rev().take(10).collect();
+        for l in tail.into_iter().rev() {
+            eprintln!("  {l}");
+        }
+        match status {
+            Some(s) => bail!("wsload failed ({s})"),
+            None => bail!("wsload did not finish in time"),
+        }
+    }
+
+    /// How long the run takes, with room for connection timeouts and writing results.
+    fn limit(&self) -> Duration {
+        Duration::from_secs_f64(self.clients as f64 / self.ramp_per_sec + self.duration + 60.0)
+    }
+}
+
+/// Marker for wsload: each client's first snapshot is the marker `snapshot`, each move frame
+/// its `seq`. Written for either order of `type` and `seq` in the frame.
+const RELAY_MARKER: &str =
+    r#""type":"(snapshot)"|"type":"move".*?"seq":(\d+)|"seq":(\d+).*?"type":"move""#;
+
+fn run_case(
+    case: &Case,
+    args: &BenchArgs,
+    tools: &Tools,
+    stop: &Arc<AtomicBool>,
+    tck: f64,
+) -> Result<()> {
+    let dir = TempDir::new(case.name)?;
+    let ramp_secs = case.clients as f64 / case.ramp_per_sec;
+    let wsload_procs = args
+        .wsload_procs
+        .unwrap_or(case.clients.div_ceil(15_000))
+        .max(1);
+    let mut notes = Vec::new();
+    if let Some(hard) = fd_hard_limit() {
+        let need = (case.clients + 2 * case.boards + 64) as u64;
+        if need > hard {
+            notes.push(format!(
+                "the service needs about {need} file descriptors (a socket per spectator, the boards' terminals) but the hard limit is {hard}: expect failed connections"
+            ));
+        }
+    }
+    println!(
+        "== case {}: {} boards at {}x, {} spectators (ramp {}/s over {:.1} s), {} s measured{} ==",
+        case.name,
+        case.boards,
+        case.speed,
+        case.clients,
+        case.ramp_per_sec,
+        ramp_secs,
+        case.seconds,
+        case.delay
+            .map(|d| format!(", {d} s broadcast delay"))
+            .unwrap_or_default()
+    );
+
+    // The boards stand set up until the spectators have connected, then play. Time the service
+    // gets to start before the spectators come:
+    let startup = 4.0 + case.boards as f64 / 100.0;
+    let play_after = startup + ramp_secs + 1.0;
+    let links = dir.0.join("boards");
+    let started = Instant::now();
+    let mut cmd = relay_command()?;
+    cmd.arg("emulate")
+        .args(["--boards", &case.boards.to_string()])
+        .args(["--speed", &case.speed.to_string()])
+        .arg("--link-dir")
+        .arg(&links)
+        .args([
+            "--hold-secs",
+            &((play_after * case.speed).ceil() as u64).to_string(),
+        ])
+        .args(["--seed", "1", "--noise", &args.noise.to_string()])
+        .args(["--time-control", "5400+30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    let mut boards = Proc::spawn("emulated boards", &mut cmd)?;
+    let lines = boards.lines().context("no output from relay emulate")?;
+    wait_line(
+        &mut boards,
+        &lines,
+        Duration::from_secs(30 + case.boards as u64 / 10),
+        stop,
+        |l| l.starts_with("emulating ").then_some(()),
+    )?;
+
+    let db = format!("sqlite://{}", dir.0.join("bench.db").display());
+    let mut cmd = relay_command()?;
+    cmd.arg("serve")
+        .arg("--port")
+        .arg(format!("{}/dgt-*", links.display()))
+        .args(["--db", &db, "--listen", "127.0.0.1:0"])
+        .args(["--settle-ms", &args.settle_ms.to_string()]);
+    if let Some(d) = case.delay {
+        cmd.args(["--delay", &d.to_string()]);
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped());
+    let mut serve = Proc::spawn("service", &mut cmd)?;
+    let lines = serve.lines().context("no output from relay serve")?;
+    let addr: SocketAddr = wait_line(&mut serve, &lines, Duration::from_secs(60), stop, |l| {
+        l.strip_prefix("relay: serving on http://")
+            .and_then(|a| a.trim_end_matches('/').parse().ok())
+    })?;
+    println!(
+        "  processes: boards pid {}, service pid {} on {addr}",
+        boards.pid(),
+        serve.pid()
+    );
+
+    sleep_until(started + Duration::from_secs_f64(startup), stop)?;
+    if started.elapsed().as_secs_f64() > startup + 0.5 {
+        notes.push(format!(
+            "the service took {:.1} s to start, more than the {startup:.1} s planned: the boards began playing before every spectator had connected",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    let before = sample(serve.pid()).context("cannot read the service's /proc entry")?;
+    let load = Load {
+        url: format!("ws://{addr}/api/rounds/{ROUND}/ws"),
+        clients: case.clients,
+        ramp_per_sec: case.ramp_per_sec,
+        duration: case.seconds as f64 + 1.5,
+        procs: wsload_procs,
+        marker: RELAY_MARKER,
+        sample: args.sample.min(case.clients),
+        dir: &dir.0,
+        prefix: "relay",
+    };
+    let load_ns = unix_ns();
+    let load_at = Instant::now();
+    let mut wsload = load.spawn(tools)?;
+
+    // The window: from a second after the last connection attempt, `seconds` long.
+    let w0 = load_at + Duration::from_secs_f64(ramp_secs + 1.0);
+    sleep_until(w0, stop)?;
+    let w0_ms = (unix_ns() / 1_000_000) as i64;
+    let start = Window::sample(&serve, &boards, &wsload)?;
+    sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
+    let w1_ms = (unix_ns() / 1_000_000) as i64;
+    let end = Window::sample(&serve, &boards, &wsload)?;
+
+    load.finish(&mut wsload, stop)?;
+    let pgn = if args.pgn_seconds > 0 {
+        Some(pgn_rates(addr, args)?)
+    } else {
+        None
+    };
+    // Stopped gently, so the service flushes the store before it is read.
+    serve.stop(Duration::from_secs(20));
+    boards.stop(Duration::from_secs(10));
+    let changes = stored_moves(&db)?;
+
+    let baseline = if args.no_baseline {
+        None
+    } else {
+        Some(baseline(case, tools, &dir.0, wsload_procs, stop)?)
+    };
+
+    let run = Run {
+        case,
+        settle_ms: args.settle_ms,
+        tck,
+        window_ms: (w0_ms, w1_ms),
+        load_ns,
+        ramp_secs,
+        before,
+        start,
+        end,
+        moves: changes,
+    };
+    run.report(&load, baseline.as_ref())?;
+    if let Some((plain, cached)) = pgn {
+        println!(
+            "  round PGN         {plain:.0} requests/s with the body, {} over {} connections",
+            cached
+                .map(|c| format!("{c:.0} with If-None-Match (304 while unchanged)"))
+                .unwrap_or_else(|| "no ETag to try If-None-Match with".into()),
+            args.pgn_connections
+        );
+    }
+    for n in notes {
+        println!("  note: {n}");
+    }
+    println!();
+    Ok(())
+}
+
+/// The three processes sampled at one edge of the window.
+#[derive(Debug)]
+struct Window {
+    serve: Sample,
+    boards: Option<Sample>,
+    wsload: Option<Sample>,
+}
+
+impl Window {
+    fn sample(serve: &Proc, boards: &Proc, wsload: &Proc) -> Result<Window> {
+        Ok(Window {
+            serve: sample(serve.pid()).context("the service has gone")?,
+            boards: sample(boards.pid()),
+            wsload: sample(wsload.pid()),
+        })
+    }
+}
+
+/// Every `move` change the service stored: seq → when it was stored (ms since the epoch).
+fn stored_moves(db: &str) -> Result<BTreeMap<i64, i64>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = relay_store::Store::open(db)
+            .await
+            .context("cannot open the bench database")?;
+        let mut moves = BTreeMap::new();
+        let mut after = 0;
+        loop {
+            let page = store.changes_since(ROUND, after, 10_000).await?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for c in page.iter().filter(|c| c.kind == "move") {
+                moves.insert(c.seq, c.at_ms);
+            }
+        }
+        Ok(moves)
+    })
+}
+
+fn pgn_rates(addr: SocketAddr, args: &BenchArgs) -> Result<(f64, Option<f64>)> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let (plain, etag) =
+            pgn::pgn_rate(addr, args.pgn_connections, args.pgn_seconds, None).await?;
+        let cached = match etag {
+            Some(tag) => Some(
+                pgn::pgn_rate(addr, args.pgn_connections, args.pgn_seconds, Some(tag))
+                    .await?
+                    .0,
+            ),
+            None => None,
+        };
+        Ok((plain, cached))
+    })
+}
+
+/// The bare machine: echo-server broadcasting a small frame every 500 ms to the same number of
+/// clients, ramped the same way.
+fn baseline(
+    case: &Case,
+    tools: &Tools,
+    dir: &Path,
+    wsload_procs: usize,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<Fanout>> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    // One process holds about 19,980 sockets under a 20,000 fd limit; more share the port.
+    let servers = case.clients.div_ceil(19_000).max(1);
+    let mut echo = Vec::new();
+    for i in 0..servers {
+        let mut cmd = Command::new(&tools.echo_server);
+        cmd.args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--interval-ms", "500", "--stats-secs", "0"])
+            .stdin(Stdio::null())
+            .stdout(file_out(&dir.join(format!("echo-{i}.txt")))?)
+            .stderr(Stdio::null());
+        if servers > 1 {
+            cmd.arg("--reuse-port");
+        }
+        echo.push(Proc::spawn("echo-server", &mut cmd)?);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            bail!("echo-server did not start listening on port {port}");
+        }
+        sleep_until(Instant::now() + Duration::from_millis(50), stop)?;
+    }
+    let load = Load {
+        url: format!("ws://127.0.0.1:{port}/"),
+        clients: case.clients,
+        ramp_per_sec: case.ramp_per_sec,
+        duration: case.seconds.min(15) as f64,
+        procs: wsload_procs,
+        marker: r#""seq":\d+"#,
+        sample: 0,
+        dir,
+        prefix: "echo",
+    };
+    let mut wsload = load.spawn(tools)?;
+    load.finish(&mut wsload, stop)
+        .context("the echo-server baseline")?;
+    drop(echo);
+    let rows = figures::markers(&load.path("markers.tsv"))?;
+    Ok(figures::fanout(rows.iter()))
+}
+
+/// What one case measured, ready to print.
+struct Run<'a> {
+    case: &'a Case,
+    settle_ms: u64,
+    tck: f64,
+    window_ms: (i64, i64),
+    load_ns: u64,
+    ramp_secs: f64,
+    before: Sample,
+    start: Window,
+    end: Window,
+    /// Every stored move: seq → stored at (ms since the epoch).
+    moves: BTreeMap<i64, i64>,
+}
+
+impl Run<'_> {
+    fn report(&self, load: &Load, baseline: Option<&Option<Fanout>>) -> Result<()> {
+        let clients = self.case.clients as u64;
+        let delay_ms = i64::from(self.case.delay.unwrap_or(0)) * 1000;
+        let (w0, w1) = self.window_ms;
+        let wall = (w1 - w0) as f64 / 1000.0;
+        let summary = figures::summary(&load.path("summary.json"))?;
+        let markers = figures::markers(&load.path("markers.tsv"))?;
+
+        // The service.
+        let (s0, s1) = (&self.start.serve, &self.end.serve);
+        let per_client_kib = s0.rss_kib.saturating_sub(self.before.rss_kib) as f64 / clients as f64;
+        println!(
+            "  service           CPU {:.2} cores over the {wall:.1} s window; RSS {} before spectators, {} connected, {} at the end (peak {}): {per_client_kib:.1} KiB per spectator",
+            procs::cores(s0, s1, self.tck),
+            mib(self.before.rss_kib),
+            mib(s0.rss_kib),
+            mib(s1.rss_kib),
+            mib(s1.hwm_kib),
+        );
+        let other = |a: &Option<Sample>, b: &Option<Sample>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:.2}", procs::cores(a, b, self.tck)),
+            _ => "?".into(),
+        };
+        println!(
+            "  same machine      boards {} cores, wsload {} cores (its main process), {} cores in all",
+            other(&self.start.boards, &self.end.boards),
+            other(&self.start.wsload, &self.end.wsload),
+            std::thread::available_parallelism().map_or(0, |n| n.get())
+        );
+
+        // Snapshots: every client's first one is the marker `snapshot`.
+        let snap = markers.iter().find(|m| m.text == "snapshot");
+        let reached = snap.map_or(0, |m| m.clients);
+        let conn = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+        println!(
+            "  snapshots         {reached} of {clients} spectators got one{}; connect+handshake p50 {} / p99 {} / max {} ms; {} never connected, {} connected but got nothing, {} closed by the service",
+            snap.map(|m| format!(
+                ", the last {:.2} s after the first connection attempt (ramp {:.2} s)",
+                (m.first_ns as f64 + m.last_ms * 1e6 - self.load_ns as f64) / 1e9,
+                self.ramp_secs
+            ))
+            .unwrap_or_default(),
+            conn(summary.connect_ms[0]),
+            conn(summary.connect_ms[1]),
+            conn(summary.connect_ms[2]),
+            summary.failed,
+            summary.established.saturating_sub(reached),
+            summary.closed_by_server,
+        );
+
+        // The moves spectators should have seen during the window: stored, plus the delay.
+        let window: HashSet<i64> = self
+            .moves
+            .iter()
+            .filter(|(_, at)| (w0..=w1).contains(&(**at + delay_ms)))
+            .map(|(seq, _)| *seq)
+            .collect();
+        let by_seq: HashMap<i64, &Marker> = markers
+            .iter()
+            .filter_map(|m| Some((m.text.parse::<i64>().ok()?, m)))
+            .collect();
+        let moves = window.len() as u64;
+        let delivered: u64 = window
+            .iter()
+            .filter_map(|s| by_seq.get(s))
+            .map(|m| m.clients)
+            .sum();
+        let expected = moves * clients;
+        println!(
+            "  delivered         {delivered} of {expected} move frames expected ({moves} moves in the window x {clients} spectators){}",
+            if expected > 0 {
+                format!(" = {:.1}%", delivered as f64 * 100.0 / expected as f64)
+            } else {
+                String::new()
+            }
+        );
+
+        self.sampled(load, &window, moves, delay_ms)?;
+        println!(
+            "  whole run         per spectator median {} frames, {:.1} KiB (min {} frames); {} frames, {:.1} MiB to all; wsload peak RSS {}",
+            summary.client_frames[1],
+            summary.client_bytes[1] as f64 / 1024.0,
+            summary.client_frames[0],
+            summary.frames,
+            summary.bytes as f64 / 1048576.0,
+            mib(summary.peak_rss_kib),
+        );
+
+        let fan = figures::fanout(window.iter().filter_map(|s| by_seq.get(s).copied()));
+        println!("  fan-out relay     {}", fanout_line(fan.as_ref(), "moves"));
+        if let Some(b) = baseline {
+            println!(
+                "  fan-out bare      {} (echo-server, the same {} clients and ramp)",
+                fanout_line(b.as_ref(), "frames"),
+                clients
+            );
+        }
+        Ok(())
+    }
+
+    /// Latency and per-spectator traffic from the sampled spectators' frames.
+    fn sampled(&self, load: &Load, window: &HashSet<i64>, moves: u64, delay_ms: i64) -> Result<()> {
+        if load.sample == 0 {
+            return Ok(());
+        }
+        let (w0, w1) = self.window_ms;
+        let (w0_ns, w1_ns) = (w0 as u64 * 1_000_000, w1 as u64 * 1_000_000);
+        let mut latency_ms: Vec<f64> = Vec::new();
+        let mut from_store = 0usize;
+        let mut frames: HashMap<u32, (u64, u64)> = HashMap::new();
+        let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+        for f in figures::frames(&load.path("frames.tsv"))? {
+            let in_window = (w0_ns..=w1_ns).contains(&f.at_ns);
+            let entry = frames.entry(f.client).or_default();
+            if !in_window {
+                continue;
+            }
+            entry.0 += 1;
+            entry.1 += f.text.len() as u64;
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&f.text) else {
+                continue;
+            };
+            let kind = v["type"].as_str().unwrap_or("?");
+            *kinds.entry(kind.to_string()).or_default() += 1;
+            let Some(seq) = v["seq"].as_i64() else {
+                continue;
+            };
+            if kind != "move" || !window.contains(&seq) {
+                continue;
+            }
+            // The board's read time if the frame carries it, else the time it was stored.
+            let read = match v["read_at_ms"].as_i64() {
+                Some(r) => r,
+                None => match self.moves.get(&seq) {
+                    Some(at) => {
+                        from_store += 1;
+                        *at
+                    }
+                    None => continue,
+                },
+            };
+            latency_ms.push(f.at_ns as f64 / 1e6 - (read + delay_ms) as f64);
+        }
+        latency_ms.sort_by(f64::total_cmp);
+        let sampled = load.sample;
+        let delay = if delay_ms > 0 {
+            format!(", minus the {} s delay", delay_ms / 1000)
+        } else {
+            String::new()
+        };
+        match (
+            percentile(&latency_ms, 50.0),
+            percentile(&latency_ms, 99.0),
+            latency_ms.last(),
+        ) {
+            (Some(p50), Some(p99), Some(max)) => {
+                let settle = self.settle_ms as f64;
+                println!(
+                    "  board → spectator p50 {p50:.0} / p99 {p99:.0} / max {max:.0} ms over {} move frames at {sampled} sampled spectators{delay}; beyond the {} ms settle time: {:.0} / {:.0} / {:.0} ms",
+                    latency_ms.len(),
+                    self.settle_ms,
+                    p50 - settle,
+                    p99 - settle,
+                    max - settle
+                );
+                if from_store > 0 {
+                    println!(
+                        "                    ({from_store} of them carried no read_at_ms and are timed from when the service stored the move, which leaves out the settle time)"
+                    );
+                }
+            }
+            _ => println!(
+                "  board → spectator no move frames in the window at the sampled spectators"
+            ),
+        }
+        // Every sampled client counts, one that got nothing included.
+        let mut counts: Vec<(u64, u64)> = frames.into_values().collect();
+        counts.resize(sampled.max(counts.len()), (0, 0));
+        let mut f: Vec<u64> = counts.iter().map(|c| c.0).collect();
+        let mut b: Vec<u64> = counts.iter().map(|c| c.1).collect();
+        f.sort_unstable();
+        b.sort_unstable();
+        let (f50, b50) = (
+            percentile(&f, 50.0).unwrap_or(0),
+            percentile(&b, 50.0).unwrap_or(0),
+        );
+        let wall = (w1 - w0) as f64 / 1000.0;
+        let per_move = |n: f64| {
+            if moves > 0 {
+                format!("{:.2}", n / (moves as f64))
+            } else {
+                "-".into()
+            }
+        };
+        let n = sampled.max(1) as f64;
+        println!(
+            "  per spectator     {} frames per move in the window ({}); median {f50} frames, {:.1} KiB ({:.2} KiB/s)",
+            per_move(f50 as f64),
+            kinds
+                .iter()
+                .map(|(k, c)| format!("{k} {}", per_move(*c as f64 / n)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            b50 as f64 / 1024.0,
+            b50 as f64 / 1024.0 / wall
+        );
+        Ok(())
+    }
+}
+
+fn fanout_line(f: Option<&Fanout>, what: &str) -> String {
+    match f {
+        Some(f) => format!(
+            "first arrival → p50 median {:.1} / max {:.1} ms, → p99 {:.1} / {:.1} ms, → last {:.1} / {:.1} ms over {} {what}",
+            f.p50.0, f.p50.1, f.p99.0, f.p99.1, f.last.0, f.last.1, f.markers
+        ),
+        None => format!("no {what} to measure"),
+    }
+}
