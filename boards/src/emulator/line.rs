@@ -230,7 +230,13 @@ fn serve(
     stop: Arc<AtomicBool>,
 ) {
     let mut buf = [0u8; 512];
+    // With nothing due, a line wakes every 100 virtual ms (at most every 50 ms, at least every
+    // 5 ms of wall time) to let its boards tick: a hall of 1000 lines polling every 5 ms took
+    // more CPU than the service it feeds.
+    let idle = Duration::from_millis(((100.0 / clock.speed()).ceil() as u64).clamp(5, 50));
+    let mut wait = Duration::from_millis(5);
     while !stop.load(Ordering::Relaxed) {
+        let _ = master.set_timeout(wait);
         let input = match master.read(&mut buf) {
             Ok(n) => &buf[..n],
             Err(e) if e.kind() == io::ErrorKind::TimedOut => &buf[..0],
@@ -268,6 +274,13 @@ fn serve(
                     true
                 }
             });
+            // Until the next frame is due, or the next tick.
+            wait = st
+                .outbox
+                .iter()
+                .map(|(at, _)| at.saturating_duration_since(wall))
+                .min()
+                .map_or(idle, |d| d.clamp(Duration::from_millis(1), idle));
             for frame in due.iter_mut() {
                 if st.corrupt_next > 0 && frame.len() > 3 {
                     st.corrupt_next -= 1;

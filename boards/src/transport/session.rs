@@ -366,6 +366,9 @@ const SINGLE_START: [Command; 9] = [
     Command::SendBatteryStatus,
 ];
 
+/// How long a single-board session's read waits for a byte before it looks at the time.
+const SINGLE_IDLE_READ: Duration = Duration::from_millis(250);
+
 fn single(
     cfg: &SessionConfig,
     path: &str,
@@ -376,6 +379,13 @@ fn single(
 ) -> String {
     let mut dec = Decoder::new(LineMode::Single);
     let mut serial: Option<String> = None;
+    // A single board speaks when it has something to say and a read returns as soon as a
+    // byte is there, so the thread need not wake 50 times a second to find nothing: with a
+    // thousand boards that polling cost more than everything else the relay does. Keep-alives
+    // and lost-board checks work in seconds; a stop is noticed within this.
+    if let Err(e) = port.set_timeout(SINGLE_IDLE_READ) {
+        return e.to_string();
+    }
     if let Err(e) = send(port, &SINGLE_START) {
         return e.to_string();
     }
@@ -453,7 +463,8 @@ fn single(
             ) {
                 return e.to_string();
             }
-        } else if now.duration_since(last_keepalive) >= cfg.keepalive {
+        } else if now.duration_since(last_keepalive.max(last_rx)) >= cfg.keepalive {
+            // Only a quiet board is asked whether it is still there: one that just spoke is.
             last_keepalive = now;
             if let Err(e) = send(port, &[Command::ReturnSerialNumber]) {
                 return e.to_string();
