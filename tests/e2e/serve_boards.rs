@@ -232,8 +232,8 @@ fn follow_round(
         while !stop.load(Ordering::Relaxed) {
             let b = base.lock().expect("lock").replacen("http://", "ws://", 1);
             let url = match last_seq {
-                Some(n) => format!("{b}/api/rounds/1/ws?since={n}"),
-                None => format!("{b}/api/rounds/1/ws"),
+                Some(n) => format!("{b}/api/rounds/1/ws?moves=all&since={n}"),
+                None => format!("{b}/api/rounds/1/ws?moves=all"),
             };
             let Ok(mut ws) = Socket::try_connect(&url) else {
                 std::thread::sleep(Duration::from_millis(50));

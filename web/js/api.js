@@ -269,6 +269,9 @@ export function applyGameEvent(game, msg) {
       return true;
     }
     case 'truncate':
+      // A round snapshot holds only the last move of each game: a takeback past what we
+      // hold needs the game again.
+      if (moves.length && moves[0].ply > 1 && msg.from_ply <= moves[0].ply) return 'gap';
       game.moves = moves.filter((m) => m.ply < msg.from_ply);
       game.fen = game.moves.length ? game.moves[game.moves.length - 1].fen : game.start_fen;
       return true;

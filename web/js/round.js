@@ -59,7 +59,8 @@ function createEntry(game) {
 function updateCard(entry) {
   const { game, card } = entry;
   card.dataset.boardNo = game.board_no;
-  card.dataset.plies = game.moves.length;
+  // Spectators' snapshots carry each game's last move only: its ply is the count.
+  card.dataset.plies = game.moves.length ? game.moves[game.moves.length - 1].ply : 0;
   card.dataset.status = game.status;
   card.querySelector('.board-no').textContent = `Board ${game.board_no}`;
   const result = card.querySelector('.result');

@@ -129,7 +129,8 @@ impl Feed {
             return Ok(hit);
         }
         s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
-        let v = round_json(s, self.round, false).await?;
+        let mut v = round_json(s, self.round, false).await?;
+        summarize(&mut v);
         let seq = v["seq"].as_i64().unwrap_or(0);
         let text = Utf8Bytes::from(
             ServerMessage::Snapshot {
@@ -160,6 +161,22 @@ impl Feed {
 
     fn forget_snapshot(&self) {
         *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// A round view for spectators: each game keeps only its last move (the round page shows
+/// that, the position and the clocks; a game page asks for its whole game). A 200-board
+/// round's snapshot shrinks from all its moves to one each, which is what lets a crowd join
+/// and keeps the write buffer each socket holds on to small.
+fn summarize(round: &mut serde_json::Value) {
+    if let Some(games) = round["games"].as_array_mut() {
+        for g in games {
+            if let Some(moves) = g["moves"].as_array_mut()
+                && moves.len() > 1
+            {
+                moves.drain(..moves.len() - 1);
+            }
+        }
     }
 }
 

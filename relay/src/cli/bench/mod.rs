@@ -31,8 +31,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub struct BenchArgs {
     /// Case to run; repeat for several. smoke: 20 boards at 10x, 200 spectators, 10 s.
     /// real100 / real1000: 100 / 1000 boards at real pace, 10 spectators, 60 s. crowd: 200
-    /// boards at 10x, 5000 spectators ramping at 2000/s, 40 s. delayed: 50 boards at 10x with
-    /// a 30 s broadcast delay, 1000 spectators, 60 s.
+    /// boards at 10x, 5000 spectators ramping at 2000/s, 40 s. crowd-real: 200 boards at real
+    /// pace, 19,000 spectators (as many as one process holds under a 20,000 open-file limit)
+    /// ramping at 2000/s, 40 s. delayed: 50 boards at 10x with a 30 s broadcast delay, 1000
+    /// spectators, 60 s.
     #[arg(long = "case", value_enum)]
     cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -87,6 +89,7 @@ enum CaseName {
     Real100,
     Real1000,
     Crowd,
+    CrowdReal,
     Delayed,
 }
 
@@ -118,6 +121,7 @@ impl CaseName {
             CaseName::Real100 => c("real100", 100, 1.0, 10, 60),
             CaseName::Real1000 => c("real1000", 1000, 1.0, 10, 60),
             CaseName::Crowd => c("crowd", 200, 10.0, 5000, 40),
+            CaseName::CrowdReal => c("crowd-real", 200, 1.0, 19_000, 40),
             CaseName::Delayed => Case {
                 delay: Some(30),
                 ..c("delayed", 50, 10.0, 1000, 60)

@@ -26,6 +26,9 @@ pub struct WsQuery {
     since: Option<i64>,
     /// `1`: e-board news too (the console asks for it; spectators have no use for it).
     eboards: Option<u8>,
+    /// `all`: the round snapshot carries every move of every game (a platform rebuilding
+    /// the games from the socket), not only each game's last one.
+    moves: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -118,7 +121,13 @@ async fn open(
         .max_message_size(64 * 1024)
         .read_buffer_size(READ_BUFFER);
     Ok(ws
-        .on_upgrade(move |socket| follow(s, scope, q.since, q.eboards == Some(1), delay, a, socket))
+        .on_upgrade(move |socket| {
+            let wants = Wants {
+                eboards: q.eboards == Some(1),
+                all_moves: q.moves.as_deref() == Some("all"),
+            };
+            follow(s, scope, q.since, wants, delay, a, socket)
+        })
         .into_response())
 }
 
@@ -154,17 +163,19 @@ async fn game_snapshot(
 }
 
 /// The first message of a socket: the round (or game) as the client's view shows it. Round
-/// spectators share their feed's snapshot; an arbiter's is built for them.
+/// spectators share their feed's snapshot (each game with its last move only); arbiters and
+/// the console (`full`) get every move, built for them.
 async fn snapshot(
     s: &Shared,
     feed: &Feed,
     scope: Scope,
     arbiter: bool,
+    full: bool,
 ) -> Result<(i64, Utf8Bytes), ApiError> {
     match scope {
-        Scope::Round(r) if arbiter => {
+        Scope::Round(r) if arbiter || full => {
             s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
-            let v = round_json(s, r, true).await?;
+            let v = round_json(s, r, arbiter).await?;
             let seq = v["seq"].as_i64().unwrap_or(0);
             Ok((
                 seq,
@@ -250,12 +261,20 @@ impl Drop for ClientGauge {
     }
 }
 
+/// What a client asked for beyond the spectators' defaults.
+#[derive(Clone, Copy, Debug)]
+struct Wants {
+    /// E-board news (`?eboards=1`, the console; it gets every move too).
+    eboards: bool,
+    /// Every move in the round snapshot (`?moves=all`).
+    all_moves: bool,
+}
+
 /// What one client follows and where it is.
 struct Follower {
     scope: Scope,
     arbiter: bool,
-    /// Whether it asked for e-board news (`?eboards=1`, the console).
-    eboards: bool,
+    wants: Wants,
     /// The last change number it was sent.
     last_seq: i64,
 }
@@ -263,7 +282,7 @@ struct Follower {
 impl Follower {
     /// Whether `e` goes to this client; notes its change number when it does.
     fn take(&mut self, e: &Event) -> bool {
-        if !self.scope.wants(e) || (e.arbiters && !self.eboards) {
+        if !self.scope.wants(e) || (e.arbiters && !self.wants.eboards) {
             return false;
         }
         if e.change {
@@ -277,7 +296,8 @@ impl Follower {
 
     /// Sends the snapshot of the client's view and the feed's changes after it.
     async fn start(&mut self, s: &Shared, feed: &Feed, socket: &mut WebSocket) -> bool {
-        let (seq, text) = match snapshot(s, feed, self.scope, self.arbiter).await {
+        let full = self.wants.eboards || self.wants.all_moves;
+        let (seq, text) = match snapshot(s, feed, self.scope, self.arbiter, full).await {
             Ok(x) => x,
             Err(e) => {
                 let _ = send(socket, ServerMessage::Error { error: e.1 }.encode().into()).await;
@@ -330,7 +350,7 @@ async fn follow(
     s: Arc<Shared>,
     scope: Scope,
     since: Option<i64>,
-    eboards: bool,
+    wants: Wants,
     mut delay: i64,
     arbiter: bool,
     mut socket: WebSocket,
@@ -342,7 +362,7 @@ async fn follow(
     let mut me = Follower {
         scope,
         arbiter,
-        eboards,
+        wants,
         last_seq: 0,
     };
     // Subscribed before the snapshot is taken: nothing published in between is missed
