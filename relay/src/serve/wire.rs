@@ -111,7 +111,7 @@ pub enum ServerMessage {
         game_id: i64,
         clock: ClockView,
     },
-    /// Running clocks read since the last bundle, about once a second.
+    /// The latest reading of each running clock, every 10 s (pages count down in between).
     Clocks {
         seq: i64,
         clocks: Vec<GameClock>,

@@ -79,6 +79,9 @@ pub enum Job {
     Shutdown,
 }
 
+/// How often the round's running-clock readings are announced (see [`Writer::run`]).
+const CLOCK_READINGS_EVERY: Duration = Duration::from_secs(10);
+
 /// What a group commit holds: the black-box readings, the ops of the board games planned
 /// into it, and what is done after the commit, in the order the jobs came.
 #[derive(Default)]
@@ -239,7 +242,10 @@ impl Writer {
     }
 
     pub async fn run(mut self) {
-        let mut tick = tokio::time::interval(Duration::from_millis(1000));
+        // Running-clock readings go out every 10 s (the latest of each game): pages count the
+        // running clock down themselves from the last reading, and lever presses go out at
+        // once. Every second, a 200-board round's bundle was most of each spectator's bytes.
+        let mut tick = tokio::time::interval(CLOCK_READINGS_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let first = tokio::select! {
