@@ -235,10 +235,6 @@ impl Feeds {
             f.forget_snapshot();
         }
     }
-
-    pub fn count(&self) -> usize {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
 }
 
 /// What a delay line holds: a message and when it is due.

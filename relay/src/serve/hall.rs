@@ -2,8 +2,8 @@
 //! task that owns every e-board's recorder. It never waits for the database: what the
 //! recorders conclude goes to the writer's queue as jobs, and the writer commits and announces.
 
-use super::live::{EboardView, GameEdit, HallCommand, Proposal, Shared, now_ms};
-use super::writer::{ClockReading, Job, Snapshot};
+use super::live::{ClockView, EboardView, GameEdit, HallCommand, Proposal, Shared, now_ms};
+use super::writer::{Job, Snapshot};
 use boards::protocol::{ClockMessage, LineMode, Message, Orientation};
 use boards::transport::{PortEvent, SessionConfig};
 use relay_core::game::Game;
@@ -127,7 +127,7 @@ struct Desk {
     /// A clock reading held while a board change waits to be judged (at most the settle
     /// time): the lever press usually ends the move being judged, and then rides on its
     /// message (one frame per move, not two).
-    press: Option<ClockReading>,
+    press: Option<ClockView>,
 }
 
 fn epoch_ms(t: SystemTime) -> u64 {
@@ -413,7 +413,7 @@ impl Hall {
                     running,
                 } => {
                     // A newer reading replaces a held one: it says all the older one did.
-                    d.press = Some(ClockReading {
+                    d.press = Some(ClockView {
                         white_ms: white.millis(),
                         black_ms: black.millis(),
                         running: running.map(|c| match c {
@@ -452,10 +452,7 @@ impl Hall {
         {
             let _ = self.jobs.send(Job::Clock {
                 serial: serial.to_string(),
-                white_ms: p.white_ms,
-                black_ms: p.black_ms,
-                running: p.running,
-                at_ms: p.at_ms,
+                clock: p,
             });
         }
         self.announce(serial);

@@ -10,10 +10,10 @@
 //! was lost) only makes the writer read the game back and carry on.
 
 use super::live::{ClockView, EboardView, EditAction, Event, GameEdit, Shared, game_view, now_ms};
-use super::wire::{GameClock, MoveView, ServerMessage};
+use super::wire::{GameClock, ServerMessage};
 use relay_store::{Op, RawEntry, RoundInfo, StoreError, StoredMove};
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -37,16 +37,7 @@ pub struct Snapshot {
     pub read_at_ms: i64,
     /// A clock reading that came with this change (the lever press that ended the move): it
     /// rides on the move's message instead of a `clock` message of its own.
-    pub press: Option<ClockReading>,
-}
-
-/// One reading of an e-board's clock.
-#[derive(Debug, Clone, Copy)]
-pub struct ClockReading {
-    pub white_ms: u64,
-    pub black_ms: u64,
-    pub running: Option<&'static str>,
-    pub at_ms: i64,
+    pub press: Option<ClockView>,
 }
 
 #[derive(Debug)]
@@ -59,12 +50,10 @@ pub enum Job {
         port: String,
     },
     Sync(Box<Snapshot>),
+    /// A reading of an e-board's clock.
     Clock {
         serial: String,
-        white_ms: u64,
-        black_ms: u64,
-        running: Option<&'static str>,
-        at_ms: i64,
+        clock: ClockView,
     },
     Eboard(EboardView),
     Edit(GameEdit),
@@ -94,33 +83,15 @@ struct Group {
 }
 
 enum After {
-    /// A board's game planned into the group; `announce` pairs op indexes with messages.
+    /// A board's game planned into the group; `ops` are its indexes in the group's ops.
     Sync {
         snap: Box<Snapshot>,
         game: i64,
         round: i64,
-        announce: Vec<(usize, Announce)>,
+        ops: Vec<usize>,
     },
     /// A job that only needs the group committed before it (running clocks, e-board news).
     Job(Job),
-}
-
-/// What spectators are told of a committed op.
-enum Announce {
-    Truncate {
-        from_ply: u32,
-    },
-    MoveClock {
-        ply: u32,
-        clk_ms: Option<u64>,
-        emt_ms: Option<u64>,
-    },
-    Move(MoveView),
-    Result {
-        result: String,
-        termination: Option<String>,
-        status: &'static str,
-    },
 }
 
 /// Where an e-board's game is stored, and what the store has of it.
@@ -324,9 +295,9 @@ impl Writer {
             return;
         };
         let (game, round) = (slot.game_id, slot.round_id);
-        let mut announce = Vec::new();
-        let mut add = |group: &mut Group, op: Op, a: Announce| {
-            announce.push((group.ops.len(), a));
+        let mut mine = Vec::new();
+        let mut add = |group: &mut Group, op: Op| {
+            mine.push(group.ops.len());
             group.ops.push(op);
         };
         let same = slot
@@ -345,7 +316,6 @@ impl Writer {
                     actor: "recorder".into(),
                     reason: "taken back or corrected on the board".into(),
                 },
-                Announce::Truncate { from_ply },
             );
             slot.moves.truncate(same);
         }
@@ -361,11 +331,6 @@ impl Writer {
                         clk_ms: new.clk_ms,
                         emt_ms: new.emt_ms,
                     },
-                    Announce::MoveClock {
-                        ply: new.ply,
-                        clk_ms: new.clk_ms,
-                        emt_ms: new.emt_ms,
-                    },
                 );
                 old.clk_ms = new.clk_ms;
                 old.emt_ms = new.emt_ms;
@@ -374,11 +339,7 @@ impl Writer {
         for m in &snap.moves[same..] {
             let mut m = m.clone();
             m.accepted_at_ms = m.accepted_at_ms.max(1);
-            add(
-                group,
-                Op::Move { game, m: m.clone() },
-                Announce::Move(MoveView::from(&m)),
-            );
+            add(group, Op::Move { game, m: m.clone() });
             slot.moves.push(m);
         }
         // A result the board gave (mate, stalemate) is stored; one the board takes back (the
@@ -395,11 +356,6 @@ impl Writer {
                     status: status.into(),
                     actor: "recorder".into(),
                 },
-                Announce::Result {
-                    result: snap.result.clone(),
-                    termination: snap.termination.clone(),
-                    status,
-                },
             );
             slot.result = snap.result.clone();
             slot.status = status.to_string();
@@ -409,7 +365,7 @@ impl Writer {
             snap,
             game,
             round,
-            announce,
+            ops: mine,
         });
     }
 
@@ -453,39 +409,32 @@ impl Writer {
             .metrics
             .raw_logged
             .fetch_add(g.raws.len() as u64, Ordering::Relaxed);
-        for job in self.announce(g.shadows, g.after, &seqs) {
+        for job in self.announce(g.shadows, g.after, &g.ops, &seqs) {
             self.apply(job).await;
         }
     }
 
     /// After a group's commit: the writer's picture of the stored games moves on, each
-    /// committed op is announced with its change number (`seqs`, by op index), and the jobs
-    /// that waited run, in order. A lever press that comes with a move or a move's clock in
-    /// the same group rides on that message instead of a `clock` message of its own.
+    /// committed op is announced with its change number (`seqs`, by index in `ops`), and the
+    /// jobs that waited run, in order. The clock reading that came with a board's change (its
+    /// lever press) rides on the change's move or move-clock message when it has one.
     /// Returns the jobs that need the store (e-board touches), to be run next.
     #[must_use]
     fn announce(
         &mut self,
         shadows: HashMap<String, Slot>,
         after: Vec<After>,
+        ops: &[Op],
         seqs: &[Option<i64>],
     ) -> Vec<Job> {
         let mut rest = Vec::new();
         for (serial, slot) in shadows {
             self.update_slot(&serial, &slot);
         }
-        let (mut rides, folded) = self.presses_to_fold(&after);
-        for (i, a) in after.into_iter().enumerate() {
-            let (snap, game, round, announce) = match a {
-                After::Job(Job::Clock {
-                    serial,
-                    white_ms,
-                    black_ms,
-                    running,
-                    at_ms,
-                }) => {
-                    let alone = !folded.contains(&i);
-                    self.clock_reading(&serial, white_ms, black_ms, running, at_ms, alone);
+        for a in after {
+            let (snap, game, round, mine) = match a {
+                After::Job(Job::Clock { serial, clock }) => {
+                    self.clock_reading(&serial, clock, true);
                     continue;
                 }
                 After::Job(Job::Eboard(view)) => {
@@ -500,60 +449,37 @@ impl Writer {
                     snap,
                     game,
                     round,
-                    announce,
-                } => (snap, game, round, announce),
+                    ops: mine,
+                } => (snap, game, round, mine),
             };
-            if let Some(p) = snap.press {
-                self.press_with(&snap.serial, game, p, &announce, &mut rides);
-            }
-            for (i, a) in announce {
-                let Some(seq) = seqs.get(i).copied().flatten() else {
+            let carried = mine
+                .iter()
+                .any(|&i| matches!(ops.get(i), Some(Op::Move { .. } | Op::MoveClock { .. })));
+            let mut ride = snap
+                .press
+                .and_then(|press| self.press_with(&snap.serial, game, press, carried));
+            for i in mine {
+                let (Some(seq), Some(op)) = (seqs.get(i).copied().flatten(), ops.get(i)) else {
                     continue;
                 };
                 self.committed(round, seq);
-                let message = match a {
-                    Announce::Truncate { from_ply } => ServerMessage::Truncate {
-                        seq,
-                        game_id: game,
-                        from_ply,
-                    },
-                    Announce::MoveClock {
-                        ply,
-                        clk_ms,
-                        emt_ms,
-                    } => ServerMessage::MoveClock {
-                        seq,
-                        game_id: game,
-                        ply,
-                        clk_ms,
-                        emt_ms,
-                        clock: rides.remove(&game),
-                    },
-                    Announce::Move(mv) => {
+                let Some(mut message) = ServerMessage::from_change(seq, game, op.record()) else {
+                    continue;
+                };
+                match &mut message {
+                    ServerMessage::Move {
+                        read_at_ms, clock, ..
+                    } => {
                         self.shared
                             .metrics
                             .moves_committed
                             .fetch_add(1, Ordering::Relaxed);
-                        ServerMessage::Move {
-                            seq,
-                            game_id: game,
-                            mv,
-                            read_at_ms: Some(snap.read_at_ms),
-                            clock: rides.remove(&game),
-                        }
+                        *read_at_ms = Some(snap.read_at_ms);
+                        *clock = ride.take();
                     }
-                    Announce::Result {
-                        result,
-                        termination,
-                        status,
-                    } => ServerMessage::Result {
-                        seq,
-                        game_id: game,
-                        result,
-                        termination,
-                        status: status.to_string(),
-                    },
-                };
+                    ServerMessage::MoveClock { clock, .. } => *clock = ride.take(),
+                    _ => {}
+                }
                 self.shared
                     .publish(Event::new(round, Some(game), seq, &message));
             }
@@ -561,95 +487,20 @@ impl Writer {
         rest
     }
 
-    /// Takes the clock reading that came with a board's change: a lever press rides on the
-    /// change's move or move-clock message when it has one, else goes out on its own.
+    /// Takes the clock reading that came with a board's change: kept as its game's clock, and
+    /// a lever press is returned to ride on the change's message when it has one to ride on
+    /// (`carried`), else announced on its own.
     fn press_with(
         &mut self,
         serial: &str,
         game: i64,
-        p: ClockReading,
-        announce: &[(usize, Announce)],
-        rides: &mut HashMap<i64, ClockView>,
-    ) {
-        let carried = announce
-            .iter()
-            .any(|(_, a)| matches!(a, Announce::Move(_) | Announce::MoveClock { .. }));
-        let press = self.side_changed(game, p.running);
-        self.clock_reading(serial, p.white_ms, p.black_ms, p.running, p.at_ms, !carried);
-        if carried && press && self.slots.get(serial).is_some_and(|s| s.result == "*") {
-            rides.insert(
-                game,
-                ClockView {
-                    white_ms: p.white_ms,
-                    black_ms: p.black_ms,
-                    running: p.running,
-                    at_ms: p.at_ms,
-                },
-            );
-        }
-    }
-
-    /// The lever presses (side-to-move changes) among a group's clock readings whose game
-    /// has a move or a move's clock announced in the same group: the clock each ride on, by
-    /// game, and the indexes of their readings in `after`.
-    fn presses_to_fold(&self, after: &[After]) -> (HashMap<i64, ClockView>, HashSet<usize>) {
-        let carriers: HashSet<i64> = after
-            .iter()
-            .filter_map(|a| match a {
-                After::Sync { game, announce, .. }
-                    if announce.iter().any(|(_, a)| {
-                        matches!(a, Announce::Move(_) | Announce::MoveClock { .. })
-                    }) =>
-                {
-                    Some(*game)
-                }
-                _ => None,
-            })
-            .collect();
-        let mut rides = HashMap::new();
-        let mut folded = HashSet::new();
-        if carriers.is_empty() {
-            return (rides, folded);
-        }
-        // The side running as of each reading, for several readings of one game in a group.
-        let mut runs: HashMap<i64, Option<&'static str>> = HashMap::new();
-        for (i, a) in after.iter().enumerate() {
-            let After::Job(Job::Clock {
-                serial,
-                white_ms,
-                black_ms,
-                running,
-                at_ms,
-            }) = a
-            else {
-                continue;
-            };
-            let Some(slot) = self.slots.get(serial) else {
-                continue;
-            };
-            let game = slot.game_id;
-            if slot.result != "*" || !carriers.contains(&game) {
-                continue;
-            }
-            let changed = match runs.get(&game) {
-                Some(r) => r != running,
-                None => self.side_changed(game, *running),
-            };
-            runs.insert(game, *running);
-            if changed {
-                folded.insert(i);
-                rides.insert(
-                    game,
-                    ClockView {
-                        white_ms: *white_ms,
-                        black_ms: *black_ms,
-                        running: *running,
-                        at_ms: *at_ms,
-                    },
-                );
-            }
-        }
-        (rides, folded)
+        press: ClockView,
+        carried: bool,
+    ) -> Option<ClockView> {
+        let side_changed = self.side_changed(game, press.running);
+        self.clock_reading(serial, press, !carried);
+        (carried && side_changed && self.slots.get(serial).is_some_and(|s| s.result == "*"))
+            .then_some(press)
     }
 
     fn stored_ok(&mut self) {
@@ -709,15 +560,7 @@ impl Writer {
     /// (when `announce`) when the side to move changed. Nothing for a game with a result: what
     /// the clock shows then (set up for the next game, or the loser's still running) is not
     /// this game's.
-    fn clock_reading(
-        &mut self,
-        serial: &str,
-        white_ms: u64,
-        black_ms: u64,
-        running: Option<&'static str>,
-        at_ms: i64,
-        announce: bool,
-    ) {
+    fn clock_reading(&mut self, serial: &str, clock: ClockView, announce: bool) {
         let Some(slot) = self.slots.get(serial) else {
             return;
         };
@@ -725,13 +568,7 @@ impl Writer {
             return;
         }
         let (game, round) = (slot.game_id, slot.round_id);
-        let side_changed = self.side_changed(game, running);
-        let clock = ClockView {
-            white_ms,
-            black_ms,
-            running,
-            at_ms,
-        };
+        let side_changed = self.side_changed(game, clock.running);
         self.shared
             .clocks
             .write()
@@ -739,7 +576,7 @@ impl Writer {
             .insert(game, clock);
         if !side_changed {
             // A reading while the same side runs: bundled with the round's other readings and
-            // announced within a second (one message, not one per board: a round of 200
+            // announced with them (one message, not one per board: a round of 200
             // boards would otherwise send 200 a second to every spectator).
             self.bundled.entry(round).or_default().insert(game, clock);
             return;
@@ -763,7 +600,7 @@ impl Writer {
         );
         e.clock = Some(clock);
         e.change = false;
-        e.at_ms = at_ms;
+        e.at_ms = clock.at_ms;
         self.shared.publish(e);
     }
 
@@ -833,15 +670,7 @@ impl Writer {
                     }
                 }
             },
-            Job::Clock {
-                serial,
-                white_ms,
-                black_ms,
-                running,
-                at_ms,
-            } => {
-                self.clock_reading(&serial, white_ms, black_ms, running, at_ms, true);
-            }
+            Job::Clock { serial, clock } => self.clock_reading(&serial, clock, true),
             Job::Eboard(view) => self.eboard_news(view),
             Job::Edit(edit) => {
                 let result = loop {
@@ -1094,22 +923,13 @@ impl Writer {
         // What differs from the stored game, as in a group commit of this one game.
         let mut group = Group::default();
         self.plan(Box::new(snap.clone()), &mut group);
-        if group.ops.is_empty() {
-            if let Some(p) = snap.press {
-                self.clock_reading(
-                    &snap.serial,
-                    p.white_ms,
-                    p.black_ms,
-                    p.running,
-                    p.at_ms,
-                    true,
-                );
-            }
-            return Ok(());
-        }
-        let seqs = store.commit(&[], &group.ops).await?;
+        let seqs = if group.ops.is_empty() {
+            Vec::new()
+        } else {
+            store.commit(&[], &group.ops).await?
+        };
         // A lone board game has no jobs waiting on it.
-        let rest = self.announce(group.shadows, group.after, &seqs);
+        let rest = self.announce(group.shadows, group.after, &group.ops, &seqs);
         debug_assert!(rest.is_empty());
         Ok(())
     }
