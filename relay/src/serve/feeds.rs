@@ -97,13 +97,16 @@ impl Feed {
     /// The change events after `seq`, when the ring still has all of them.
     pub fn since(&self, seq: i64) -> Option<Vec<Arc<Event>>> {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        // Nothing seen yet (a fresh service): the feed cannot vouch for any gap.
-        let first = recent.front()?.seq;
-        let last = self.last_seq.load(Ordering::Relaxed);
-        if seq > last || first > seq + 1 {
-            return None;
-        }
-        Some(recent.iter().filter(|e| e.seq > seq).cloned().collect())
+        self.covers(&recent, seq)
+            .then(|| recent.iter().filter(|e| e.seq > seq).cloned().collect())
+    }
+
+    /// Whether `recent` holds every change after `seq`. Nothing seen yet (a fresh service):
+    /// the feed cannot vouch for any gap.
+    fn covers(&self, recent: &VecDeque<Arc<Event>>, seq: i64) -> bool {
+        recent.front().is_some_and(|first| {
+            seq <= self.last_seq.load(Ordering::Relaxed) && first.seq <= seq + 1
+        })
     }
 
     /// The round's snapshot message as this feed shows it, with its change number.
@@ -117,7 +120,10 @@ impl Feed {
                     c.seq >= self.last_seq.load(Ordering::Relaxed)
                         || (crowd
                             && now_ms() - c.built_ms < SNAPSHOT_REUSE_MS
-                            && self.since(c.seq).is_some())
+                            && self.covers(
+                                &self.recent.lock().unwrap_or_else(|e| e.into_inner()),
+                                c.seq,
+                            ))
                 })
                 .map(|c| (c.seq, c.text.clone()))
         };
@@ -167,7 +173,7 @@ impl Feed {
 /// A round view for spectators: each game keeps only its last move (the round page shows
 /// that, the position and the clocks; a game page asks for its whole game). A 200-board
 /// round's snapshot shrinks from all its moves to one each, which is what lets a crowd join
-/// and keeps the write buffer each socket holds on to small.
+/// (each socket's write buffer still keeps the snapshot's size: see README "Measured").
 fn summarize(round: &mut serde_json::Value) {
     if let Some(games) = round["games"].as_array_mut() {
         for g in games {

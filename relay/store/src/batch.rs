@@ -97,6 +97,8 @@ impl Store {
             }
             for op in ops {
                 let game = op.game();
+                let record = op.record();
+                let payload = record.payload();
                 let applied = match op {
                     Op::Move { m, .. } => {
                         let inserted = sqlx::query(
@@ -143,7 +145,6 @@ impl Store {
                         if n == 0 {
                             return Err(StoreError::NotFound { what: "game", id: game.to_string() });
                         }
-                        let payload = op.record().payload();
                         sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
                             .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)
                             .execute(&mut *tx).await?;
@@ -151,8 +152,7 @@ impl Store {
                     }
                 };
                 if applied {
-                    let record = op.record();
-                    let seq = bump!(tx, game, record.kind(), &record.payload());
+                    let seq = bump!(tx, game, record.kind(), &payload);
                     seqs.push(Some(seq));
                 } else {
                     seqs.push(None);
