@@ -12,8 +12,9 @@
 //! events after it: a crowd joining costs one snapshot build, not one store query per client,
 //! and memory per delayed spectator does not grow with the delay.
 
-use super::api::{ApiError, game_json, round_json};
+use super::api::{ApiError, game_view_at, round_view_at};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
+use super::views::RoundView;
 use super::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
 use std::collections::{HashMap, VecDeque};
@@ -43,6 +44,20 @@ struct Snap {
     text: Utf8Bytes,
 }
 
+/// The feed's round as its clients see it, kept in memory: built from the store once, then
+/// brought up to date with every message the feed passes on, and encoded for snapshots at
+/// most once per change.
+#[derive(Debug, Default)]
+struct View {
+    round: Option<RoundView>,
+    /// The spectators' snapshot (each game with its last move).
+    summary: Option<Snap>,
+    /// Every move of every game (the console, arbiters, `?moves=all`).
+    full: Option<Snap>,
+    /// Game pages' snapshots at the view's change number.
+    games: HashMap<i64, Snap>,
+}
+
 /// One round with one delay, as its spectators follow it.
 #[derive(Debug)]
 pub struct Feed {
@@ -53,12 +68,24 @@ pub struct Feed {
     /// subscriber taken under it misses nothing between the ring and the channel).
     recent: Mutex<VecDeque<Arc<Event>>>,
     last_seq: AtomicI64,
-    snapshot: Mutex<Option<Snap>>,
-    /// Held while the snapshot is built: one build at a time.
+    /// Taken after `recent` when both are held.
+    view: Mutex<View>,
+    /// Held while the view is read from the store or a snapshot encoded: one at a time.
     build: tokio::sync::Mutex<()>,
     /// Snapshots asked for since `asks_since` (ms): more than [`CROWD`] a second is a crowd.
     asks: AtomicU64,
     asks_since: AtomicI64,
+}
+
+/// Which snapshot a client asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotOf {
+    /// The round, each game with its last move: what spectators get.
+    Summary,
+    /// The round with every move.
+    Full,
+    /// One game with every move.
+    Game(i64),
 }
 
 impl Feed {
@@ -69,7 +96,7 @@ impl Feed {
             tx: broadcast::channel(CHANNEL_CAPACITY).0,
             recent: Mutex::new(VecDeque::new()),
             last_seq: AtomicI64::new(0),
-            snapshot: Mutex::new(None),
+            view: Mutex::new(View::default()),
             build: tokio::sync::Mutex::new(()),
             asks: AtomicU64::new(0),
             asks_since: AtomicI64::new(0),
@@ -84,6 +111,15 @@ impl Feed {
                 recent.pop_front();
             }
             recent.push_back(e.clone());
+        }
+        if let Some(view) = self
+            .view
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .round
+            .as_mut()
+        {
+            view.apply(&e.message, e.change);
         }
         // No receiver is fine: nobody is watching.
         let _ = self.tx.send(e);
@@ -109,49 +145,115 @@ impl Feed {
         })
     }
 
-    /// The round's snapshot message as this feed shows it, with its change number.
-    pub async fn snapshot(&self, s: &Shared) -> Result<(i64, Utf8Bytes), ApiError> {
-        // A snapshot behind the round is reused (its changes follow it from the ring) only
-        // while a crowd is asking: a lone client gets a current one.
-        let crowd = self.note_ask() >= CROWD;
-        let usable = |snap: &Option<Snap>| {
-            snap.as_ref()
-                .filter(|c| {
-                    c.seq >= self.last_seq.load(Ordering::Relaxed)
-                        || (crowd
-                            && now_ms() - c.built_ms < SNAPSHOT_REUSE_MS
-                            && self.covers(
-                                &self.recent.lock().unwrap_or_else(|e| e.into_inner()),
-                                c.seq,
-                            ))
-                })
-                .map(|c| (c.seq, c.text.clone()))
-        };
-        if let Some(hit) = usable(&self.snapshot.lock().unwrap_or_else(|e| e.into_inner())) {
+    /// Makes sure the feed holds its round's view: read from the store the first time (and
+    /// after an arbiter's edit of the round), as of the feed's delay.
+    async fn ensure_view(&self, s: &Shared) -> Result<(), ApiError> {
+        if self.lock_view().round.is_some() {
+            return Ok(());
+        }
+        let cutoff = (self.delay_ms > 0).then(|| now_ms() - self.delay_ms);
+        let mut built = round_view_at(s, self.round, cutoff).await?;
+        // Changes pushed while the store was read are in the ring: applied, the view misses
+        // nothing (those it already has are skipped by their numbers).
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let from = built.seq;
+        for e in recent.iter().filter(|e| e.seq > from) {
+            built.apply(&e.message, true);
+        }
+        let mut view = self.lock_view();
+        if view.round.is_none() {
+            view.round = Some(built);
+        }
+        Ok(())
+    }
+
+    fn lock_view(&self) -> std::sync::MutexGuard<'_, View> {
+        self.view.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A snapshot message of this feed's view, with its change number, from memory.
+    pub async fn snapshot(&self, s: &Shared, of: SnapshotOf) -> Result<(i64, Utf8Bytes), ApiError> {
+        // A spectators' snapshot behind the round is reused (its changes follow it from the
+        // ring) only while a crowd is asking: a lone client gets a current one.
+        let crowd = of == SnapshotOf::Summary && self.note_ask() >= CROWD;
+        if let Some(hit) = self.cached(of, crowd) {
             return Ok(hit);
         }
         let _turn = self.build.lock().await;
-        if let Some(hit) = usable(&self.snapshot.lock().unwrap_or_else(|e| e.into_inner())) {
+        if let Some(hit) = self.cached(of, crowd) {
             return Ok(hit);
         }
+        self.ensure_view(s).await?;
         s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
-        let mut v = round_json(s, self.round, false).await?;
-        summarize(&mut v);
-        let seq = v["seq"].as_i64().unwrap_or(0);
-        let text = Utf8Bytes::from(
-            ServerMessage::Snapshot {
-                seq,
-                round: Some(v),
-                game: None,
+        // Copied under the lock, encoded outside it: the writer's pushes do not wait.
+        let message = {
+            let view = self.lock_view();
+            let Some(round) = view.round.as_ref() else {
+                return Err(ApiError::bad("the round view is not ready"));
+            };
+            let seq = round.seq;
+            match of {
+                SnapshotOf::Summary => ServerMessage::Snapshot {
+                    seq,
+                    round: Some(Box::new(round.summary())),
+                    game: None,
+                },
+                SnapshotOf::Full => ServerMessage::Snapshot {
+                    seq,
+                    round: Some(Box::new(round.clone())),
+                    game: None,
+                },
+                SnapshotOf::Game(id) => match round.game(id) {
+                    Some(g) => ServerMessage::Snapshot {
+                        seq,
+                        round: None,
+                        game: Some(Box::new(g.clone())),
+                    },
+                    None => {
+                        return Err(ApiError(
+                            axum::http::StatusCode::NOT_FOUND,
+                            format!("game {id} is not in round {}", self.round),
+                        ));
+                    }
+                },
             }
-            .encode(),
-        );
-        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = Some(Snap {
+        };
+        let seq = message.seq().unwrap_or(0);
+        let snap = Snap {
             seq,
             built_ms: now_ms(),
-            text: text.clone(),
-        });
-        Ok((seq, text))
+            text: Utf8Bytes::from(message.encode()),
+        };
+        let mut view = self.lock_view();
+        if view.round.as_ref().is_some_and(|r| r.seq == seq) {
+            match of {
+                SnapshotOf::Summary => view.summary = Some(snap.clone()),
+                SnapshotOf::Full => view.full = Some(snap.clone()),
+                SnapshotOf::Game(id) => {
+                    view.games.retain(|_, g| g.seq == seq);
+                    view.games.insert(id, snap.clone());
+                }
+            }
+        }
+        Ok((snap.seq, snap.text))
+    }
+
+    /// A snapshot already encoded that can be sent: one of the view's current change number,
+    /// or (for a crowd) one under a second old whose gap the ring covers.
+    fn cached(&self, of: SnapshotOf, crowd: bool) -> Option<(i64, Utf8Bytes)> {
+        let recent = crowd.then(|| self.recent.lock().unwrap_or_else(|e| e.into_inner()));
+        let view = self.lock_view();
+        let current = view.round.as_ref()?.seq;
+        let snap = match of {
+            SnapshotOf::Summary => view.summary.as_ref(),
+            SnapshotOf::Full => view.full.as_ref(),
+            SnapshotOf::Game(id) => view.games.get(&id),
+        }?;
+        let usable = snap.seq >= current
+            || recent.is_some_and(|r| {
+                now_ms() - snap.built_ms < SNAPSHOT_REUSE_MS && self.covers(&r, snap.seq)
+            });
+        usable.then(|| (snap.seq, snap.text.clone()))
     }
 
     /// Counts a snapshot asked for; how many were asked in the current second.
@@ -165,24 +267,9 @@ impl Feed {
         self.asks.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    fn forget_snapshot(&self) {
-        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-}
-
-/// A round view for spectators: each game keeps only its last move (the round page shows
-/// that, the position and the clocks; a game page asks for its whole game). A 200-board
-/// round's snapshot shrinks from all its moves to one each, which is what lets a crowd join
-/// (each socket's write buffer still keeps the snapshot's size: see README "Measured").
-fn summarize(round: &mut serde_json::Value) {
-    if let Some(games) = round["games"].as_array_mut() {
-        for g in games {
-            if let Some(moves) = g["moves"].as_array_mut()
-                && moves.len() > 1
-            {
-                moves.drain(..moves.len() - 1);
-            }
-        }
+    /// The view is read from the store again when next asked for.
+    fn forget_view(&self) {
+        *self.lock_view() = View::default();
     }
 }
 
@@ -235,10 +322,28 @@ impl Feeds {
         feed
     }
 
-    /// Cached snapshots are rebuilt (after an arbiter's edit of rounds or tournaments).
-    pub fn forget_snapshots(&self) {
+    /// The round a game is in, when a feed's view holds it.
+    pub fn round_of(&self, game: i64) -> Option<i64> {
+        let feeds: Vec<Arc<Feed>> = self
+            .map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        feeds.iter().find_map(|f| {
+            f.lock_view()
+                .round
+                .as_ref()
+                .and_then(|r| r.game(game).map(|g| g.round_id))
+        })
+    }
+
+    /// Views are read from the store again (after an arbiter's edit of rounds or
+    /// tournaments, which the feeds' messages do not carry).
+    pub fn forget_views(&self) {
         for f in self.map.lock().unwrap_or_else(|e| e.into_inner()).values() {
-            f.forget_snapshot();
+            f.forget_view();
         }
     }
 }
@@ -294,7 +399,7 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                         seq: e.seq,
                         game: e.game_id,
                         change: e.change,
-                        message: Pending::Text(e.delayed_text(delay)),
+                        message: Pending::Message(e.message.delayed(delay)),
                     });
                 }
                 Err(RecvError::Lagged(n)) => {
@@ -306,15 +411,17 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
             _ = tokio::time::sleep(next.unwrap_or(Duration::from_secs(3600))), if next.is_some() => {
                 while held.front().is_some_and(|h| h.due_ms <= now_ms()) {
                     let Some(h) = held.pop_front() else { break };
-                    let text = match h.message {
-                        Pending::Text(t) => t,
+                    let message = match h.message {
+                        Pending::Message(m) => m,
                         // A game replaced wholesale is shown as it stood at its moment.
-                        Pending::Game { seq, game } => match game_json(&s, game, false).await {
-                            Ok(v) => ServerMessage::Game { seq, game: v }.encode(),
-                            Err(_) => continue,
-                        },
+                        Pending::Game { seq, game } => {
+                            match game_view_at(&s, game, Some(now_ms() - delay)).await {
+                                Ok(v) => ServerMessage::Game { seq, game: Box::new(v) },
+                                Err(_) => continue,
+                            }
+                        }
                     };
-                    let mut e = Event::encoded(feed.round, h.game, h.seq, text);
+                    let mut e = Event::new(feed.round, h.game, h.seq, &message);
                     e.change = h.change;
                     feed.push(Arc::new(e));
                 }

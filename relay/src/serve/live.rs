@@ -5,11 +5,10 @@
 //! running clocks and e-board status, after the raw readings they come from are logged), so a
 //! client never sees anything a crash could take back.
 
-use super::wire::{GameClock, MoveView, ServerMessage};
+use super::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
-use relay_store::{RoundInfo, Store, StoredGame, StoredMove};
+use relay_store::{RoundInfo, Store, StoredMove};
 use serde::Serialize;
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, RwLock};
@@ -77,9 +76,11 @@ pub struct Event {
     pub game_id: Option<i64>,
     pub seq: i64,
     pub at_ms: i64,
+    /// The message, typed: feeds keep their round's view up to date with it.
+    pub message: ServerMessage,
     /// The message, encoded once; every client gets these same bytes.
     pub text: Utf8Bytes,
-    /// For clock events: the clock, so a delayed copy can be re-stamped.
+    /// For clock events: the clock, so a delay line can tell a press from a tick.
     pub clock: Option<ClockView>,
     /// For bundled clock events: each game's clock.
     pub clocks: Option<Vec<(i64, ClockView)>>,
@@ -93,48 +94,17 @@ pub struct Event {
 
 impl Event {
     pub fn new(round_id: i64, game_id: Option<i64>, seq: i64, message: &ServerMessage) -> Event {
-        Event::encoded(round_id, game_id, seq, message.encode())
-    }
-
-    /// An event whose message is already encoded.
-    pub fn encoded(round_id: i64, game_id: Option<i64>, seq: i64, text: String) -> Event {
         Event {
             round_id,
             game_id,
             seq,
             at_ms: now_ms(),
-            text: Utf8Bytes::from(text),
+            text: Utf8Bytes::from(message.encode()),
+            message: message.clone(),
             clock: None,
             arbiters: false,
             clocks: None,
             change: true,
-        }
-    }
-
-    /// The message a client `delay_ms` behind gets.
-    pub fn delayed_text(&self, delay_ms: i64) -> String {
-        if delay_ms <= 0 {
-            return self.text.as_str().to_string();
-        }
-        match (self.clock, self.game_id, &self.clocks) {
-            (Some(c), Some(g), _) => ServerMessage::Clock {
-                seq: self.seq,
-                game_id: g,
-                clock: c.shifted(delay_ms),
-            }
-            .encode(),
-            (_, _, Some(list)) => ServerMessage::Clocks {
-                seq: self.seq,
-                clocks: list
-                    .iter()
-                    .map(|(g, c)| GameClock {
-                        game_id: *g,
-                        clock: c.shifted(delay_ms),
-                    })
-                    .collect(),
-            }
-            .encode(),
-            _ => self.text.as_str().to_string(),
         }
     }
 }
@@ -251,10 +221,36 @@ pub struct Shared {
 }
 
 impl Shared {
+    pub fn new(
+        store: Store,
+        admin_token: Option<String>,
+        edits: mpsc::UnboundedSender<HallCommand>,
+        jobs: mpsc::UnboundedSender<super::writer::Job>,
+    ) -> Shared {
+        Shared {
+            store,
+            feeds: Default::default(),
+            admin_token,
+            eboards: Default::default(),
+            clocks: Default::default(),
+            bound: Default::default(),
+            games_of: Default::default(),
+            health: Default::default(),
+            metrics: Default::default(),
+            edits,
+            jobs,
+            started_at_ms: now_ms(),
+            pgn_cache: Default::default(),
+            closing: tokio::sync::watch::channel(false).0,
+            round_edits: tokio::sync::watch::channel(Default::default()).0,
+            delays: Default::default(),
+        }
+    }
+
     /// After an arbiter's edit of a tournament or round: cached live views are rebuilt and
     /// open sockets learn the `(round, delay ms)` of the rounds it touched.
     pub fn round_edited(&self, delays: impl IntoIterator<Item = (i64, i64)>) {
-        self.feeds.forget_snapshots();
+        self.feeds.forget_views();
         self.delays
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -301,138 +297,11 @@ impl Shared {
     }
 }
 
-fn color_of_ply(start_fen: &str, ply: u32) -> &'static str {
-    let black_first = start_fen.split_whitespace().nth(1) == Some("b");
-    if (ply % 2 == 1) != black_first {
-        "white"
-    } else {
-        "black"
-    }
-}
-
-pub const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-
-/// A game as JSON. With `cutoff_ms`, only what was known at that time (the delayed view), and
-/// the clock derived from the moves of that moment.
-pub fn game_view(
-    g: &StoredGame,
-    live_clock: Option<ClockView>,
-    eboard: Option<&str>,
-    cutoff_ms: Option<i64>,
-) -> Value {
-    let moves: Vec<&StoredMove> = g
-        .moves
-        .iter()
-        .filter(|m| cutoff_ms.is_none_or(|c| m.accepted_at_ms <= c))
-        .collect();
-    let start_fen = g.start_fen.clone().unwrap_or_else(|| STANDARD_FEN.into());
-    let fen = moves
-        .last()
-        .map_or(start_fen.clone(), |m| m.fen_after.clone());
-    let result_known = cutoff_ms.is_none_or(|c| g.result_at_ms.is_none_or(|at| at <= c));
-    let (result, termination, status) = if result_known {
-        (g.result.as_str(), g.termination.clone(), g.status.as_str())
-    } else if moves.is_empty() {
-        ("*", None, "pending")
-    } else {
-        ("*", None, "live")
-    };
-    let clock = match cutoff_ms {
-        // A game with a result has no running clock: the board's clock goes on (reset for the
-        // next game, or the loser's still running), but the game's clocks are those of its
-        // last moves.
-        None => live_clock.filter(|_| result == "*"),
-        Some(c) => delayed_clock(&start_fen, &moves, result == "*", c),
-    };
-    json!({
-        "id": g.id,
-        "round_id": g.round_id,
-        "board_no": g.pairing.board_no,
-        "white": g.pairing.white,
-        "black": g.pairing.black,
-        "status": status,
-        "result": result,
-        "termination": termination,
-        "start_fen": start_fen,
-        "fen": fen,
-        "moves": moves.iter().map(|m| move_json(m)).collect::<Vec<_>>(),
-        "clock": clock,
-        "eboard": eboard,
-    })
-}
-
-pub fn move_json(m: &StoredMove) -> Value {
-    serde_json::to_value(MoveView::from(m)).unwrap_or(Value::Null)
-}
-
-/// The clocks as they stood at `cutoff`: each side's time after its last move, the side to
-/// move running since the last move was accepted. Stamped `now` so a page counts on from it.
-fn delayed_clock(
-    start_fen: &str,
-    moves: &[&StoredMove],
-    running: bool,
-    cutoff: i64,
-) -> Option<ClockView> {
-    let last_clk = |color: &str| {
-        moves
-            .iter()
-            .rev()
-            .find(|m| color_of_ply(start_fen, m.ply) == color)
-            .and_then(|m| m.clk_ms)
-    };
-    let (w, b) = (last_clk("white")?, last_clk("black")?);
-    let last = moves.last()?;
-    let to_move = if color_of_ply(start_fen, last.ply) == "white" {
-        "black"
-    } else {
-        "white"
-    };
-    let spent = u64::try_from(cutoff - last.accepted_at_ms).unwrap_or(0);
-    let (mut white_ms, mut black_ms) = (w, b);
-    if running {
-        if to_move == "white" {
-            white_ms = w.saturating_sub(spent);
-        } else {
-            black_ms = b.saturating_sub(spent);
-        }
-    }
-    Some(ClockView {
-        white_ms,
-        black_ms,
-        running: running.then_some(to_move),
-        at_ms: now_ms(),
-    })
-}
-
-/// A round with all its games as JSON.
-pub fn round_view(
-    shared: &Shared,
-    r: &RoundInfo,
-    tournament: &str,
-    games: &[StoredGame],
-    cutoff_ms: Option<i64>,
-    delay_ms: i64,
-) -> Value {
-    let clocks = shared.clocks.read().unwrap_or_else(|e| e.into_inner());
-    let bound = shared.bound.read().unwrap_or_else(|e| e.into_inner());
-    json!({
-        "id": r.id,
-        "tournament_id": r.tournament_id,
-        "tournament": tournament,
-        "number": r.number,
-        "seq": r.seq,
-        "delay_secs": delay_ms / 1000,
-        "final": r.is_final,
-        "auto": r.auto,
-        "games": games.iter().map(|g| game_view(g, clocks.get(&g.id).copied(), bound.get(&g.id).map(String::as_str), cutoff_ms)).collect::<Vec<_>>(),
-    })
-}
-
-/// A message waiting to be sent: its text, or a game replaced wholesale whose view is built
-/// when it is sent (as of that moment, which for a delayed view is its own moment).
+/// A message waiting to be sent: the message, or a game replaced wholesale whose view is
+/// built when it is sent (as of that moment, which for a delayed view is its own moment).
 #[derive(Debug)]
 pub enum Pending {
-    Text(String),
+    Message(ServerMessage),
     Game { seq: i64, game: i64 },
 }
 
@@ -450,7 +319,7 @@ pub fn change_message(only_game: Option<i64>, c: &relay_store::Change) -> Option
         }
     };
     Some(match ServerMessage::from_change(c.seq, game, record) {
-        Some(m) => Pending::Text(m.encode()),
+        Some(m) => Pending::Message(m),
         None => Pending::Game { seq: c.seq, game },
     })
 }

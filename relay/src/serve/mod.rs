@@ -14,6 +14,7 @@ pub mod feeds;
 pub mod hall;
 pub mod live;
 pub mod pages;
+pub mod views;
 pub mod wire;
 pub mod writer;
 
@@ -163,6 +164,68 @@ pub fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// The two connection pools of a service: one for readers (pages, platforms polling) and one
+/// for the writer alone, so readers can never keep a move from being stored.
+#[derive(Debug)]
+pub struct Stores {
+    pub readers: Store,
+    pub writer: Store,
+}
+
+/// The games the service carries on with after a restart.
+#[derive(Debug, Default)]
+pub struct Carry {
+    /// Each e-board's game in the store (serial → slot).
+    pub slots: HashMap<String, writer::Slot>,
+    /// What each e-board's recorder resumes from.
+    pub resume: HashMap<String, hall::Resume>,
+}
+
+/// The service without its ports and listener: the shared state, the writer and the hall,
+/// running. Port events go in through `ports`; [`api::app`] over `shared` answers HTTP. Tests
+/// drive it in-process this way.
+#[derive(Debug)]
+pub struct Core {
+    pub shared: Arc<Shared>,
+    pub writer: tokio::task::JoinHandle<()>,
+    pub hall: tokio::task::JoinHandle<()>,
+    pub ports: tokio::sync::mpsc::UnboundedSender<hall::PortInput>,
+}
+
+impl Core {
+    /// Starts the writer and the hall (on the current tokio runtime).
+    pub fn start(
+        stores: Stores,
+        admin_token: Option<String>,
+        current: relay_store::RoundInfo,
+        carry: Carry,
+        cfg: RecorderConfig,
+    ) -> Core {
+        let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
+        let shared = Arc::new(Shared::new(
+            stores.readers,
+            admin_token,
+            edits_tx,
+            jobs_tx.clone(),
+        ));
+        shared.feeds.attach(&shared);
+        shared.health.store_ok.store(true, Ordering::Relaxed);
+        let writer =
+            writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
+        let writer = tokio::spawn(writer.run());
+        let (ports, ports_rx) = tokio::sync::mpsc::unbounded_channel();
+        let hall = hall::Hall::new(shared.clone(), cfg, carry.resume, jobs_tx);
+        let hall = tokio::spawn(hall.run(ports_rx, edits_rx));
+        Core {
+            shared,
+            writer,
+            hall,
+            ports,
+        }
+    }
+}
+
 /// Runs the service until SIGINT/SIGTERM or until `stop` is set. `ready` gets the address
 /// actually listened on.
 pub fn run(
@@ -262,50 +325,37 @@ async fn serve(
             );
         }
     }
-    let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (closing, _) = tokio::sync::watch::channel(false);
-    let (round_edits, _) = tokio::sync::watch::channel(Default::default());
-    let shared = Arc::new(Shared {
-        store: store.clone(),
-        feeds: Default::default(),
-        admin_token: settings.admin_token.clone(),
-        eboards: Default::default(),
-        clocks: Default::default(),
-        bound: Default::default(),
-        games_of: Default::default(),
-        health: Default::default(),
-        metrics: Default::default(),
-        edits: edits_tx,
-        jobs: jobs_tx.clone(),
-        started_at_ms: live::now_ms(),
-        pgn_cache: Default::default(),
-        closing,
-        round_edits,
-        delays: Default::default(),
-    });
-    shared.feeds.attach(&shared);
-    shared.health.store_ok.store(true, Ordering::Relaxed);
     // The writer has connections of its own: readers (pages, platforms polling) can never
     // keep a move from being stored.
     let writer_store = Store::open(&settings.db)
         .await
         .with_context(|| format!("database {}", settings.db))?;
-    let writer = writer::Writer::new(shared.clone(), writer_store, current, slots, jobs_rx);
-    let writer_task = tokio::spawn(writer.run());
-    let (ports_tx, ports_rx) = tokio::sync::mpsc::unbounded_channel();
+    let cfg = RecorderConfig {
+        settle_ms: settings.settle_ms,
+        ..RecorderConfig::default()
+    };
+    let core = Core::start(
+        Stores {
+            readers: store,
+            writer: writer_store,
+        },
+        settings.admin_token.clone(),
+        current,
+        Carry { slots, resume },
+        cfg,
+    );
+    let Core {
+        shared,
+        writer: writer_task,
+        hall: hall_task,
+        ports: ports_tx,
+    } = core;
     let watcher = hall::watch_ports(
         settings.ports.clone(),
         settings.mode,
         ports_tx,
         stop.clone(),
     );
-    let cfg = RecorderConfig {
-        settle_ms: settings.settle_ms,
-        ..RecorderConfig::default()
-    };
-    let hall = hall::Hall::new(shared.clone(), cfg, resume, jobs_tx);
-    let hall_task = tokio::spawn(hall.run(ports_rx, edits_rx));
 
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await

@@ -4,6 +4,7 @@
 //! platforms have a contract.
 
 use super::live::{ClockView, EboardView};
+use super::views::{GameView, RoundView};
 use relay_store::{ChangeRecord, MoveRecord, StoredMove};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -60,9 +61,9 @@ pub enum ServerMessage {
     Snapshot {
         seq: i64,
         #[serde(skip_serializing_if = "Option::is_none")]
-        round: Option<Value>,
+        round: Option<Box<RoundView>>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        game: Option<Value>,
+        game: Option<Box<GameView>>,
     },
     /// A move was played. `clock` is the running clock after it, when the lever press came
     /// with the move; `read_at_ms` is when the board message that completed it was read.
@@ -103,7 +104,7 @@ pub enum ServerMessage {
     /// A game set up, paired or replaced as a whole.
     Game {
         seq: i64,
-        game: Value,
+        game: Box<GameView>,
     },
     /// The side to move changed on a game's clock (a lever press with no move to carry it).
     Clock {
@@ -134,6 +135,47 @@ impl ServerMessage {
     pub fn encode(&self) -> String {
         // Strings, numbers and JSON values only: serializing cannot fail.
         serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+
+    /// The round's change number the message carries.
+    pub fn seq(&self) -> Option<i64> {
+        match self {
+            ServerMessage::Snapshot { seq, .. }
+            | ServerMessage::Move { seq, .. }
+            | ServerMessage::MoveClock { seq, .. }
+            | ServerMessage::Truncate { seq, .. }
+            | ServerMessage::Result { seq, .. }
+            | ServerMessage::Game { seq, .. }
+            | ServerMessage::Clock { seq, .. }
+            | ServerMessage::Clocks { seq, .. }
+            | ServerMessage::Eboard { seq, .. } => Some(*seq),
+            ServerMessage::Heartbeat { .. } | ServerMessage::Error { .. } => None,
+        }
+    }
+
+    /// The message as a client `delay_ms` behind gets it: every running clock in it
+    /// re-stamped, so a page counts down from the delayed moment, not the live one.
+    pub fn delayed(&self, delay_ms: i64) -> ServerMessage {
+        let mut m = self.clone();
+        if delay_ms <= 0 {
+            return m;
+        }
+        match &mut m {
+            ServerMessage::Move { clock, .. } | ServerMessage::MoveClock { clock, .. } => {
+                *clock = clock.map(|c| c.shifted(delay_ms));
+            }
+            ServerMessage::Clock { clock, .. } => *clock = clock.shifted(delay_ms),
+            ServerMessage::Clocks { clocks, .. } => {
+                for c in clocks {
+                    c.clock = c.clock.shifted(delay_ms);
+                }
+            }
+            ServerMessage::Game { game, .. } => {
+                game.clock = game.clock.map(|c| c.shifted(delay_ms));
+            }
+            _ => {}
+        }
+        m
     }
 
     /// A stored change as the message it was announced with; `None` for a change that needs

@@ -9,7 +9,8 @@
 //! writes a move twice, and a move the store refuses as already there (a commit whose answer
 //! was lost) only makes the writer read the game back and carry on.
 
-use super::live::{ClockView, EboardView, EditAction, Event, GameEdit, Shared, game_view, now_ms};
+use super::live::{ClockView, EboardView, EditAction, Event, GameEdit, Shared, now_ms};
+use super::views::game_view;
 use super::wire::{GameClock, ServerMessage};
 use relay_store::{Op, RawEntry, RoundInfo, StoreError, StoredMove};
 use serde_json::json;
@@ -790,7 +791,10 @@ impl Writer {
             g.round_id,
             Some(game),
             seq,
-            &ServerMessage::Game { seq, game: view },
+            &ServerMessage::Game {
+                seq,
+                game: Box::new(view),
+            },
         );
         // A game re-read after a surprise carries no new change number; it must reach
         // clients that already have that number.

@@ -351,12 +351,15 @@ pub(super) async fn put_pairings(
     let ids: Vec<i64> = done.iter().map(|(g, _)| *g).collect();
     // Committed: spectators get the new names.
     for (game, seq) in &done {
-        if let Ok(v) = game_json(&s, *game, true).await {
+        if let Ok(v) = game_view_at(&s, *game, None).await {
             s.publish(crate::serve::live::Event::new(
                 id,
                 Some(*game),
                 *seq,
-                &crate::serve::wire::ServerMessage::Game { seq: *seq, game: v },
+                &crate::serve::wire::ServerMessage::Game {
+                    seq: *seq,
+                    game: Box::new(v),
+                },
             ));
         }
     }

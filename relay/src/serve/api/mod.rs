@@ -5,9 +5,8 @@
 //! Public reads apply the broadcast delay; a request with the admin token sees live data.
 //! Nothing changes unless a request succeeds: input is checked before anything is written.
 
-use super::live::{
-    Cached, EditAction, GameEdit, HallCommand, STANDARD_FEN, Shared, game_view, now_ms, round_view,
-};
+use super::live::{Cached, EditAction, GameEdit, HallCommand, Shared, now_ms};
+use super::views::{GameView, RoundView, STANDARD_FEN, game_view, round_view};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};

@@ -14,15 +14,36 @@ pub(super) async fn get_tournament(State(s): State<AppState>, Path(id): Path<Str
 /// A round's view: games as of the delay (live for arbiters).
 pub async fn round_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiError> {
     let r = s.store.round(id).await?;
+    let (cut, _) = cutoff(s, &r, arbiter).await?;
+    let v = round_view_at(s, id, cut).await?;
+    Ok(serde_json::to_value(v).unwrap_or(Value::Null))
+}
+
+/// A round's view as of `cutoff` (ms; `None`: live), read from the store.
+pub async fn round_view_at(
+    s: &Shared,
+    id: i64,
+    cutoff: Option<i64>,
+) -> Result<RoundView, ApiError> {
+    let mut r = s.store.round(id).await?;
     let t = s.store.tournament(r.tournament_id).await?;
     let games = s.store.round_games(id).await?;
-    let (cut, delay) = cutoff(s, &r, arbiter).await?;
-    let mut r = r;
-    if let Some(c) = cut {
+    let delay = s.delay_ms(&r).await?;
+    if let Some(c) = cutoff {
         // The delayed view's change number is the one of its moment.
         r.seq = s.store.seq_at(id, c).await?;
     }
-    Ok(round_view(s, &r, &t.name, &games, cut, delay))
+    let clocks = s.clocks.read().unwrap_or_else(|e| e.into_inner());
+    let bound = s.bound.read().unwrap_or_else(|e| e.into_inner());
+    Ok(round_view(
+        &r,
+        &t.name,
+        &games,
+        cutoff,
+        delay,
+        |g| clocks.get(&g).copied(),
+        |g| bound.get(&g).cloned(),
+    ))
 }
 
 /// A game's view, as of the delay.
@@ -30,6 +51,13 @@ pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiE
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
     let (cut, _) = cutoff(s, &r, arbiter).await?;
+    let v = game_view_at(s, id, cut).await?;
+    Ok(serde_json::to_value(v).unwrap_or(Value::Null))
+}
+
+/// A game's view as of `cutoff` (ms; `None`: live), read from the store.
+pub async fn game_view_at(s: &Shared, id: i64, cutoff: Option<i64>) -> Result<GameView, ApiError> {
+    let g = s.store.game(id).await?;
     let clock = s
         .clocks
         .read()
@@ -42,7 +70,7 @@ pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiE
         .unwrap_or_else(|e| e.into_inner())
         .get(&id)
         .cloned();
-    Ok(game_view(&g, clock, serial.as_deref(), cut))
+    Ok(game_view(&g, clock, serial.as_deref(), cutoff))
 }
 
 pub(super) async fn get_round(

@@ -4,8 +4,8 @@
 //! slow to keep up gets a fresh snapshot instead of holding anyone up. Spectators of a delayed
 //! round get every message `delay` late.
 
-use super::{ApiError, AppState, arbiter, cutoff, game_json, round_json};
-use crate::serve::feeds::Feed;
+use super::{ApiError, AppState, arbiter, game_view_at};
+use crate::serve::feeds::{Feed, SnapshotOf};
 use crate::serve::live::{Event, Pending, Shared, change_message, now_ms};
 use crate::serve::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
@@ -91,11 +91,13 @@ pub async fn game_socket(
     ws: Upgrade,
 ) -> Result<Response, ApiError> {
     let id = super::parse_id(&id, "game")?;
-    let g = s.store.game(id).await?;
-    let scope = Scope::Game {
-        round: g.round_id,
-        game: id,
+    // From a feed's view when one holds the game: a crowd on a game page asks the store
+    // nothing.
+    let round = match s.feeds.round_of(id) {
+        Some(r) => r,
+        None => s.store.game(id).await?.round_id,
     };
+    let scope = Scope::Game { round, game: id };
     open(s, scope, q, h, ws).await
 }
 
@@ -135,36 +137,9 @@ fn not_upgrade(e: WebSocketUpgradeRejection) -> ApiError {
     ApiError::bad(format!("this is a WebSocket endpoint: {e}"))
 }
 
-/// The first message of a game page's socket: the game as of the view, with the round's
-/// change number of that moment.
-async fn game_snapshot(
-    s: &Shared,
-    round: i64,
-    game: i64,
-    arbiter: bool,
-) -> Result<(i64, Utf8Bytes), ApiError> {
-    s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
-    let info = s.store.round(round).await?;
-    let seq = match cutoff(s, &info, arbiter).await?.0 {
-        Some(c) => s.store.seq_at(round, c).await?,
-        None => info.seq,
-    };
-    let v = game_json(s, game, arbiter).await?;
-    Ok((
-        seq,
-        ServerMessage::Snapshot {
-            seq,
-            round: None,
-            game: Some(v),
-        }
-        .encode()
-        .into(),
-    ))
-}
-
-/// The first message of a socket: the round (or game) as the client's view shows it. Round
-/// spectators share their feed's snapshot (each game with its last move only); arbiters and
-/// the console (`full`) get every move, built for them.
+/// The first message of a socket: the round (or game) as the client's view shows it, from
+/// the feed's view in memory. Round spectators share the feed's snapshot (each game with its
+/// last move only); arbiters and the console (`full`) get every move.
 async fn snapshot(
     s: &Shared,
     feed: &Feed,
@@ -172,25 +147,12 @@ async fn snapshot(
     arbiter: bool,
     full: bool,
 ) -> Result<(i64, Utf8Bytes), ApiError> {
-    match scope {
-        Scope::Round(r) if arbiter || full => {
-            s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
-            let v = round_json(s, r, arbiter).await?;
-            let seq = v["seq"].as_i64().unwrap_or(0);
-            Ok((
-                seq,
-                ServerMessage::Snapshot {
-                    seq,
-                    round: Some(v),
-                    game: None,
-                }
-                .encode()
-                .into(),
-            ))
-        }
-        Scope::Round(_) => feed.snapshot(s).await,
-        Scope::Game { round, game } => game_snapshot(s, round, game, arbiter).await,
-    }
+    let of = match scope {
+        Scope::Round(_) if arbiter || full => SnapshotOf::Full,
+        Scope::Round(_) => SnapshotOf::Summary,
+        Scope::Game { game, .. } => SnapshotOf::Game(game),
+    };
+    feed.snapshot(s, of).await
 }
 
 /// The messages a live client missed after `since`, from the store; `None` when a snapshot
@@ -222,12 +184,20 @@ async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<Pendin
     Some((last, out))
 }
 
-async fn render(s: &Shared, p: Pending, arbiter: bool) -> Option<Utf8Bytes> {
+/// A live client's missed message (only live clients resume from the store).
+async fn render(s: &Shared, p: Pending) -> Option<Utf8Bytes> {
     match p {
-        Pending::Text(t) => Some(t.into()),
+        Pending::Message(m) => Some(m.encode().into()),
         Pending::Game { seq, game } => {
-            let v = game_json(s, game, arbiter).await.ok()?;
-            Some(ServerMessage::Game { seq, game: v }.encode().into())
+            let v = game_view_at(s, game, None).await.ok()?;
+            Some(
+                ServerMessage::Game {
+                    seq,
+                    game: Box::new(v),
+                }
+                .encode()
+                .into(),
+            )
         }
     }
 }
@@ -334,7 +304,7 @@ impl Follower {
         }
         let (last, msgs) = missed(s, self.scope, since).await?;
         for m in msgs {
-            let Some(text) = render(s, m, self.arbiter).await else {
+            let Some(text) = render(s, m).await else {
                 continue;
             };
             if !send(socket, text).await {

@@ -1,0 +1,385 @@
+//! The service in-process: the router answered with `oneshot` (no listener, no port) over the
+//! real hall, writer and SQLite store. What only a real process shows (signals, ptys, the
+//! browser, kills) stays in the end-to-end tests of `tests/e2e`.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use relay::serve::api::{app, round_json};
+use relay::serve::feeds::SnapshotOf;
+use relay::serve::{Carry, Core, Stores};
+use relay_core::recorder::RecorderConfig;
+use relay_store::Store;
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use tower::ServiceExt;
+
+const TOKEN: &str = "in-process-secret";
+
+/// A fresh SQLite file of its own for each test.
+fn db_url() -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "relay-in-process-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    format!("sqlite:{}", dir.join("relay.db").display())
+}
+
+async fn start() -> (Core, Router) {
+    let url = db_url();
+    let readers = Store::open(&url).await.expect("store");
+    let writer = Store::open(&url).await.expect("store");
+    let current = readers
+        .create_auto_round("Relay test", "2026-11-24")
+        .await
+        .expect("round");
+    let core = Core::start(
+        Stores { readers, writer },
+        Some(TOKEN.into()),
+        current,
+        Carry::default(),
+        RecorderConfig::default(),
+    );
+    let router = app(core.shared.clone(), None);
+    (core, router)
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: Value,
+}
+
+async fn call(
+    app: &Router,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    auth: Option<&str>,
+) -> Answer {
+    let mut req = Request::builder().method(method).uri(path);
+    if let Some(t) = auth {
+        req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    if body.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/json");
+    }
+    let req = req
+        .body(body.map_or_else(Body::empty, |b| Body::from(b.to_vec())))
+        .expect("request");
+    let res = app.clone().oneshot(req).await.expect("infallible router");
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = axum::body::to_bytes(res.into_body(), 16 << 20)
+        .await
+        .expect("body");
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+async fn admin(app: &Router, method: &str, path: &str, body: Value) -> Answer {
+    let text = body.to_string();
+    call(app, method, path, Some(text.as_bytes()), Some(TOKEN)).await
+}
+
+#[tokio::test]
+async fn the_router_answers_bad_requests_clearly_and_changes_nothing() {
+    let (_core, app) = start().await;
+    assert_eq!(
+        call(&app, "GET", "/health", None, None).await.status,
+        StatusCode::OK
+    );
+    let before = call(&app, "GET", "/api/tournaments", None, None).await.body;
+
+    // No token, a wrong token, malformed JSON, an unknown field: each refused, named.
+    let t = br#"{"name": "Open"}"#;
+    let none = call(&app, "POST", "/api/tournaments", Some(t), None).await;
+    assert_eq!(none.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        none.headers
+            .get(header::WWW_AUTHENTICATE)
+            .map(|v| v.as_bytes()),
+        Some(&b"Bearer"[..])
+    );
+    assert!(
+        none.body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("admin token")),
+        "{}",
+        none.body
+    );
+    let wrong = call(&app, "POST", "/api/tournaments", Some(t), Some("not-it")).await;
+    assert_eq!(wrong.status, StatusCode::FORBIDDEN, "{}", wrong.body);
+    let bad = call(
+        &app,
+        "POST",
+        "/api/tournaments",
+        Some(b"{not json"),
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("malformed JSON")),
+        "{}",
+        bad.body
+    );
+    let unknown = admin(
+        &app,
+        "POST",
+        "/api/tournaments",
+        json!({"name": "x", "colour": 1}),
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.body);
+    assert_eq!(
+        call(&app, "GET", "/api/tournaments", None, None).await.body,
+        before
+    );
+
+    // Unknown ids are 404 before anything else, sockets included; a plain GET of a socket
+    // is told what the endpoint is.
+    for p in [
+        "/api/rounds/999",
+        "/api/games/abc",
+        "/api/rounds/999/ws",
+        "/api/games/999/ws",
+    ] {
+        let a = call(&app, "GET", p, None, None).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{p}: {}", a.body);
+        assert!(a.body["error"].is_string(), "{p}");
+    }
+    let plain = call(&app, "GET", "/api/rounds/1/ws", None, None).await;
+    assert_eq!(plain.status, StatusCode::BAD_REQUEST);
+    assert!(
+        plain.body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("WebSocket")),
+        "{}",
+        plain.body
+    );
+
+    // The contract for pages and platforms names every message.
+    let schema = call(&app, "GET", "/api/ws-messages.schema.json", None, None).await;
+    assert_eq!(schema.status, StatusCode::OK);
+    let text = schema.body.to_string();
+    for kind in [
+        "snapshot",
+        "move",
+        "move_clock",
+        "truncate",
+        "result",
+        "game",
+        "clocks",
+    ] {
+        assert!(text.contains(&format!("\"{kind}\"")), "{kind}");
+    }
+}
+
+/// Waits until the live feed's view stands at the store's change number of the round.
+async fn caught_up(core: &Core, round: i64) -> i64 {
+    let feed = core.shared.feeds.live(round);
+    for _ in 0..200 {
+        let want = core.shared.store.round(round).await.expect("round").seq;
+        let (seq, _) = feed
+            .snapshot(&core.shared, SnapshotOf::Full)
+            .await
+            .expect("snapshot");
+        if seq == want {
+            return seq;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the feed's view never reached the store's change number");
+}
+
+fn snapshot_body(text: &str, key: &str) -> Value {
+    let v: Value = serde_json::from_str(text).expect("snapshot JSON");
+    assert_eq!(v["type"], "snapshot");
+    v[key].clone()
+}
+
+#[tokio::test]
+async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
+    let (core, app) = start().await;
+    let t = admin(
+        &app,
+        "POST",
+        "/api/tournaments",
+        json!({"name": "Open", "time_control": "5400+30"}),
+    )
+    .await;
+    assert_eq!(t.status, StatusCode::CREATED, "{}", t.body);
+    let tid = t.body["id"].as_i64().expect("id");
+    let r = admin(
+        &app,
+        "POST",
+        &format!("/api/tournaments/{tid}/rounds"),
+        json!({"number": "1"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let rid = r.body["id"].as_i64().expect("id");
+    let pairings = json!([
+        {"board_no": 1, "white": {"name": "Anderssen, Adolf", "rating": 2600}, "black": {"name": "Kieseritzky, Lionel"}},
+        {"board_no": 2, "white": {"name": "Morphy, Paul"}, "black": {"name": "Duke Karl"}},
+        {"board_no": 3, "white": {"name": "Steinitz, William"}, "black": {"name": "Zukertort, Johannes"}},
+    ]);
+    let p = admin(
+        &app,
+        "PUT",
+        &format!("/api/rounds/{rid}/pairings"),
+        pairings,
+    )
+    .await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    let round = call(&app, "GET", &format!("/api/rounds/{rid}"), None, None)
+        .await
+        .body;
+    let ids: Vec<i64> = round["games"]
+        .as_array()
+        .expect("games")
+        .iter()
+        .filter_map(|g| g["id"].as_i64())
+        .collect();
+    assert_eq!(ids.len(), 3);
+
+    // The view is built now, before anything is played: what follows reaches it only as
+    // the messages clients get.
+    caught_up(&core, rid).await;
+
+    let play = |game: i64, sans: &'static [&'static str]| {
+        let app = app.clone();
+        async move {
+            for (i, san) in sans.iter().enumerate() {
+                let m = admin(
+                    &app,
+                    "POST",
+                    &format!("/api/games/{game}/move"),
+                    json!({"ply": i + 1, "san": san}),
+                )
+                .await;
+                assert_eq!(m.status, StatusCode::OK, "{san}: {}", m.body);
+            }
+        }
+    };
+    play(ids[0], &["e4", "e5", "f4", "exf4", "Bc4", "Qh4+", "Kf1"]).await;
+    play(ids[1], &["e4", "e5", "Nf3", "d6"]).await;
+    // A takeback, a correction, a result, and a game replaced from PGN.
+    let cut = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{}/truncate", ids[0]),
+        json!({"ply": 6}),
+    )
+    .await;
+    assert_eq!(cut.status, StatusCode::OK, "{}", cut.body);
+    let fixed = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{}/move", ids[0]),
+        json!({"ply": 6, "san": "Nf6"}),
+    )
+    .await;
+    assert_eq!(fixed.status, StatusCode::OK, "{}", fixed.body);
+    let back = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{}/truncate", ids[1]),
+        json!({"ply": 4}),
+    )
+    .await;
+    assert_eq!(back.status, StatusCode::OK, "{}", back.body);
+    let res = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{}/result", ids[1]),
+        json!({"result": "1-0", "termination": "resignation"}),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let pgn = "[White \"Steinitz, William\"]\n[Black \"Zukertort, Johannes\"]\n[Result \"*\"]\n\n1. d4 { [%clk 1:29:50] } d5 { [%clk 1:29:40] } 2. c4 *\n";
+    let put = call(
+        &app,
+        "PUT",
+        &format!("/api/games/{}/pgn", ids[2]),
+        Some(pgn.as_bytes()),
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(put.status, StatusCode::OK, "{}", put.body);
+
+    caught_up(&core, rid).await;
+    let feed = core.shared.feeds.live(rid);
+    let stored = serde_json::to_value(round_json(&core.shared, rid, true).await.expect("round"))
+        .expect("json");
+    let (_, full) = feed
+        .snapshot(&core.shared, SnapshotOf::Full)
+        .await
+        .expect("full");
+    assert_eq!(snapshot_body(&full, "round"), stored);
+    // Spectators' snapshot: the same with each game's last move only.
+    let (_, summary) = feed
+        .snapshot(&core.shared, SnapshotOf::Summary)
+        .await
+        .expect("summary");
+    let summary = snapshot_body(&summary, "round");
+    for (s, g) in summary["games"]
+        .as_array()
+        .expect("games")
+        .iter()
+        .zip(stored["games"].as_array().expect("games"))
+    {
+        let last: Vec<Value> = g["moves"]
+            .as_array()
+            .expect("moves")
+            .iter()
+            .last()
+            .cloned()
+            .into_iter()
+            .collect();
+        assert_eq!(s["moves"], Value::Array(last));
+        assert_eq!(s["fen"], g["fen"]);
+        assert_eq!((&s["result"], &s["status"]), (&g["result"], &g["status"]));
+    }
+    // A game page's snapshot is the game as the store has it.
+    for id in &ids {
+        let (_, game) = feed
+            .snapshot(&core.shared, SnapshotOf::Game(*id))
+            .await
+            .expect("game");
+        let from_store = call(&app, "GET", &format!("/api/games/{id}"), None, Some(TOKEN))
+            .await
+            .body;
+        assert_eq!(snapshot_body(&game, "game"), from_store, "game {id}");
+    }
+    let first = &stored["games"][0];
+    let sans: Vec<&str> = first["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .filter_map(|m| m["san"].as_str())
+        .collect();
+    assert_eq!(sans, ["e4", "e5", "f4", "exf4", "Bc4", "Nf6"]);
+    assert_eq!(stored["games"][1]["result"], "1-0");
+    assert_eq!(
+        stored["games"][1]["moves"].as_array().map(Vec::len),
+        Some(3)
+    );
+    assert_eq!(
+        stored["games"][2]["moves"].as_array().map(Vec::len),
+        Some(3)
+    );
+}
