@@ -205,9 +205,20 @@ async fn caught_up(core: &Core, round: i64) -> i64 {
     panic!("the feed's view never reached the store's change number");
 }
 
-fn snapshot_body(text: &str, key: &str) -> Value {
-    let v: Value = serde_json::from_str(text).expect("snapshot JSON");
+/// The `round` or `game` of a snapshot, its parts put together as a page does.
+fn snapshot_body(parts: &[axum::extract::ws::Utf8Bytes], key: &str) -> Value {
+    let mut v: Value = serde_json::from_str(parts[0].as_str()).expect("snapshot JSON");
     assert_eq!(v["type"], "snapshot");
+    assert_eq!(v["more"].as_u64().unwrap_or(0) as usize, parts.len() - 1);
+    for p in &parts[1..] {
+        let more: Value = serde_json::from_str(p.as_str()).expect("games JSON");
+        assert_eq!(more["type"], "games");
+        let games = more["games"].as_array().cloned().expect("games");
+        v["round"]["games"]
+            .as_array_mut()
+            .expect("games")
+            .extend(games);
+    }
     v[key].clone()
 }
 

@@ -259,7 +259,32 @@ impl Socket {
     }
 
     /// The next JSON message other than a heartbeat, or `None` after `within` with nothing.
+    /// A round snapshot sent in parts comes back whole, as pages see it.
     pub fn next(&mut self, within: Duration) -> Option<Value> {
+        let end = Instant::now() + within;
+        let mut v = self.next_frame(within)?;
+        let more = v["more"].as_u64().unwrap_or(0);
+        if v["type"] == "snapshot" && more > 0 {
+            for _ in 0..more {
+                let left = end.saturating_duration_since(Instant::now()) + Duration::from_secs(2);
+                let part = self.next_frame(left).expect("the rest of a snapshot");
+                assert_eq!(part["type"], "games", "{part}");
+                assert_eq!(part["seq"], v["seq"], "{part}");
+                let games = part["games"].as_array().cloned().expect("games");
+                v["round"]["games"]
+                    .as_array_mut()
+                    .expect("a snapshot's games")
+                    .extend(games);
+            }
+            if let Some(o) = v.as_object_mut() {
+                o.remove("more");
+            }
+        }
+        Some(v)
+    }
+
+    /// The next JSON frame other than a heartbeat.
+    fn next_frame(&mut self, within: Duration) -> Option<Value> {
         let end = Instant::now() + within;
         while Instant::now() < end {
             match self.ws.read() {

@@ -141,6 +141,8 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
   // look like silence.
   let heardAt = performance.now();
   let behind = false;
+  // A round snapshot still missing some of its parts.
+  let partial = null;
 
   function url() {
     const u = new URL(path, location.href);
@@ -154,6 +156,7 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
     timer = null;
     const socket = new WebSocket(url());
     ws = socket;
+    partial = null;
     socket.onopen = () => {
       delay = 1000;
       failures = 0;
@@ -176,6 +179,22 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
           onStatus('live');
         }
         return;
+      }
+      // A big round's snapshot comes in parts: the snapshot, then `more` messages of games.
+      // Pages get it whole, and its seq counts only then (a socket lost halfway must not
+      // resume after a snapshot it never finished).
+      if (msg.type === 'snapshot' && msg.round && msg.more > 0) {
+        partial = { msg, left: msg.more };
+        return;
+      }
+      if (msg.type === 'games') {
+        if (!partial || msg.seq !== partial.msg.seq || !Array.isArray(msg.games)) return;
+        partial.msg.round.games.push(...msg.games);
+        partial.left -= 1;
+        if (partial.left > 0) return;
+        msg = partial.msg;
+        delete msg.more;
+        partial = null;
       }
       if (typeof msg.seq === 'number' && (seq == null || msg.seq > seq)) seq = msg.seq;
       // Running clocks come bundled, a round's readings of the last second in one message;

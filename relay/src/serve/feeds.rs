@@ -15,7 +15,7 @@
 use super::api::{ApiError, game_view_at, round_view_at};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
 use super::views::RoundView;
-use super::wire::ServerMessage;
+use super::wire::{ServerMessage, round_snapshot};
 use axum::extract::ws::Utf8Bytes;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -41,8 +41,12 @@ const HELD_CLOCK_EVERY_MS: i64 = 10_000;
 struct Snap {
     seq: i64,
     built_ms: i64,
-    text: Utf8Bytes,
+    parts: Parts,
 }
+
+/// A snapshot's messages, in order (a round's comes in parts: see `wire::round_snapshot`),
+/// encoded once and shared by every client that gets them.
+pub type Parts = Arc<Vec<Utf8Bytes>>;
 
 /// The feed's round as its clients see it, kept in memory: built from the store once, then
 /// brought up to date with every message the feed passes on, and encoded for snapshots at
@@ -171,8 +175,8 @@ impl Feed {
         self.view.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A snapshot message of this feed's view, with its change number, from memory.
-    pub async fn snapshot(&self, s: &Shared, of: SnapshotOf) -> Result<(i64, Utf8Bytes), ApiError> {
+    /// A snapshot of this feed's view, with its change number, from memory.
+    pub async fn snapshot(&self, s: &Shared, of: SnapshotOf) -> Result<(i64, Parts), ApiError> {
         // A spectators' snapshot behind the round is reused (its changes follow it from the
         // ring) only while a crowd is asking: a lone client gets a current one.
         let crowd = of == SnapshotOf::Summary && self.note_ask() >= CROWD;
@@ -186,29 +190,16 @@ impl Feed {
         self.ensure_view(s).await?;
         s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
         // Copied under the lock, encoded outside it: the writer's pushes do not wait.
-        let message = {
+        let (seq, copy) = {
             let view = self.lock_view();
             let Some(round) = view.round.as_ref() else {
                 return Err(ApiError::bad("the round view is not ready"));
             };
-            let seq = round.seq;
-            match of {
-                SnapshotOf::Summary => ServerMessage::Snapshot {
-                    seq,
-                    round: Some(Box::new(round.summary())),
-                    game: None,
-                },
-                SnapshotOf::Full => ServerMessage::Snapshot {
-                    seq,
-                    round: Some(Box::new(round.clone())),
-                    game: None,
-                },
+            let copy = match of {
+                SnapshotOf::Summary => Ok(round.summary()),
+                SnapshotOf::Full => Ok(round.clone()),
                 SnapshotOf::Game(id) => match round.game(id) {
-                    Some(g) => ServerMessage::Snapshot {
-                        seq,
-                        round: None,
-                        game: Some(Box::new(g.clone())),
-                    },
+                    Some(g) => Err(g.clone()),
                     None => {
                         return Err(ApiError(
                             axum::http::StatusCode::NOT_FOUND,
@@ -216,13 +207,25 @@ impl Feed {
                         ));
                     }
                 },
-            }
+            };
+            (round.seq, copy)
         };
-        let seq = message.seq().unwrap_or(0);
+        let texts = match copy {
+            Ok(round) => round_snapshot(seq, round),
+            Err(game) => vec![
+                ServerMessage::Snapshot {
+                    seq,
+                    round: None,
+                    game: Some(Box::new(game)),
+                    more: 0,
+                }
+                .encode(),
+            ],
+        };
         let snap = Snap {
             seq,
             built_ms: now_ms(),
-            text: Utf8Bytes::from(message.encode()),
+            parts: Arc::new(texts.into_iter().map(Utf8Bytes::from).collect()),
         };
         let mut view = self.lock_view();
         if view.round.as_ref().is_some_and(|r| r.seq == seq) {
@@ -235,12 +238,12 @@ impl Feed {
                 }
             }
         }
-        Ok((snap.seq, snap.text))
+        Ok((snap.seq, snap.parts))
     }
 
     /// A snapshot already encoded that can be sent: one of the view's current change number,
     /// or (for a crowd) one under a second old whose gap the ring covers.
-    fn cached(&self, of: SnapshotOf, crowd: bool) -> Option<(i64, Utf8Bytes)> {
+    fn cached(&self, of: SnapshotOf, crowd: bool) -> Option<(i64, Parts)> {
         let recent = crowd.then(|| self.recent.lock().unwrap_or_else(|e| e.into_inner()));
         let view = self.lock_view();
         let current = view.round.as_ref()?.seq;
@@ -253,7 +256,7 @@ impl Feed {
             || recent.is_some_and(|r| {
                 now_ms() - snap.built_ms < SNAPSHOT_REUSE_MS && self.covers(&r, snap.seq)
             });
-        usable.then(|| (snap.seq, snap.text.clone()))
+        usable.then(|| (snap.seq, snap.parts.clone()))
     }
 
     /// Counts a snapshot asked for; how many were asked in the current second.
@@ -385,9 +388,10 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                         }
                         last_seq = e.seq;
                     }
-                    if e.clocks.is_some() || e.clock.is_some() {
-                        let key = e.game_id.filter(|_| e.clock.is_some()).unwrap_or(-1);
-                        let running = e.clock.and_then(|c| c.running);
+                    // A game's lever presses pass at most one a side every 10 s (the running
+                    // clocks every 10 s come in bundles that all pass).
+                    if let (Some(key), Some(clock)) = (e.game_id, e.clock) {
+                        let running = clock.running;
                         let last = clock_kept.get(&key).copied();
                         if last.is_some_and(|(at, r)| e.at_ms - at < HELD_CLOCK_EVERY_MS && r == running) {
                             continue;

@@ -311,6 +311,17 @@ impl RoundView {
                 }
                 self.games.sort_by_key(|g| (g.board_no, g.id));
             }
+            ServerMessage::Games { games, .. } => {
+                for g in games {
+                    self.apply(
+                        &ServerMessage::Game {
+                            seq: self.seq,
+                            game: Box::new(g.clone()),
+                        },
+                        false,
+                    );
+                }
+            }
             ServerMessage::Clock { game_id, clock, .. } => {
                 if let Some(g) = self.game_mut(*game_id) {
                     g.set_clock(*clock);

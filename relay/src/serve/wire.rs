@@ -58,12 +58,22 @@ pub struct GameClock {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
     /// The first message: the round (`round`) or game (`game`) as the client's view shows it.
+    /// A big round's snapshot comes in parts, so that no message is large: `more` `games`
+    /// messages follow at once with the rest of its games, and the snapshot is whole (and its
+    /// `seq` reached) only with the last of them.
     Snapshot {
         seq: i64,
         #[serde(skip_serializing_if = "Option::is_none")]
         round: Option<Box<RoundView>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         game: Option<Box<GameView>>,
+        #[serde(skip_serializing_if = "is_zero")]
+        more: u32,
+    },
+    /// More games of the round snapshot just sent (see `snapshot`).
+    Games {
+        seq: i64,
+        games: Vec<GameView>,
     },
     /// A move was played. `clock` is the running clock after it, when the lever press came
     /// with the move; `read_at_ms` is when the board message that completed it was read.
@@ -141,6 +151,7 @@ impl ServerMessage {
     pub fn seq(&self) -> Option<i64> {
         match self {
             ServerMessage::Snapshot { seq, .. }
+            | ServerMessage::Games { seq, .. }
             | ServerMessage::Move { seq, .. }
             | ServerMessage::MoveClock { seq, .. }
             | ServerMessage::Truncate { seq, .. }
@@ -214,6 +225,52 @@ impl ServerMessage {
     }
 }
 
+/// About how many bytes of games one part of a round snapshot holds. Each socket's write
+/// buffer keeps the size of the largest message it sent, for as long as the socket lives: a
+/// 200-board round's snapshot in one message cost every spectator 90 KiB.
+pub const SNAPSHOT_PART_BYTES: usize = 4 * 1024;
+
+/// A round's snapshot as messages: the `snapshot` with the round and its first games, then
+/// `games` messages with the rest, each about [`SNAPSHOT_PART_BYTES`].
+pub fn round_snapshot(seq: i64, mut round: RoundView) -> Vec<String> {
+    let games = std::mem::take(&mut round.games);
+    let mut parts: Vec<Vec<GameView>> = vec![Vec::new()];
+    let mut size = 0;
+    for g in games {
+        // Serializing a view cannot fail (strings, numbers, options).
+        let n = serde_json::to_vec(&g).map_or(0, |v| v.len());
+        if size > 0 && size + n > SNAPSHOT_PART_BYTES {
+            parts.push(Vec::new());
+            size = 0;
+        }
+        size += n;
+        if let Some(p) = parts.last_mut() {
+            p.push(g);
+        }
+    }
+    let mut parts = parts.into_iter();
+    round.games = parts.next().unwrap_or_default();
+    let rest: Vec<Vec<GameView>> = parts.collect();
+    let mut out = vec![
+        ServerMessage::Snapshot {
+            seq,
+            round: Some(Box::new(round)),
+            game: None,
+            more: u32::try_from(rest.len()).unwrap_or(u32::MAX),
+        }
+        .encode(),
+    ];
+    out.extend(
+        rest.into_iter()
+            .map(|games| ServerMessage::Games { seq, games }.encode()),
+    );
+    out
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// The JSON Schema of every WebSocket message.
 pub fn schema() -> Value {
     serde_json::to_value(schemars::schema_for!(ServerMessage)).unwrap_or(Value::Null)
@@ -237,6 +294,7 @@ mod tests {
         let schema = schema().to_string();
         for kind in [
             "snapshot",
+            "games",
             "move",
             "move_clock",
             "truncate",
@@ -250,5 +308,63 @@ mod tests {
         ] {
             assert!(schema.contains(&format!("\"{kind}\"")), "{kind}");
         }
+    }
+
+    #[test]
+    fn a_big_round_snapshot_comes_in_small_parts_that_add_up_to_it() {
+        use crate::serve::views::STANDARD_FEN;
+        let game = |id: i64| GameView {
+            id,
+            round_id: 1,
+            board_no: id as u32,
+            white: Default::default(),
+            black: Default::default(),
+            status: "live".into(),
+            result: "*".into(),
+            termination: None,
+            start_fen: STANDARD_FEN.into(),
+            fen: STANDARD_FEN.into(),
+            moves: vec![],
+            clock: None,
+            eboard: None,
+        };
+        let round = RoundView {
+            id: 1,
+            tournament_id: 1,
+            tournament: "T".into(),
+            number: "1".into(),
+            seq: 9,
+            delay_secs: 0,
+            is_final: false,
+            auto: false,
+            games: (1..=200).map(game).collect(),
+        };
+        let one_game = serde_json::to_vec(&game(1)).map(|v| v.len()).unwrap_or(0);
+        let parts = round_snapshot(9, round.clone());
+        assert!(parts.len() > 5, "{} parts", parts.len());
+        let mut whole: Value = serde_json::from_str(&parts[0]).expect("JSON");
+        assert_eq!(whole["more"], parts.len() - 1);
+        for p in &parts[1..] {
+            assert!(p.len() <= SNAPSHOT_PART_BYTES + 2 * one_game, "{}", p.len());
+            let v: Value = serde_json::from_str(p).expect("JSON");
+            assert_eq!(
+                (v["type"].as_str(), v["seq"].as_i64()),
+                (Some("games"), Some(9))
+            );
+            let games = v["games"].as_array().cloned().expect("games");
+            whole["round"]["games"]
+                .as_array_mut()
+                .expect("games")
+                .extend(games);
+        }
+        assert_eq!(whole["round"], serde_json::to_value(&round).expect("JSON"));
+        // A small round stays one message.
+        let small = RoundView {
+            games: vec![game(1)],
+            ..round
+        };
+        let parts = round_snapshot(9, small);
+        assert_eq!(parts.len(), 1);
+        assert!(!parts[0].contains("more"));
     }
 }

@@ -594,8 +594,11 @@ impl Run<'_> {
         // The service.
         let (s0, s1) = (&self.start.serve, &self.end.serve);
         let per_client_kib = s0.rss_kib.saturating_sub(self.before.rss_kib) as f64 / clients as f64;
+        // At the end too: buffers that grow while spectators follow count as much as those
+        // taken at connection.
+        let at_end_kib = s1.hwm_kib.saturating_sub(self.before.rss_kib) as f64 / clients as f64;
         println!(
-            "  service           CPU {:.2} cores over the {wall:.1} s window; RSS {} before spectators, {} connected, {} at the end (peak {}): {per_client_kib:.1} KiB per spectator",
+            "  service           CPU {:.2} cores over the {wall:.1} s window; RSS {} before spectators, {} connected, {} at the end (peak {}): {per_client_kib:.1} KiB per spectator once connected, {at_end_kib:.1} KiB at the peak",
             procs::cores(s0, s1, self.tck),
             mib(self.before.rss_kib),
             mib(s0.rss_kib),

@@ -5,16 +5,16 @@
 //! round get every message `delay` late.
 
 use super::{ApiError, AppState, arbiter, game_view_at};
-use crate::serve::feeds::{Feed, SnapshotOf};
+use crate::serve::feeds::{Feed, Parts, SnapshotOf};
 use crate::serve::live::{Event, Pending, Shared, change_message, now_ms};
 use crate::serve::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message as WsMessage, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use futures_util::SinkExt;
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -59,7 +59,11 @@ impl Scope {
 }
 
 /// Bytes read from a client socket at a time (see `open`).
-const READ_BUFFER: usize = 4 * 1024;
+const READ_BUFFER: usize = 1024;
+/// Messages waiting in a socket's write buffer are written out once they pass this size (and
+/// at the end of each batch): a batch of small messages still goes out in one write, and the
+/// buffer, which keeps its largest size for the socket's life, stays small.
+const WRITE_BUFFER: usize = 2 * 1024;
 /// Changes replayed from the store beyond this many: a snapshot is cheaper.
 const MAX_REPLAY: usize = 2000;
 /// Every live socket gets a heartbeat this often, stamped with the server's time: a page
@@ -70,6 +74,21 @@ const HEARTBEAT: Duration = Duration::from_secs(5);
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 type QueryResult = Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>;
+
+/// What the socket logic needs of a client's connection: a sink of messages and a stream of
+/// what the client sends. axum's WebSocket is one; tests use channels.
+pub trait ClientSocket:
+    Sink<WsMessage, Error = axum::Error> + Stream<Item = Result<WsMessage, axum::Error>> + Unpin + Send
+{
+}
+
+impl<T> ClientSocket for T where
+    T: Sink<WsMessage, Error = axum::Error>
+        + Stream<Item = Result<WsMessage, axum::Error>>
+        + Unpin
+        + Send
+{
+}
 type Upgrade = Result<WebSocketUpgrade, WebSocketUpgradeRejection>;
 
 pub async fn round_socket(
@@ -121,7 +140,8 @@ async fn open(
     let ws = ws
         .map_err(not_upgrade)?
         .max_message_size(64 * 1024)
-        .read_buffer_size(READ_BUFFER);
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(WRITE_BUFFER);
     Ok(ws
         .on_upgrade(move |socket| {
             let wants = Wants {
@@ -146,7 +166,7 @@ async fn snapshot(
     scope: Scope,
     arbiter: bool,
     full: bool,
-) -> Result<(i64, Utf8Bytes), ApiError> {
+) -> Result<(i64, Parts), ApiError> {
     let of = match scope {
         Scope::Round(_) if arbiter || full => SnapshotOf::Full,
         Scope::Round(_) => SnapshotOf::Summary,
@@ -202,7 +222,7 @@ async fn render(s: &Shared, p: Pending) -> Option<Utf8Bytes> {
     }
 }
 
-async fn send(socket: &mut WebSocket, text: Utf8Bytes) -> bool {
+async fn send(socket: &mut impl ClientSocket, text: Utf8Bytes) -> bool {
     matches!(
         tokio::time::timeout(SEND_TIMEOUT, socket.send(WsMessage::Text(text))).await,
         Ok(Ok(()))
@@ -210,7 +230,7 @@ async fn send(socket: &mut WebSocket, text: Utf8Bytes) -> bool {
 }
 
 /// Sends messages with one flush at the end.
-async fn send_all(socket: &mut WebSocket, texts: Vec<Utf8Bytes>) -> bool {
+async fn send_all(socket: &mut impl ClientSocket, texts: Vec<Utf8Bytes>) -> bool {
     if texts.is_empty() {
         return true;
     }
@@ -265,9 +285,9 @@ impl Follower {
     }
 
     /// Sends the snapshot of the client's view and the feed's changes after it.
-    async fn start(&mut self, s: &Shared, feed: &Feed, socket: &mut WebSocket) -> bool {
+    async fn start(&mut self, s: &Shared, feed: &Feed, socket: &mut impl ClientSocket) -> bool {
         let full = self.wants.eboards || self.wants.all_moves;
-        let (seq, text) = match snapshot(s, feed, self.scope, self.arbiter, full).await {
+        let (seq, parts) = match snapshot(s, feed, self.scope, self.arbiter, full).await {
             Ok(x) => x,
             Err(e) => {
                 let _ = send(socket, ServerMessage::Error { error: e.1 }.encode().into()).await;
@@ -275,7 +295,7 @@ impl Follower {
             }
         };
         self.last_seq = seq;
-        let mut out = vec![text];
+        let mut out: Vec<Utf8Bytes> = parts.iter().cloned().collect();
         for e in feed.since(seq).unwrap_or_default() {
             if self.take(&e) {
                 out.push(e.text.clone());
@@ -291,7 +311,7 @@ impl Follower {
         s: &Shared,
         feed: &Feed,
         since: i64,
-        socket: &mut WebSocket,
+        socket: &mut impl ClientSocket,
     ) -> Option<bool> {
         self.last_seq = since;
         if let Some(events) = feed.since(since) {
@@ -323,7 +343,7 @@ async fn follow(
     wants: Wants,
     mut delay: i64,
     arbiter: bool,
-    mut socket: WebSocket,
+    mut socket: impl ClientSocket,
 ) {
     s.metrics.ws_clients.fetch_add(1, Ordering::Relaxed);
     let _gauge = ClientGauge(s.clone());
@@ -387,7 +407,7 @@ async fn follow(
                 }
                 Err(RecvError::Closed) => break,
             },
-            msg = socket.recv() => match msg {
+            msg = socket.next() => match msg {
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
                 Some(Ok(_)) => {}
             },
@@ -421,4 +441,209 @@ async fn follow(
             reason: "relay is shutting down".into(),
         })))
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    //! The socket logic over channels in place of a network connection, with the real hall,
+    //! writer, feeds and SQLite store behind it.
+
+    use super::*;
+    use crate::serve::{Carry, Core, Stores};
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use relay_store::{Pairing, Store};
+    use serde_json::Value;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::sync::mpsc;
+    use tower::ServiceExt;
+
+    /// A client's connection as two channels: what the service sends comes out of the
+    /// receiver handed to the test, what the test sends comes in through `incoming`.
+    struct Channels {
+        out: mpsc::UnboundedSender<WsMessage>,
+        incoming: mpsc::UnboundedReceiver<WsMessage>,
+    }
+
+    impl Sink<WsMessage> for Channels {
+        type Error = axum::Error;
+        fn poll_ready(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn start_send(self: Pin<&mut Self>, item: WsMessage) -> Result<(), Self::Error> {
+            self.out.send(item).map_err(axum::Error::new)
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl Stream for Channels {
+        type Item = Result<WsMessage, axum::Error>;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+            self.incoming.poll_recv(cx).map(|m| m.map(Ok))
+        }
+    }
+
+    struct Client {
+        from_service: mpsc::UnboundedReceiver<WsMessage>,
+        to_service: mpsc::UnboundedSender<WsMessage>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Client {
+        fn follow(core: &Core, round: i64, since: Option<i64>) -> Client {
+            let (out, from_service) = mpsc::unbounded_channel();
+            let (to_service, incoming) = mpsc::unbounded_channel();
+            let wants = Wants {
+                eboards: false,
+                all_moves: false,
+            };
+            let socket = Channels { out, incoming };
+            let task = tokio::spawn(follow(
+                core.shared.clone(),
+                Scope::Round(round),
+                since,
+                wants,
+                0,
+                false,
+                socket,
+            ));
+            Client {
+                from_service,
+                to_service,
+                task,
+            }
+        }
+
+        /// The next message other than a heartbeat (`None`: a close frame).
+        async fn next(&mut self) -> Option<Value> {
+            loop {
+                let m = tokio::time::timeout(Duration::from_secs(5), self.from_service.recv())
+                    .await
+                    .expect("a message within 5 s")
+                    .expect("the socket task is alive");
+                match m {
+                    WsMessage::Text(t) => {
+                        let v: Value = serde_json::from_str(t.as_str()).expect("JSON");
+                        if v["type"] != "heartbeat" {
+                            return Some(v);
+                        }
+                    }
+                    WsMessage::Close(_) => return None,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    const TOKEN: &str = "socket-test";
+
+    async fn start() -> (Core, i64, Vec<i64>) {
+        let dir = std::env::temp_dir().join(format!("relay-ws-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let url = format!("sqlite:{}", dir.join("relay.db").display());
+        let readers = Store::open(&url).await.expect("store");
+        let writer = Store::open(&url).await.expect("store");
+        let round = readers
+            .create_auto_round("Relay test", "2026-11-24")
+            .await
+            .expect("round");
+        let pairings: Vec<Pairing> = (1..=2)
+            .map(|b| Pairing {
+                board_no: b,
+                ..Default::default()
+            })
+            .collect();
+        let games = readers
+            .set_pairings(round.id, &pairings)
+            .await
+            .expect("pairings")
+            .into_iter()
+            .map(|(g, _)| g)
+            .collect();
+        let core = Core::start(
+            Stores { readers, writer },
+            Some(TOKEN.into()),
+            round.clone(),
+            Carry::default(),
+            Default::default(),
+        );
+        (core, round.id, games)
+    }
+
+    async fn play(core: &Core, game: i64, ply: u32, san: &str) {
+        let body = serde_json::json!({"ply": ply, "san": san}).to_string();
+        let req = Request::builder()
+            .method("POST")
+            .uri(format!("/api/games/{game}/move"))
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .expect("request");
+        let res = super::super::app(core.shared.clone(), None)
+            .oneshot(req)
+            .await
+            .expect("router");
+        assert_eq!(res.status(), axum::http::StatusCode::OK);
+    }
+
+    /// The last move a change message carries (an arbiter's move comes as the whole game).
+    fn last_san(m: &Value) -> Option<&str> {
+        match m["type"].as_str()? {
+            "move" => m["move"]["san"].as_str(),
+            "game" => m["game"]["moves"].as_array()?.last()?["san"].as_str(),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_spectator_gets_the_snapshot_then_each_change_once_and_a_close_at_shutdown() {
+        let (core, round, games) = start().await;
+        let mut a = Client::follow(&core, round, None);
+        let snap = a.next().await.expect("snapshot");
+        assert_eq!(snap["type"], "snapshot");
+        assert_eq!(snap["round"]["games"].as_array().map(Vec::len), Some(2));
+        let seq0 = snap["seq"].as_i64().expect("seq");
+
+        play(&core, games[0], 1, "e4").await;
+        let m = a.next().await.expect("change");
+        assert_eq!(last_san(&m), Some("e4"), "{m}");
+        let seq1 = m["seq"].as_i64().expect("seq");
+        assert!(seq1 > seq0);
+
+        // A client coming back after the snapshot gets what it missed from the ring, and no
+        // snapshot; one already up to date gets nothing until the next change.
+        play(&core, games[1], 1, "d4").await;
+        let mut back = Client::follow(&core, round, Some(seq0));
+        let first = back.next().await.expect("missed change");
+        assert_eq!(
+            (last_san(&first), first["seq"].as_i64()),
+            (Some("e4"), Some(seq1))
+        );
+        let second = back.next().await.expect("missed change");
+        assert_eq!(last_san(&second), Some("d4"), "{second}");
+        let mut current = Client::follow(&core, round, second["seq"].as_i64());
+        assert_eq!(last_san(&a.next().await.expect("change")), Some("d4"));
+        play(&core, games[0], 2, "e5").await;
+        for c in [&mut a, &mut back, &mut current] {
+            let m = c.next().await.expect("change");
+            assert_eq!(last_san(&m), Some("e5"), "{m}");
+        }
+
+        // A client that says goodbye is let go; at shutdown the rest get a close frame.
+        let _ = back.to_service.send(WsMessage::Close(None));
+        tokio::time::timeout(Duration::from_secs(5), back.task)
+            .await
+            .expect("the socket task ends")
+            .expect("no panic");
+        let _ = core.shared.closing.send(true);
+        assert_eq!(a.next().await, None);
+        assert_eq!(current.next().await, None);
+    }
 }
