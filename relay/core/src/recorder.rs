@@ -405,6 +405,13 @@ impl Recorder {
         self.have_board && !self.evaluated
     }
 
+    /// When the board change waiting to be judged will have been still for the settle time
+    /// (ms, the clock of the messages' times); `None` when nothing waits.
+    pub fn judge_at(&self) -> Option<u64> {
+        self.awaiting_judgement()
+            .then(|| self.last_change_ms.saturating_add(self.cfg.settle_ms))
+    }
+
     /// Time passes: a board that has been still for the settle time is evaluated.
     pub fn tick(&mut self, now_ms: u64) -> Vec<Outcome> {
         if self.evaluated

@@ -11,7 +11,8 @@ use relay_core::recorder::{Outcome, Recorder, RecorderConfig};
 use relay_store::{RawEntry, StoredMove};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -98,6 +99,9 @@ pub fn watch_ports(
 
 /// How long a board must stay unexplained before it is reported out of sync.
 const OUT_OF_SYNC_AFTER_MS: i64 = 2_000;
+/// How often every board is looked at besides the moments they are due to be judged: for a
+/// board out of sync long enough to say so, and as a safety net.
+const TICK_ALL: Duration = Duration::from_millis(250);
 
 /// A stored game to carry on with when its e-board shows up again after a restart.
 #[derive(Debug, Clone)]
@@ -156,6 +160,9 @@ pub struct Hall {
     desks: HashMap<String, Desk>,
     resume: HashMap<String, Resume>,
     jobs: mpsc::UnboundedSender<Job>,
+    /// When each touched board is due to be judged (earliest first; a board touched again
+    /// has several entries, and only the last finds it still).
+    due: BinaryHeap<Reverse<(u64, String)>>,
 }
 
 impl Hall {
@@ -171,6 +178,7 @@ impl Hall {
             desks: HashMap::new(),
             resume,
             jobs,
+            due: BinaryHeap::new(),
         }
     }
 
@@ -180,12 +188,20 @@ impl Hall {
         mut ports: mpsc::UnboundedReceiver<PortInput>,
         mut edits: mpsc::UnboundedReceiver<HallCommand>,
     ) {
-        // A still board is judged once the settle time has passed; ticking often keeps the
-        // delay from the last byte of a move to its announcement close to the settle time.
-        let mut tick = tokio::time::interval(Duration::from_millis(40));
+        // A still board is judged the moment its settle time has passed (`due`); every board
+        // is looked at on a slower tick as well, for what has no moment of its own (a board
+        // out of sync for long enough to say so).
+        let mut tick = tokio::time::interval(TICK_ALL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
+            let next_due = self.due.peek().map(|Reverse((at, _))| {
+                let wait = at.saturating_sub(epoch_ms(SystemTime::now()));
+                tokio::time::Instant::now() + Duration::from_millis(wait)
+            });
             tokio::select! {
+                _ = tokio::time::sleep_until(next_due.unwrap_or_else(tokio::time::Instant::now)), if next_due.is_some() => {
+                    self.judge_due();
+                }
                 input = ports.recv() => match input {
                     Some(i) => self.on_port(i),
                     None => break,
@@ -311,6 +327,9 @@ impl Hall {
                 }
                 let mut outs = d.recorder.on_message(&message, at_ms);
                 outs.extend(d.recorder.tick(epoch_ms(SystemTime::now())));
+                if let Some(at) = d.recorder.judge_at() {
+                    self.due.push(Reverse((at, serial.clone())));
+                }
                 self.after(&serial, &outs);
             }
             PortEvent::Garbage { bytes } => {
@@ -366,6 +385,27 @@ impl Hall {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Judges the boards whose settle time has passed.
+    fn judge_due(&mut self) {
+        let now = epoch_ms(SystemTime::now());
+        while let Some(Reverse((at, _))) = self.due.peek()
+            && *at <= now
+        {
+            let Some(Reverse((_, serial))) = self.due.pop() else {
+                break;
+            };
+            // A board touched again since has a later entry of its own: this one finds
+            // nothing to judge yet.
+            if let Some(d) = self.desks.get_mut(&serial) {
+                let outs = d.recorder.tick(now);
+                // A held clock reading goes out with the judgement, move or not.
+                if !outs.is_empty() || d.press.is_some() {
+                    self.after(&serial, &outs);
+                }
+            }
         }
     }
 
@@ -477,10 +517,11 @@ impl Hall {
         if changed {
             d.announced = Some(d.view.clone());
             let _ = self.jobs.send(Job::Eboard(d.view.clone()));
-        } else if let Ok(mut map) = self.shared.eboards.write()
-            && let Some(v) = map.get_mut(serial)
-        {
-            v.last_seen_ms = d.view.last_seen_ms;
+        } else {
+            let seen = d.view.last_seen_ms;
+            self.shared
+                .boards
+                .edit_eboard(serial, |v| v.last_seen_ms = seen);
         }
     }
 
@@ -514,23 +555,11 @@ impl Hall {
     /// An arbiter changed a game: if an e-board is on it, its recorder carries on from the
     /// changed game; then the writer stores the change.
     fn on_edit(&mut self, edit: GameEdit) {
-        let serial = self
-            .shared
-            .bound
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&edit.game_id)
-            .cloned();
+        let serial = self.shared.boards.eboard_on(edit.game_id);
         // The recorder is touched only if its game is the edited one (a new game set up on
         // the board may not be stored yet).
         let current = serial.as_ref().is_some_and(|sn| {
-            let on = self
-                .shared
-                .games_of
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(sn)
-                .copied();
+            let on = self.shared.boards.game_of(sn);
             self.desks
                 .get(sn)
                 .is_some_and(|d| on == Some((edit.game_id, d.game_no)))

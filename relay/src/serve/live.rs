@@ -109,6 +109,110 @@ impl Event {
     }
 }
 
+/// The boards' live state, which the store does not hold: each e-board as the operator sees
+/// it, each game's running clock, and which e-board is on which game. Written by the writer
+/// (and the hall, for an e-board's last-seen time); read by HTTP and the views.
+#[derive(Debug, Default)]
+pub struct Boards {
+    eboards: RwLock<BTreeMap<String, EboardView>>,
+    clocks: RwLock<HashMap<i64, ClockView>>,
+    /// Which e-board is on which game now (game id → serial).
+    bound: RwLock<HashMap<i64, String>>,
+    /// The other way: e-board serial → (game id, the hall's game number it holds).
+    games_of: RwLock<HashMap<String, (i64, u64)>>,
+}
+
+/// Reads a lock whose holder panicked as it stands: every write here leaves a whole value.
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Boards {
+    pub fn eboards(&self) -> Vec<EboardView> {
+        read(&self.eboards).values().cloned().collect()
+    }
+
+    pub fn eboard(&self, serial: &str) -> Option<EboardView> {
+        read(&self.eboards).get(serial).cloned()
+    }
+
+    pub fn put_eboard(&self, view: EboardView) {
+        write(&self.eboards).insert(view.serial.clone(), view);
+    }
+
+    /// Changes a known e-board's view; `false` when it is not known.
+    pub fn edit_eboard(&self, serial: &str, f: impl FnOnce(&mut EboardView)) -> bool {
+        match write(&self.eboards).get_mut(serial) {
+            Some(v) => {
+                f(v);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets an e-board that is not connected: `Err(true)` when it is connected, `Err(false)`
+    /// when it is not known.
+    pub fn forget_eboard(&self, serial: &str) -> Result<(), bool> {
+        let mut map = write(&self.eboards);
+        match map.get(serial) {
+            None => Err(false),
+            Some(e) if e.connected => Err(true),
+            Some(_) => {
+                map.remove(serial);
+                Ok(())
+            }
+        }
+    }
+
+    pub fn clock(&self, game: i64) -> Option<ClockView> {
+        read(&self.clocks).get(&game).copied()
+    }
+
+    pub fn set_clock(&self, game: i64, clock: ClockView) {
+        write(&self.clocks).insert(game, clock);
+    }
+
+    /// Every game's running clock, for building many views at once.
+    pub fn all_clocks(&self) -> HashMap<i64, ClockView> {
+        read(&self.clocks).clone()
+    }
+
+    /// The serial of the e-board on `game`.
+    pub fn eboard_on(&self, game: i64) -> Option<String> {
+        read(&self.bound).get(&game).cloned()
+    }
+
+    /// Which e-board is on which game, for building many views at once.
+    pub fn all_bound(&self) -> HashMap<i64, String> {
+        read(&self.bound).clone()
+    }
+
+    /// The game (and the hall's game number) an e-board is on.
+    pub fn game_of(&self, serial: &str) -> Option<(i64, u64)> {
+        read(&self.games_of).get(serial).copied()
+    }
+
+    /// Puts an e-board on a game (off any other).
+    pub fn bind(&self, serial: &str, game: i64, game_no: u64, board_no: u32, round: i64) {
+        {
+            let mut bound = write(&self.bound);
+            bound.retain(|_, s| s != serial);
+            bound.insert(game, serial.to_string());
+        }
+        write(&self.games_of).insert(serial.to_string(), (game, game_no));
+        if let Some(v) = write(&self.eboards).get_mut(serial) {
+            v.game_id = Some(game);
+            v.board_no = Some(board_no);
+            v.round_id = Some(round);
+        }
+    }
+}
+
 /// Store and board health for `/health`.
 #[derive(Debug, Default)]
 pub struct Health {
@@ -195,12 +299,7 @@ pub struct Shared {
     /// Every round's feeds: what spectators follow.
     pub feeds: super::feeds::Feeds,
     pub admin_token: Option<String>,
-    pub eboards: RwLock<BTreeMap<String, EboardView>>,
-    pub clocks: RwLock<HashMap<i64, ClockView>>,
-    /// Which e-board is on which game now (game id → serial).
-    pub bound: RwLock<HashMap<i64, String>>,
-    /// The other way: e-board serial → (game id, the hall's game number it holds).
-    pub games_of: RwLock<HashMap<String, (i64, u64)>>,
+    pub boards: Boards,
     pub health: Health,
     pub metrics: Metrics,
     pub edits: mpsc::UnboundedSender<HallCommand>,
@@ -217,7 +316,7 @@ pub struct Shared {
     pub round_edits: tokio::sync::watch::Sender<HashMap<i64, i64>>,
     /// Each round's public delay (ms) as last read, so sockets opening need not ask the
     /// store; forgotten at every edit of rounds or tournaments.
-    pub delays: Mutex<HashMap<i64, i64>>,
+    delays: Mutex<HashMap<i64, i64>>,
 }
 
 impl Shared {
@@ -231,10 +330,7 @@ impl Shared {
             store,
             feeds: Default::default(),
             admin_token,
-            eboards: Default::default(),
-            clocks: Default::default(),
-            bound: Default::default(),
-            games_of: Default::default(),
+            boards: Default::default(),
             health: Default::default(),
             metrics: Default::default(),
             edits,

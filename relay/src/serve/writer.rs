@@ -69,6 +69,17 @@ pub enum Job {
     Shutdown,
 }
 
+/// How long readings with no move among them wait for more before they are committed.
+const READINGS_LINGER: Duration = Duration::from_millis(100);
+
+impl Job {
+    /// Whether the job may wait [`READINGS_LINGER`] for others to share its commit: black-box
+    /// readings and what is announced from them, not moves or anything an arbiter waits for.
+    fn can_wait(&self) -> bool {
+        matches!(self, Job::Raw(_) | Job::Touch { .. })
+    }
+}
+
 /// How often the round's running-clock readings are announced (see [`Writer::run`]).
 const CLOCK_READINGS_EVERY: Duration = Duration::from_secs(10);
 /// Running clocks per `clocks` message (about 95 bytes each: a message stays under 4 KiB).
@@ -159,27 +170,13 @@ impl Writer {
     }
 
     fn bind(&mut self, serial: &str, slot: Slot) {
-        {
-            let mut bound = self.shared.bound.write().unwrap_or_else(|e| e.into_inner());
-            bound.retain(|_, s| s != serial);
-            bound.insert(slot.game_id, serial.to_string());
-        }
-        self.shared
-            .games_of
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(serial.to_string(), (slot.game_id, slot.game_no));
-        if let Some(v) = self
-            .shared
-            .eboards
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_mut(serial)
-        {
-            v.game_id = Some(slot.game_id);
-            v.board_no = Some(slot.board_no);
-            v.round_id = Some(slot.round_id);
-        }
+        self.shared.boards.bind(
+            serial,
+            slot.game_id,
+            slot.game_no,
+            slot.board_no,
+            slot.round_id,
+        );
         self.slots.insert(serial.to_string(), slot);
     }
 
@@ -238,10 +235,22 @@ impl Writer {
                 }
             };
             let mut batch = vec![first];
+            // Readings alone may wait a little for company: one commit (one fsync) for many,
+            // instead of one per reading. A move, or anything else that is news, ends the
+            // wait at once.
+            let linger = tokio::time::Instant::now() + READINGS_LINGER;
             while batch.len() < 2000 {
                 match self.jobs.try_recv() {
                     Ok(j) => batch.push(j),
-                    Err(_) => break,
+                    Err(_) => {
+                        if batch.iter().any(|j| !j.can_wait()) {
+                            break;
+                        }
+                        match tokio::time::timeout_at(linger, self.jobs.recv()).await {
+                            Ok(Some(j)) => batch.push(j),
+                            Ok(None) | Err(_) => break,
+                        }
+                    }
                 }
             }
             self.in_hand = batch.len();
@@ -577,11 +586,7 @@ impl Writer {
         }
         let (game, round) = (slot.game_id, slot.round_id);
         let side_changed = self.side_changed(game, clock.running);
-        self.shared
-            .clocks
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(game, clock);
+        self.shared.boards.set_clock(game, clock);
         if !side_changed {
             // A reading while the same side runs: bundled with the round's other readings and
             // announced with them (one message, not one per board: a round of 200
@@ -620,11 +625,7 @@ impl Writer {
         view.board_no = slot.map(|s| s.board_no);
         view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
         let round = view.round_id.unwrap_or(self.current.id);
-        self.shared
-            .eboards
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(view.serial.clone(), view.clone());
+        self.shared.boards.put_eboard(view.clone());
         let seq = self.seq(round);
         let mut e = Event::new(
             round,
@@ -640,10 +641,8 @@ impl Writer {
     /// Whether `running` is another side to move than the game's last reading.
     fn side_changed(&self, game: i64, running: Option<&'static str>) -> bool {
         self.shared
-            .clocks
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&game)
+            .boards
+            .clock(game)
             .is_none_or(|l| l.running != running)
     }
 
@@ -786,13 +785,7 @@ impl Writer {
 
     async fn publish_game(&mut self, game: i64, seq: i64, fresh: bool) -> Result<(), StoreError> {
         let g = self.store.game(game).await?;
-        let serial = self
-            .shared
-            .bound
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&game)
-            .cloned();
+        let serial = self.shared.boards.eboard_on(game);
         let view = game_view(&g, None, serial.as_deref(), None);
         let mut e = Event::new(
             g.round_id,

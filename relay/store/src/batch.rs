@@ -82,6 +82,10 @@ impl Op {
     }
 }
 
+/// Readings logged per INSERT (4 values each: far below either backend's limit on values per
+/// statement).
+const RAWS_PER_STATEMENT: usize = 200;
+
 impl Store {
     /// Logs `raws` (the black box) and applies `ops` in order, all in one transaction. Returns
     /// each op's change number (`None` for a move clock whose move is gone), after the commit.
@@ -90,10 +94,14 @@ impl Store {
         let mut seqs = Vec::with_capacity(ops.len());
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            for e in raws {
-                sqlx::query("INSERT INTO raw_log (port, serial, received_at, bytes) VALUES ($1, $2, $3, $4)")
-                    .bind(&e.port).bind(&e.serial).bind(e.received_at_ms).bind(&e.bytes)
-                    .execute(&mut *tx).await?;
+            // Many rows a statement: with SQLite every statement is a round trip to its
+            // worker thread, and 1000 boards send about 2000 readings a second.
+            for chunk in raws.chunks(RAWS_PER_STATEMENT) {
+                let mut q = sqlx::QueryBuilder::new("INSERT INTO raw_log (port, serial, received_at, bytes) ");
+                q.push_values(chunk, |mut row, e| {
+                    row.push_bind(&e.port).push_bind(&e.serial).push_bind(e.received_at_ms).push_bind(&e.bytes);
+                });
+                q.build().execute(&mut *tx).await?;
             }
             for op in ops {
                 let game = op.game();

@@ -69,19 +69,11 @@ pub(super) async fn confirm_result(
     require_admin(&s, &h)?;
     let id = parse_id(&id, "game")?;
     let g = s.store.game(id).await?;
-    let serial = s
-        .bound
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&id)
-        .cloned();
-    let proposal = serial.and_then(|sn| {
-        s.eboards
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&sn)
-            .and_then(|e| e.proposal.clone())
-    });
+    let proposal = s
+        .boards
+        .eboard_on(id)
+        .and_then(|sn| s.boards.eboard(&sn))
+        .and_then(|e| e.proposal);
     let (result, termination) = match (proposal, g.result.as_str()) {
         (Some(p), _) => {
             let term = (p.reason == "time_forfeit").then(|| "time forfeit".to_string());
@@ -321,12 +313,7 @@ pub(super) async fn continue_from_board(
     body: Bytes,
 ) -> ApiResult {
     require_admin(&s, &h)?;
-    if !s
-        .eboards
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains_key(&serial)
-    {
+    if s.boards.eboard(&serial).is_none() {
         return Err(ApiError(
             StatusCode::NOT_FOUND,
             format!("e-board {serial:?} not found"),

@@ -5,14 +5,14 @@ use super::*;
 pub(super) async fn health(State(s): State<AppState>) -> Response {
     let ok = s.store.ping().await;
     let h = &s.health;
-    let eboards = s.eboards.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let eboards = s.boards.eboards();
     let lost: Vec<&str> = eboards
-        .values()
+        .iter()
         .filter(|e| !e.connected)
         .map(|e| e.serial.as_str())
         .collect();
     let out_of_sync: Vec<&str> = eboards
-        .values()
+        .iter()
         .filter(|e| !e.in_sync)
         .map(|e| e.serial.as_str())
         .collect();
@@ -31,7 +31,7 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
         },
         "boards": {
             "eboards": eboards.len(),
-            "connected": eboards.values().filter(|e| e.connected).count(),
+            "connected": eboards.iter().filter(|e| e.connected).count(),
             "lost": lost,
             "out_of_sync": out_of_sync,
         },
@@ -47,10 +47,10 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
 
 pub(super) async fn metrics(State(s): State<AppState>) -> Response {
     let m = &s.metrics;
-    let eboards = s.eboards.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let eboards = s.boards.eboards();
     let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let count = |f: fn(&crate::serve::live::EboardView) -> bool| {
-        eboards.values().filter(|e| f(e)).count() as i64
+        eboards.iter().filter(|e| f(e)).count() as i64
     };
     // (name, type, help, value)
     let rows: [(&str, &str, &str, i64); 14] = [

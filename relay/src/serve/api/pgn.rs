@@ -30,7 +30,7 @@ pub(super) fn round_pgn_games(
     games: &[StoredGame],
     cut: Option<i64>,
 ) -> Vec<relay_core::game::Game> {
-    let clocks = s.clocks.read().unwrap_or_else(|e| e.into_inner());
+    let clocks = s.boards.all_clocks();
     games
         .iter()
         .map(|g| {

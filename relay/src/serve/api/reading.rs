@@ -33,8 +33,8 @@ pub async fn round_view_at(
         // The delayed view's change number is the one of its moment.
         r.seq = s.store.seq_at(id, c).await?;
     }
-    let clocks = s.clocks.read().unwrap_or_else(|e| e.into_inner());
-    let bound = s.bound.read().unwrap_or_else(|e| e.into_inner());
+    let clocks = s.boards.all_clocks();
+    let bound = s.boards.all_bound();
     Ok(round_view(
         &r,
         &t.name,
@@ -58,18 +58,8 @@ pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiE
 /// A game's view as of `cutoff` (ms; `None`: live), read from the store.
 pub async fn game_view_at(s: &Shared, id: i64, cutoff: Option<i64>) -> Result<GameView, ApiError> {
     let g = s.store.game(id).await?;
-    let clock = s
-        .clocks
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&id)
-        .copied();
-    let serial = s
-        .bound
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&id)
-        .cloned();
+    let clock = s.boards.clock(id);
+    let serial = s.boards.eboard_on(id);
     Ok(game_view(&g, clock, serial.as_deref(), cutoff))
 }
 
@@ -128,13 +118,7 @@ pub(super) async fn round_changes(
 
 pub(super) async fn list_eboards(State(s): State<AppState>, h: HeaderMap) -> ApiResult {
     let a = arbiter(&s, &h)?;
-    let mut list: Vec<_> = s
-        .eboards
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .values()
-        .cloned()
-        .collect();
+    let mut list = s.boards.eboards();
     if !a {
         // The board as read and a proposed result are live news: spectators of a delayed
         // round do not get them early.
@@ -169,19 +153,15 @@ pub(super) async fn forget_eboard(
     h: HeaderMap,
 ) -> ApiResult {
     require_admin(&s, &h)?;
-    let mut map = s.eboards.write().unwrap_or_else(|e| e.into_inner());
-    match map.get(&serial) {
-        None => Err(ApiError(
+    match s.boards.forget_eboard(&serial) {
+        Err(false) => Err(ApiError(
             StatusCode::NOT_FOUND,
             format!("e-board {serial:?} not found"),
         )),
-        Some(e) if e.connected => Err(ApiError(
+        Err(true) => Err(ApiError(
             StatusCode::CONFLICT,
             format!("e-board {serial} is connected"),
         )),
-        Some(_) => {
-            map.remove(&serial);
-            json_ok(json!({"forgotten": serial}))
-        }
+        Ok(()) => json_ok(json!({"forgotten": serial})),
     }
 }
