@@ -8,7 +8,7 @@ use super::service::{
 };
 use super::temp_dir;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -62,6 +62,89 @@ fn all_games(r: &Relay) -> BTreeMap<i64, Value> {
 }
 
 #[test]
+fn clocks_from_lever_presses_after_the_move_reach_spectators_as_stored() {
+    // At 4x the lever is pressed 60–175 ms after the piece is put down: after a 50 ms settle
+    // time has judged the move, so the clock comes from the press, held by the feed for the
+    // round's next change to carry (or sent alone a second later).
+    let emu = Emulator::start(
+        "serve-presses",
+        &[
+            "--boards", "2", "--speed", "4", "--noise", "0", "--seed", "3",
+        ],
+    );
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let ports = emu.ports();
+    let r = Relay::serve(
+        &emu.dir,
+        &["--db", &db, "--port", &ports, "--settle-ms", "50"],
+    );
+    let mut ws = Socket::connect(&r.ws_url("/api/rounds/1/ws"));
+    let mut heard: Clocks = HashMap::new();
+    let (mut presses, mut carried) = (0, 0);
+    let end = Instant::now() + Duration::from_secs(25);
+    while Instant::now() < end {
+        let Some(m) = ws.next(Duration::from_millis(200)) else {
+            continue;
+        };
+        let gid = m["game_id"].as_i64().unwrap_or(0);
+        match m["type"].as_str() {
+            Some("move") => {
+                if let Some(p) = m["move"]["ply"].as_u64() {
+                    heard.insert((gid, p), m["move"]["clk_ms"].as_u64());
+                }
+            }
+            Some("move_clock") => {
+                presses += 1;
+                if let Some(p) = m["ply"].as_u64() {
+                    heard.insert((gid, p), m["clk_ms"].as_u64());
+                }
+            }
+            _ => {}
+        }
+        carried += usize::from(ws.last_frame_carried);
+    }
+    // Presses wait at most a second for a change to carry them.
+    std::thread::sleep(Duration::from_millis(1500));
+    while let Some(m) = ws.next(Duration::from_millis(300)) {
+        if m["type"] == "move_clock"
+            && let Some(p) = m["ply"].as_u64()
+        {
+            heard.insert(
+                (m["game_id"].as_i64().unwrap_or(0), p),
+                m["clk_ms"].as_u64(),
+            );
+        }
+    }
+    ws.close();
+    assert!(
+        presses >= 5,
+        "only {presses} lever presses came after their moves"
+    );
+    assert!(carried > 0, "no press rode on a later change");
+    let round = get_json(&r.url("/api/rounds/1"));
+    let mut checked = 0;
+    for g in round["games"].as_array().into_iter().flatten() {
+        let gid = g["id"].as_i64().unwrap_or(0);
+        for m in g["moves"].as_array().into_iter().flatten() {
+            let ply = m["ply"].as_u64().unwrap_or(0);
+            let Some(h) = heard.get(&(gid, ply)) else {
+                continue;
+            };
+            assert_eq!(
+                *h,
+                m["clk_ms"].as_u64(),
+                "game {gid} ply {ply}: the spectator's clock is not the stored one"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} moves checked");
+}
+
+/// Each move's clock (ms) by (game, ply), as a spectator heard it.
+type Clocks = HashMap<(i64, u64), Option<u64>>;
+
+#[test]
 fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
     let emu = Emulator::start(
         "serve-boards",
@@ -98,7 +181,41 @@ fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
         msgs.iter().any(|m| m["type"] == "clock"),
         "no running clock announced"
     );
-    ws.close();
+    // A spectator follows on: the clock of every move it hears of (with the move, or from
+    // its lever press, carried by a later change) must end as the store has it.
+    let heard: Arc<Mutex<Clocks>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let listener = {
+        let (heard, stop) = (heard.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let note = |m: &Value| {
+                let gid = m["game_id"].as_i64().unwrap_or(0);
+                let mut h = heard.lock().expect("lock");
+                match m["type"].as_str() {
+                    Some("move") => {
+                        if let Some(p) = m["move"]["ply"].as_u64() {
+                            h.insert((gid, p), m["move"]["clk_ms"].as_u64());
+                        }
+                    }
+                    Some("move_clock") => {
+                        if let Some(p) = m["ply"].as_u64() {
+                            h.insert((gid, p), m["clk_ms"].as_u64());
+                        }
+                    }
+                    _ => {}
+                }
+            };
+            for m in &msgs {
+                note(m);
+            }
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(m) = ws.next(Duration::from_millis(200)) {
+                    note(&m);
+                }
+            }
+            ws.close();
+        })
+    };
 
     // Each e-board plays its first game to the end, then the next game starts (next round).
     let games = wait_until(240, "every board's first game to end", || {
@@ -110,6 +227,25 @@ fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
         moved_on.then(|| round["games"].as_array().cloned().unwrap_or_default())
     });
     assert_eq!(games.len(), 3);
+    // Presses wait at most a second for a change to carry them.
+    std::thread::sleep(Duration::from_millis(1500));
+    stop.store(true, Ordering::Relaxed);
+    listener.join().expect("listener");
+    let heard = heard.lock().expect("lock").clone();
+    for g in &games {
+        let gid = g["id"].as_i64().unwrap_or(0);
+        for m in g["moves"].as_array().into_iter().flatten() {
+            let ply = m["ply"].as_u64().unwrap_or(0);
+            if ply <= 4 && !heard.contains_key(&(gid, ply)) {
+                continue; // played before the spectator came: in its snapshot, not heard
+            }
+            assert_eq!(
+                heard.get(&(gid, ply)).copied().flatten(),
+                m["clk_ms"].as_u64(),
+                "game {gid} ply {ply}: the spectator's clock is not the stored one"
+            );
+        }
+    }
     let known = classics();
     for g in &games {
         let played = sans(g);

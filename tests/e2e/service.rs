@@ -238,6 +238,10 @@ pub struct Socket {
     /// When each heartbeat was sent (server time, ms) and when it arrived (ours); `next`
     /// keeps them here rather than returning them.
     pub heartbeats: Vec<(i64, i64)>,
+    /// Messages a frame carried that are still to be returned.
+    carried: std::collections::VecDeque<Value>,
+    /// Whether the last frame read carried lever presses.
+    pub last_frame_carried: bool,
 }
 
 impl Socket {
@@ -255,6 +259,8 @@ impl Socket {
             ws,
             closed: false,
             heartbeats: Vec::new(),
+            carried: Default::default(),
+            last_frame_carried: false,
         })
     }
 
@@ -283,8 +289,25 @@ impl Socket {
         Some(v)
     }
 
-    /// The next JSON frame other than a heartbeat.
+    /// The next JSON message other than a heartbeat: lever presses a frame carries come
+    /// first, each on its own, as pages see them.
     fn next_frame(&mut self, within: Duration) -> Option<Value> {
+        if let Some(v) = self.carried.pop_front() {
+            return Some(v);
+        }
+        let mut v = self.read_frame(within)?;
+        self.last_frame_carried = v.get("presses").is_some();
+        if let Some(presses) = v.as_object_mut().and_then(|o| o.remove("presses")) {
+            self.carried
+                .extend(presses.as_array().cloned().unwrap_or_default());
+            self.carried.push_back(v);
+            return self.carried.pop_front();
+        }
+        Some(v)
+    }
+
+    /// The next JSON frame other than a heartbeat.
+    fn read_frame(&mut self, within: Duration) -> Option<Value> {
         let end = Instant::now() + within;
         while Instant::now() < end {
             match self.ws.read() {

@@ -203,6 +203,13 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
         for (const c of msg.clocks) onMessage({ type: 'clock', seq: msg.seq, game_id: c.game_id, clock: c.clock });
         return;
       }
+      // Lever presses held for the round's next change ride on it, oldest first; each is
+      // handed on as the move_clock message it is, before the change itself.
+      if (Array.isArray(msg.presses)) {
+        const presses = msg.presses;
+        delete msg.presses;
+        for (const p of presses) onMessage(p);
+      }
       onMessage(msg);
     };
     socket.onclose = () => {

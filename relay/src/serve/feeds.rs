@@ -33,6 +33,21 @@ const RECENT: usize = 2048;
 const CROWD: u64 = 20;
 /// How long a snapshot is reused while the ring covers what changed since.
 const SNAPSHOT_REUSE_MS: i64 = 1000;
+/// How long a lever press waits for a change of its round to carry it.
+const PRESS_HOLD_MS: i64 = 1000;
+/// How often feeds are asked to let out presses held that long.
+const PRESS_SWEEP: Duration = Duration::from_millis(250);
+
+/// An event as the view takes it: the presses it carries first, then its own message. A
+/// press sets its move's clock whatever the view's number (setting it twice is harmless), so
+/// one committed before a change published ahead of it is not lost to the view.
+fn apply(view: &mut RoundView, e: &Event) {
+    for p in &e.presses {
+        view.apply(p, false);
+    }
+    view.apply(&e.message, e.change);
+}
+
 /// A delay line passes on one running-clock message per game this often (a page counts the
 /// seconds between them itself).
 const HELD_CLOCK_EVERY_MS: i64 = 10_000;
@@ -74,6 +89,8 @@ pub struct Feed {
     last_seq: AtomicI64,
     /// Taken after `recent` when both are held.
     view: Mutex<View>,
+    /// Lever presses waiting for a change to carry them (taken after `recent`).
+    held: Mutex<Vec<Arc<Event>>>,
     /// Held while the view is read from the store or a snapshot encoded: one at a time.
     build: tokio::sync::Mutex<()>,
     /// Snapshots asked for since `asks_since` (ms): more than [`CROWD`] a second is a crowd.
@@ -101,14 +118,56 @@ impl Feed {
             recent: Mutex::new(VecDeque::new()),
             last_seq: AtomicI64::new(0),
             view: Mutex::new(View::default()),
+            held: Mutex::new(Vec::new()),
             build: tokio::sync::Mutex::new(()),
             asks: AtomicU64::new(0),
             asks_since: AtomicI64::new(0),
         }
     }
 
+    /// Passes an event on to the feed's clients. A lever press on its own is held for the
+    /// round's next change to carry (see `wire::Announcement`), or until [`Feed::release_due`]
+    /// finds it a second old.
     pub fn push(&self, e: Arc<Event>) {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if e.is_press() {
+            held.push(e);
+            return;
+        }
+        let e = if e.change && !held.is_empty() {
+            // Oldest first: the held ones, then any the event carries already (a delayed
+            // feed's events come carrying the live feed's).
+            let mut presses: Vec<ServerMessage> =
+                held.drain(..).map(|p| p.message.clone()).collect();
+            presses.extend(e.presses.iter().cloned());
+            Arc::new(e.carrying(presses))
+        } else {
+            e
+        };
+        drop(held);
+        self.release(&mut recent, e);
+    }
+
+    /// Presses held for a second with no change to carry them go out on their own.
+    pub fn release_due(&self, now_ms: i64) {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let due: Vec<Arc<Event>> = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            if held
+                .first()
+                .is_none_or(|p| now_ms - p.at_ms < PRESS_HOLD_MS)
+            {
+                return;
+            }
+            held.drain(..).collect()
+        };
+        for e in due {
+            self.release(&mut recent, e);
+        }
+    }
+
+    fn release(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) {
         if e.change {
             self.last_seq.fetch_max(e.seq, Ordering::Relaxed);
             if recent.len() >= RECENT {
@@ -116,14 +175,8 @@ impl Feed {
             }
             recent.push_back(e.clone());
         }
-        if let Some(view) = self
-            .view
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .round
-            .as_mut()
-        {
-            view.apply(&e.message, e.change);
+        if let Some(view) = self.lock_view().round.as_mut() {
+            apply(view, &e);
         }
         // No receiver is fine: nobody is watching.
         let _ = self.tx.send(e);
@@ -145,7 +198,7 @@ impl Feed {
     /// the feed cannot vouch for any gap.
     fn covers(&self, recent: &VecDeque<Arc<Event>>, seq: i64) -> bool {
         recent.front().is_some_and(|first| {
-            seq <= self.last_seq.load(Ordering::Relaxed) && first.seq <= seq + 1
+            seq <= self.last_seq.load(Ordering::Relaxed) && first.first_seq() <= seq + 1
         })
     }
 
@@ -162,7 +215,7 @@ impl Feed {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         let from = built.seq;
         for e in recent.iter().filter(|e| e.seq > from) {
-            built.apply(&e.message, true);
+            apply(&mut built, e);
         }
         let mut view = self.lock_view();
         if view.round.is_none() {
@@ -285,8 +338,30 @@ pub struct Feeds {
 }
 
 impl Feeds {
+    /// Links the feeds to their service and starts letting out held presses (call once, on
+    /// the runtime).
     pub fn attach(&self, shared: &Arc<Shared>) {
         *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(shared);
+        let weak = Arc::downgrade(shared);
+        tokio::spawn(async move {
+            let mut sweep = tokio::time::interval(PRESS_SWEEP);
+            loop {
+                sweep.tick().await;
+                let Some(s) = weak.upgrade() else { return };
+                let feeds: Vec<Arc<Feed>> = s
+                    .feeds
+                    .map
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .values()
+                    .cloned()
+                    .collect();
+                let now = now_ms();
+                for f in feeds {
+                    f.release_due(now);
+                }
+            }
+        });
     }
 
     /// The live feed of a round.
@@ -358,6 +433,8 @@ struct Held {
     game: Option<i64>,
     change: bool,
     message: Pending,
+    /// Lever presses the event carried.
+    presses: Vec<ServerMessage>,
 }
 
 /// Holds the live feed's events for the feed's delay and passes them on, re-stamping running
@@ -404,6 +481,7 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                         game: e.game_id,
                         change: e.change,
                         message: Pending::Message(e.message.delayed(delay)),
+                        presses: e.presses.iter().map(|p| p.delayed(delay)).collect(),
                     });
                 }
                 Err(RecvError::Lagged(n)) => {
@@ -427,6 +505,9 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                     };
                     let mut e = Event::new(feed.round, h.game, h.seq, &message);
                     e.change = h.change;
+                    if !h.presses.is_empty() {
+                        e = e.carrying(h.presses);
+                    }
                     feed.push(Arc::new(e));
                 }
             }
@@ -457,6 +538,7 @@ async fn backfill(s: &Shared, feed: &Feed, mut since: i64, held: &mut VecDeque<H
                     game: c.game_id,
                     change: true,
                     message: m,
+                    presses: Vec::new(),
                 });
             }
         }
@@ -511,5 +593,45 @@ mod tests {
         assert_eq!((first.seq, first.change), (2, true));
         assert_eq!((second.seq, second.change), (2, false));
         assert!(rx.try_recv().is_err());
+    }
+
+    fn press(seq: i64, game: i64) -> Arc<Event> {
+        let m = ServerMessage::MoveClock {
+            seq,
+            game_id: game,
+            ply: 3,
+            clk_ms: Some(60_000),
+            emt_ms: Some(2_000),
+            clock: None,
+        };
+        Arc::new(Event::new(1, Some(game), seq, &m))
+    }
+
+    #[tokio::test]
+    async fn a_lever_press_rides_on_the_next_change_or_goes_alone_after_a_second() {
+        let feed = Feed::new(1, 0);
+        let mut rx = feed.subscribe();
+        feed.push(press(5, 7));
+        feed.push(event(5, false));
+        // Held: only the running-clock event went out.
+        assert!(!rx.recv().await.expect("an event").change);
+        assert!(rx.try_recv().is_err());
+        feed.push(event(6, true));
+        let carrier = rx.recv().await.expect("an event");
+        assert_eq!((carrier.seq, carrier.presses.len()), (6, 1));
+        let v: serde_json::Value = serde_json::from_str(carrier.text.as_str()).expect("JSON");
+        assert_eq!(v["presses"][0]["type"], "move_clock");
+        assert_eq!(v["presses"][0]["seq"], 5);
+        assert_eq!(carrier.press_texts[0].0, 7);
+        // The ring holds what went out: the carrier, not the press alone.
+        assert_eq!(seqs(feed.since(4)), Some(vec![6]));
+
+        feed.push(press(7, 7));
+        feed.release_due(now_ms());
+        assert!(rx.try_recv().is_err(), "held for a second");
+        feed.release_due(now_ms() + PRESS_HOLD_MS);
+        let alone = rx.recv().await.expect("an event");
+        assert_eq!((alone.seq, alone.presses.len()), (7, 0));
+        assert!(matches!(alone.message, ServerMessage::MoveClock { .. }));
     }
 }

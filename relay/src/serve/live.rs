@@ -5,7 +5,7 @@
 //! running clocks and e-board status, after the raw readings they come from are logged), so a
 //! client never sees anything a crash could take back.
 
-use super::wire::ServerMessage;
+use super::wire::{Announcement, ServerMessage};
 use axum::extract::ws::Utf8Bytes;
 use relay_store::{RoundInfo, Store, StoredMove};
 use serde::Serialize;
@@ -78,6 +78,11 @@ pub struct Event {
     pub at_ms: i64,
     /// The message, typed: feeds keep their round's view up to date with it.
     pub message: ServerMessage,
+    /// Lever presses (`move_clock` messages of earlier changes) held by the feed and carried
+    /// by this change; they are in `text` too, and each alone in `press_texts` (with its game
+    /// and change number) for a game page whose game is not this event's.
+    pub presses: Vec<ServerMessage>,
+    pub press_texts: Vec<(i64, i64, Utf8Bytes)>,
     /// The message, encoded once; every client gets these same bytes.
     pub text: Utf8Bytes,
     /// For clock events: the clock, so a delay line can tell a press from a tick.
@@ -101,10 +106,59 @@ impl Event {
             at_ms: now_ms(),
             text: Utf8Bytes::from(message.encode()),
             message: message.clone(),
+            presses: Vec::new(),
+            press_texts: Vec::new(),
             clock: None,
             arbiters: false,
             clocks: None,
             change: true,
+        }
+    }
+
+    /// A lever press on its own (a `move_clock` change with nothing carried): what a feed
+    /// holds for the next change.
+    pub fn is_press(&self) -> bool {
+        self.change
+            && self.presses.is_empty()
+            && matches!(self.message, ServerMessage::MoveClock { .. })
+    }
+
+    /// The oldest change number the event brings: a carried press's, or its own.
+    pub fn first_seq(&self) -> i64 {
+        self.presses
+            .iter()
+            .filter_map(ServerMessage::seq)
+            .fold(self.seq, i64::min)
+    }
+
+    /// The same event carrying `presses` (oldest first); encoded again, once.
+    pub fn carrying(&self, presses: Vec<ServerMessage>) -> Event {
+        let press_texts = presses
+            .iter()
+            .filter_map(|p| match p {
+                ServerMessage::MoveClock { game_id, seq, .. } => {
+                    Some((*game_id, *seq, Utf8Bytes::from(p.encode())))
+                }
+                _ => None,
+            })
+            .collect();
+        let text = Announcement {
+            message: self.message.clone(),
+            presses,
+        };
+        Event {
+            round_id: self.round_id,
+            game_id: self.game_id,
+            seq: self.seq,
+            at_ms: self.at_ms,
+            text: Utf8Bytes::from(text.encode()),
+            message: text.message,
+            presses: text.presses,
+            press_texts,
+            clock: self.clock,
+            clocks: self.clocks.clone(),
+            arbiters: self.arbiters,
+            change: self.change,
         }
     }
 }

@@ -271,9 +271,29 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// A WebSocket message as sent: a [`ServerMessage`], and with a change, the lever presses
+/// (each a `move_clock`) the round's feed held since its last change, which a client applies
+/// before the message itself. A press that comes after its move was announced would otherwise
+/// cost every spectator a frame of its own; held for the next change of the round (at most a
+/// second), it rides along.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Announcement {
+    #[serde(flatten)]
+    pub message: ServerMessage,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub presses: Vec<ServerMessage>,
+}
+
+impl Announcement {
+    pub fn encode(&self) -> String {
+        // As ServerMessage::encode: serializing cannot fail.
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+}
+
 /// The JSON Schema of every WebSocket message.
 pub fn schema() -> Value {
-    serde_json::to_value(schemars::schema_for!(ServerMessage)).unwrap_or(Value::Null)
+    serde_json::to_value(schemars::schema_for!(Announcement)).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -293,6 +313,7 @@ mod tests {
         );
         let schema = schema().to_string();
         for kind in [
+            "presses",
             "snapshot",
             "games",
             "move",

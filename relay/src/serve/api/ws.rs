@@ -270,18 +270,30 @@ struct Follower {
 }
 
 impl Follower {
-    /// Whether `e` goes to this client; notes its change number when it does.
-    fn take(&mut self, e: &Event) -> bool {
-        if !self.scope.wants(e) || (e.arbiters && !self.wants.eboards) {
-            return false;
+    /// Adds to `out` what of `e` goes to this client, noting its change number.
+    fn take(&mut self, e: &Event, out: &mut Vec<Utf8Bytes>) {
+        if e.arbiters && !self.wants.eboards {
+            return;
+        }
+        if !self.scope.wants(e) {
+            // A game page's own lever press may ride on another game's change.
+            if let Scope::Game { game, .. } = self.scope {
+                for (g, seq, text) in &e.press_texts {
+                    if *g == game && *seq > self.last_seq {
+                        self.last_seq = *seq;
+                        out.push(text.clone());
+                    }
+                }
+            }
+            return;
         }
         if e.change {
             if e.seq <= self.last_seq {
-                return false;
+                return;
             }
             self.last_seq = e.seq;
         }
-        true
+        out.push(e.text.clone());
     }
 
     /// Sends the snapshot of the client's view and the feed's changes after it.
@@ -297,9 +309,7 @@ impl Follower {
         self.last_seq = seq;
         let mut out: Vec<Utf8Bytes> = parts.iter().cloned().collect();
         for e in feed.since(seq).unwrap_or_default() {
-            if self.take(&e) {
-                out.push(e.text.clone());
-            }
+            self.take(&e, &mut out);
         }
         send_all(socket, out).await
     }
@@ -315,11 +325,10 @@ impl Follower {
     ) -> Option<bool> {
         self.last_seq = since;
         if let Some(events) = feed.since(since) {
-            let out = events
-                .iter()
-                .filter(|e| self.take(e))
-                .map(|e| e.text.clone())
-                .collect();
+            let mut out = Vec::new();
+            for e in &events {
+                self.take(e, &mut out);
+            }
             return Some(send_all(socket, out).await);
         }
         let (last, msgs) = missed(s, self.scope, since).await?;
@@ -380,16 +389,10 @@ async fn follow(
                     // Everything else already waiting goes out with it in one write: a busy
                     // round costs a client one system call, not one per message.
                     let mut out = Vec::new();
-                    if me.take(&e) {
-                        out.push(e.text.clone());
-                    }
+                    me.take(&e, &mut out);
                     while out.len() < 512 {
                         match rx.try_recv() {
-                            Ok(more) => {
-                                if me.take(&more) {
-                                    out.push(more.text.clone());
-                                }
-                            }
+                            Ok(more) => me.take(&more, &mut out),
                             // A lag shows at the next recv(), which answers it.
                             Err(_) => break,
                         }
