@@ -5,12 +5,16 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use boards::protocol::{Message, Orientation, Placement};
+use boards::transport::PortEvent;
 use relay::serve::api::{app, round_json};
 use relay::serve::feeds::SnapshotOf;
+use relay::serve::hall::PortInput;
 use relay::serve::{Carry, Core, Stores};
 use relay_core::recorder::RecorderConfig;
 use relay_store::Store;
 use serde_json::{Value, json};
+use shakmaty::Position;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tower::ServiceExt;
@@ -31,6 +35,10 @@ fn db_url() -> String {
 }
 
 async fn start() -> (Core, Router) {
+    start_with(RecorderConfig::default()).await
+}
+
+async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
     let url = db_url();
     let readers = Store::open(&url).await.expect("store");
     let writer = Store::open(&url).await.expect("store");
@@ -43,7 +51,7 @@ async fn start() -> (Core, Router) {
         Some(TOKEN.into()),
         current,
         Carry::default(),
-        RecorderConfig::default(),
+        cfg,
     );
     let router = app(core.shared.clone(), None);
     (core, router)
@@ -393,4 +401,87 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
         stored["games"][2]["moves"].as_array().map(Vec::len),
         Some(3)
     );
+}
+
+const PORT: &str = "/dev/in-process-0";
+const SERIAL: &str = "01025";
+
+/// What a reader thread hands the hall when the board on `PORT` reports `board`.
+fn reading(board: &shakmaty::Board) -> PortInput {
+    PortInput {
+        path: PORT.into(),
+        event: PortEvent::Message {
+            serial: Some(SERIAL.into()),
+            message: Message::BoardDump {
+                placement: Placement::from_board(board, Orientation::Normal),
+            },
+            raw: vec![],
+            at: std::time::SystemTime::now(),
+        },
+    }
+}
+
+fn after(sans: &[&str]) -> shakmaty::Board {
+    let mut pos = shakmaty::Chess::default();
+    for san in sans {
+        let m = san
+            .parse::<shakmaty::san::San>()
+            .expect("SAN")
+            .to_move(&pos)
+            .expect("legal");
+        pos.play_unchecked(m);
+    }
+    pos.board().clone()
+}
+
+async fn eboard(app: &Router) -> Value {
+    let list = call(app, "GET", "/api/eboards", None, Some(TOKEN))
+        .await
+        .body;
+    list.as_array()
+        .and_then(|l| l.iter().find(|e| e["serial"] == SERIAL))
+        .cloned()
+        .expect("the e-board is listed")
+}
+
+#[tokio::test]
+async fn an_eboard_in_sync_shows_the_board_as_last_read() {
+    let cfg = RecorderConfig {
+        settle_ms: 50,
+        ..RecorderConfig::default()
+    };
+    let (core, app) = start_with(cfg).await;
+    let send = |i: PortInput| core.ports.send(i).expect("the hall takes readings");
+    send(PortInput {
+        path: PORT.into(),
+        event: PortEvent::Identified {
+            serial: SERIAL.into(),
+            address: None,
+            path: PORT.into(),
+        },
+    });
+    send(reading(&shakmaty::Board::default()));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    send(reading(&after(&["e4"])));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A piece in the hand: not a move, and still in sync, but the board as read.
+    let mut lifted = after(&["e4"]);
+    lifted.discard_piece_at(shakmaty::Square::E7);
+    send(reading(&lifted));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let e = eboard(&app).await;
+    assert_eq!(e["in_sync"], true, "{e}");
+    assert_eq!(e["board_fen"], lifted.board_fen().to_string(), "{e}");
+    // The move read from the board is stored and served.
+    let game = e["game_id"].as_i64().expect("the e-board is on a game");
+    let g = call(&app, "GET", &format!("/api/games/{game}"), None, None)
+        .await
+        .body;
+    let sans: Vec<&str> = g["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .filter_map(|m| m["san"].as_str())
+        .collect();
+    assert_eq!(sans, ["e4"]);
 }

@@ -348,16 +348,8 @@ impl Feeds {
             loop {
                 sweep.tick().await;
                 let Some(s) = weak.upgrade() else { return };
-                let feeds: Vec<Arc<Feed>> = s
-                    .feeds
-                    .map
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .values()
-                    .cloned()
-                    .collect();
                 let now = now_ms();
-                for f in feeds {
+                for f in s.feeds.all() {
                     f.release_due(now);
                 }
             }
@@ -400,16 +392,19 @@ impl Feeds {
         feed
     }
 
-    /// The round a game is in, when a feed's view holds it.
-    pub fn round_of(&self, game: i64) -> Option<i64> {
-        let feeds: Vec<Arc<Feed>> = self
-            .map
+    /// Every feed there is now.
+    fn all(&self) -> Vec<Arc<Feed>> {
+        self.map
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
             .cloned()
-            .collect();
-        feeds.iter().find_map(|f| {
+            .collect()
+    }
+
+    /// The round a game is in, when a feed's view holds it.
+    pub fn round_of(&self, game: i64) -> Option<i64> {
+        self.all().iter().find_map(|f| {
             f.lock_view()
                 .round
                 .as_ref()

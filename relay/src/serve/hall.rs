@@ -518,10 +518,13 @@ impl Hall {
             d.announced = Some(d.view.clone());
             let _ = self.jobs.send(Job::Eboard(d.view.clone()));
         } else {
-            let seen = d.view.last_seen_ms;
-            self.shared
-                .boards
-                .edit_eboard(serial, |v| v.last_seen_ms = seen);
+            // Not news, but `/api/eboards` shows the board as last read (the console's
+            // picture of a board in sync with its game).
+            let (seen, fen) = (d.view.last_seen_ms, d.view.board_fen.clone());
+            self.shared.boards.edit_eboard(serial, |v| {
+                v.last_seen_ms = seen;
+                v.board_fen = fen;
+            });
         }
     }
 

@@ -194,8 +194,18 @@ impl Boards {
         read(&self.eboards).get(serial).cloned()
     }
 
-    pub fn put_eboard(&self, view: EboardView) {
-        write(&self.eboards).insert(view.serial.clone(), view);
+    /// Keeps an e-board's announced view; the board as read and the last-seen time stay as
+    /// they are when the hall has since noted later ones (an announcement reaches the writer
+    /// after the readings it came from are logged, which may be after newer readings).
+    pub fn put_eboard(&self, mut view: EboardView) {
+        let mut map = write(&self.eboards);
+        if let Some(old) = map.get(&view.serial)
+            && old.last_seen_ms > view.last_seen_ms
+        {
+            view.last_seen_ms = old.last_seen_ms;
+            view.board_fen.clone_from(&old.board_fen);
+        }
+        map.insert(view.serial.clone(), view);
     }
 
     /// Changes a known e-board's view; `false` when it is not known.

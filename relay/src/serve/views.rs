@@ -183,6 +183,26 @@ pub fn round_view(
 }
 
 impl GameView {
+    /// A pending game with nothing in it, for tests.
+    #[cfg(test)]
+    pub fn empty(id: i64, board_no: u32) -> GameView {
+        GameView {
+            id,
+            round_id: 1,
+            board_no,
+            white: Player::default(),
+            black: Player::default(),
+            status: "pending".into(),
+            result: "*".into(),
+            termination: None,
+            start_fen: STANDARD_FEN.into(),
+            fen: STANDARD_FEN.into(),
+            moves: vec![],
+            clock: None,
+            eboard: None,
+        }
+    }
+
     fn settle_fen(&mut self) {
         self.fen = self
             .moves
@@ -356,21 +376,7 @@ mod tests {
     use crate::serve::wire::GameClock;
 
     fn game(id: i64, board_no: u32) -> GameView {
-        GameView {
-            id,
-            round_id: 1,
-            board_no,
-            white: Player::default(),
-            black: Player::default(),
-            status: "pending".into(),
-            result: "*".into(),
-            termination: None,
-            start_fen: STANDARD_FEN.into(),
-            fen: STANDARD_FEN.into(),
-            moves: vec![],
-            clock: None,
-            eboard: None,
-        }
+        GameView::empty(id, board_no)
     }
 
     fn round() -> RoundView {

@@ -333,21 +333,9 @@ mod tests {
 
     #[test]
     fn a_big_round_snapshot_comes_in_small_parts_that_add_up_to_it() {
-        use crate::serve::views::STANDARD_FEN;
         let game = |id: i64| GameView {
-            id,
-            round_id: 1,
-            board_no: id as u32,
-            white: Default::default(),
-            black: Default::default(),
             status: "live".into(),
-            result: "*".into(),
-            termination: None,
-            start_fen: STANDARD_FEN.into(),
-            fen: STANDARD_FEN.into(),
-            moves: vec![],
-            clock: None,
-            eboard: None,
+            ..GameView::empty(id, id as u32)
         };
         let round = RoundView {
             id: 1,
