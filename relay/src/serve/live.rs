@@ -356,28 +356,29 @@ impl Cached {
     }
 }
 
-/// Everything the parts of the service share.
+/// Everything the parts of the service share: the store, the feeds, the boards' live state,
+/// health and counters as parts of their own; the rest through methods.
 #[derive(Debug)]
 pub struct Shared {
     pub store: Store,
     /// Every round's feeds: what spectators follow.
     pub feeds: super::feeds::Feeds,
-    pub admin_token: Option<String>,
     pub boards: Boards,
     pub health: Health,
     pub metrics: Metrics,
-    pub edits: mpsc::UnboundedSender<HallCommand>,
+    admin_token: Option<String>,
+    edits: mpsc::UnboundedSender<HallCommand>,
     /// The writer's queue (for arbiter actions that need no recorder).
-    pub jobs: mpsc::UnboundedSender<super::writer::Job>,
-    pub started_at_ms: i64,
+    jobs: mpsc::UnboundedSender<super::writer::Job>,
+    started_at_ms: i64,
     /// The last live PGN of each round.
-    pub pgn_cache: Mutex<HashMap<i64, Cached>>,
+    pgn_cache: Mutex<HashMap<i64, Cached>>,
     /// Set when the service shuts down: live sockets close cleanly.
-    pub closing: tokio::sync::watch::Sender<bool>,
+    closing: tokio::sync::watch::Sender<bool>,
     /// The public delay (ms) of each round as of the last arbiter edit that touched it, so
     /// that open sockets can compare it with theirs without asking the store (a spectator
     /// connected before a delay was set must not go on seeing live moves).
-    pub round_edits: tokio::sync::watch::Sender<HashMap<i64, i64>>,
+    round_edits: tokio::sync::watch::Sender<HashMap<i64, i64>>,
     /// Each round's public delay (ms) as last read, so sockets opening need not ask the
     /// store; forgotten at every edit of rounds or tournaments.
     delays: Mutex<HashMap<i64, i64>>,
@@ -405,6 +406,55 @@ impl Shared {
             round_edits: tokio::sync::watch::channel(Default::default()).0,
             delays: Default::default(),
         }
+    }
+
+    pub fn admin_token(&self) -> Option<&str> {
+        self.admin_token.as_deref()
+    }
+
+    /// Hands an arbiter's command to the hall; `false` when the hall has stopped.
+    pub fn to_hall(&self, cmd: HallCommand) -> bool {
+        self.edits.send(cmd).is_ok()
+    }
+
+    /// Hands a job to the writer; `false` when the writer has stopped.
+    pub fn to_writer(&self, job: super::writer::Job) -> bool {
+        self.jobs.send(job).is_ok()
+    }
+
+    pub fn uptime_s(&self) -> i64 {
+        (now_ms() - self.started_at_ms) / 1000
+    }
+
+    /// The round's live PGN as last built.
+    pub fn cached_pgn(&self, round: i64) -> Option<Cached> {
+        self.pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&round)
+            .cloned()
+    }
+
+    pub fn cache_pgn(&self, round: i64, c: Cached) {
+        self.pgn_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(round, c);
+    }
+
+    /// Live sockets close cleanly: the service is shutting down.
+    pub fn close_clients(&self) {
+        let _ = self.closing.send(true);
+    }
+
+    /// Changes to `true` when the service shuts down.
+    pub fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// The public delays (ms) of the rounds arbiters' edits touched, as they change.
+    pub fn round_edits(&self) -> tokio::sync::watch::Receiver<HashMap<i64, i64>> {
+        self.round_edits.subscribe()
     }
 
     /// After an arbiter's edit of a tournament or round: cached live views are rebuilt and

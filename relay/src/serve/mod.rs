@@ -369,14 +369,14 @@ async fn serve(
         shutdown_signal(stop_http.clone()).await;
         stop_http.store(true, Ordering::Relaxed);
         tracing::info!("shutting down: closing clients, flushing the store");
-        let _ = closing.closing.send(true);
+        closing.close_clients();
     });
     server.await.context("HTTP server")?;
     // Stop readings, let the hall flush its recorders, then the writer empty its queue.
     stop.store(true, Ordering::Relaxed);
     let _ = tokio::task::spawn_blocking(move || watcher.join()).await;
     let _ = hall_task.await;
-    let _ = shared.jobs.send(writer::Job::Shutdown);
+    shared.to_writer(writer::Job::Shutdown);
     let pending = shared.health.pending_writes.load(Ordering::Relaxed);
     if !shared.health.store_ok.load(Ordering::Relaxed) {
         tracing::warn!(

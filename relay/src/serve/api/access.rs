@@ -12,7 +12,7 @@ pub fn arbiter(shared: &Shared, headers: &HeaderMap) -> Result<bool, ApiError> {
     else {
         return Ok(false);
     };
-    let Some(expected) = &shared.admin_token else {
+    let Some(expected) = shared.admin_token() else {
         return Err(no_token());
     };
     if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
@@ -30,7 +30,7 @@ pub(super) fn no_token() -> ApiError {
 }
 
 pub(super) fn require_admin(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
-    if shared.admin_token.is_none() {
+    if shared.admin_token().is_none() {
         return Err(no_token());
     }
     if arbiter(shared, headers)? {

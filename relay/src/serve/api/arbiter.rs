@@ -402,14 +402,17 @@ pub(super) async fn assign_eboard(
     }
     s.store.round(id).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    s.jobs
-        .send(crate::serve::writer::Job::Assign {
-            round_id: id,
-            board_no,
-            serial: b.serial.clone(),
-            reply: tx,
-        })
-        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
+    if !s.to_writer(crate::serve::writer::Job::Assign {
+        round_id: id,
+        board_no,
+        serial: b.serial.clone(),
+        reply: tx,
+    }) {
+        return Err(ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down".into(),
+        ));
+    }
     let game = wait_reply(rx).await?;
     json_ok(json!({"round_id": id, "board_no": board_no, "serial": b.serial, "game_id": game}))
 }

@@ -9,14 +9,17 @@ pub(super) async fn send_edit(
     moves: Vec<StoredMove>,
 ) -> ApiResult {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    s.edits
-        .send(HallCommand::Edit(GameEdit {
-            game_id,
-            action,
-            moves,
-            reply: tx,
-        }))
-        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
+    if !s.to_hall(HallCommand::Edit(GameEdit {
+        game_id,
+        action,
+        moves,
+        reply: tx,
+    })) {
+        return Err(ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down".into(),
+        ));
+    }
     let seq = wait_reply(rx).await?;
     json_ok(json!({"game_id": game_id, "seq": seq}))
 }
@@ -330,13 +333,16 @@ pub(super) async fn continue_from_board(
         }
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
-    s.edits
-        .send(HallCommand::ContinueFromBoard {
-            serial: serial.clone(),
-            white_to_move,
-            reply: tx,
-        })
-        .map_err(|_| ApiError(StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()))?;
+    if !s.to_hall(HallCommand::ContinueFromBoard {
+        serial: serial.clone(),
+        white_to_move,
+        reply: tx,
+    }) {
+        return Err(ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down".into(),
+        ));
+    }
     match tokio::time::timeout(Duration::from_secs(5), rx).await {
         Ok(Ok(Ok(_))) => json_ok(json!({"serial": serial, "continued": true})),
         Ok(Ok(Err(e))) => Err(ApiError(StatusCode::CONFLICT, e)),

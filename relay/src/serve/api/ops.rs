@@ -35,7 +35,7 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
             "lost": lost,
             "out_of_sync": out_of_sync,
         },
-        "uptime_s": (now_ms() - s.started_at_ms) / 1000,
+        "uptime_s": s.uptime_s(),
     });
     let code = if ok && writer_ok {
         StatusCode::OK

@@ -109,12 +109,7 @@ pub(super) async fn round_pgn(
     // Platforms poll this URL every few seconds: the live text is built at most once a
     // second while nothing changes, and an unchanged one costs one small query.
     if cut.is_none()
-        && let Some(c) = s
-            .pgn_cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-            .cloned()
+        && let Some(c) = s.cached_pgn(id)
         && c.fresh(r.seq)
     {
         return Ok(pgn_answer(&c.text, c.etag, &h, &filename));
@@ -133,18 +128,15 @@ pub(super) async fn round_pgn(
     let text = Arc::new(write_games(&pgn, &WriteOptions::default()));
     let etag = etag_of(&text);
     if cut.is_none() {
-        s.pgn_cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(
-                id,
-                Cached {
-                    seq: r.seq,
-                    built_ms: now_ms(),
-                    text: text.clone(),
-                    etag: etag.clone(),
-                },
-            );
+        s.cache_pgn(
+            id,
+            Cached {
+                seq: r.seq,
+                built_ms: now_ms(),
+                text: text.clone(),
+                etag: etag.clone(),
+            },
+        );
     }
     Ok(pgn_answer(&text, etag, &h, &filename))
 }

@@ -356,8 +356,8 @@ async fn follow(
 ) {
     s.metrics.ws_clients.fetch_add(1, Ordering::Relaxed);
     let _gauge = ClientGauge(s.clone());
-    let mut closing = s.closing.subscribe();
-    let mut round_edits = s.round_edits.subscribe();
+    let mut closing = s.closing();
+    let mut round_edits = s.round_edits();
     let mut me = Follower {
         scope,
         arbiter,
@@ -645,7 +645,7 @@ mod tests {
             .await
             .expect("the socket task ends")
             .expect("no panic");
-        let _ = core.shared.closing.send(true);
+        core.shared.close_clients();
         assert_eq!(a.next().await, None);
         assert_eq!(current.next().await, None);
     }
