@@ -218,14 +218,16 @@ fn snapshot_body(parts: &[axum::extract::ws::Utf8Bytes], key: &str) -> Value {
     let mut v: Value = serde_json::from_str(parts[0].as_str()).expect("snapshot JSON");
     assert_eq!(v["type"], "snapshot");
     assert_eq!(v["more"].as_u64().unwrap_or(0) as usize, parts.len() - 1);
+    let (holder, list) = if v["round"].is_object() {
+        ("round", "games")
+    } else {
+        ("game", "moves")
+    };
     for p in &parts[1..] {
-        let more: Value = serde_json::from_str(p.as_str()).expect("games JSON");
-        assert_eq!(more["type"], "games");
-        let games = more["games"].as_array().cloned().expect("games");
-        v["round"]["games"]
-            .as_array_mut()
-            .expect("games")
-            .extend(games);
+        let more: Value = serde_json::from_str(p.as_str()).expect("part JSON");
+        assert_eq!(more["type"], list);
+        let items = more[list].as_array().cloned().expect("items");
+        v[holder][list].as_array_mut().expect("list").extend(items);
     }
     v[key].clone()
 }

@@ -271,16 +271,22 @@ impl Socket {
         let mut v = self.next_frame(within)?;
         let more = v["more"].as_u64().unwrap_or(0);
         if v["type"] == "snapshot" && more > 0 {
+            // A round's games or a game's moves.
+            let (holder, key, part_type) = if v["round"].is_object() {
+                ("round", "games", "games")
+            } else {
+                ("game", "moves", "moves")
+            };
             for _ in 0..more {
                 let left = end.saturating_duration_since(Instant::now()) + Duration::from_secs(2);
                 let part = self.next_frame(left).expect("the rest of a snapshot");
-                assert_eq!(part["type"], "games", "{part}");
+                assert_eq!(part["type"], part_type, "{part}");
                 assert_eq!(part["seq"], v["seq"], "{part}");
-                let games = part["games"].as_array().cloned().expect("games");
-                v["round"]["games"]
+                let items = part[key].as_array().cloned().expect("the part's items");
+                v[holder][key]
                     .as_array_mut()
-                    .expect("a snapshot's games")
-                    .extend(games);
+                    .expect("a snapshot's list")
+                    .extend(items);
             }
             if let Some(o) = v.as_object_mut() {
                 o.remove("more");

@@ -180,16 +180,22 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
         }
         return;
       }
-      // A big round's snapshot comes in parts: the snapshot, then `more` messages of games.
-      // Pages get it whole, and its seq counts only then (a socket lost halfway must not
-      // resume after a snapshot it never finished).
-      if (msg.type === 'snapshot' && msg.round && msg.more > 0) {
+      // A big snapshot comes in parts: the snapshot, then `more` messages of a round's games
+      // or a game's moves. Pages get it whole, and its seq counts only then (a socket lost
+      // halfway must not resume after a snapshot it never finished).
+      if (msg.type === 'snapshot' && (msg.round || msg.game) && msg.more > 0) {
         partial = { msg, left: msg.more };
         return;
       }
-      if (msg.type === 'games') {
-        if (!partial || msg.seq !== partial.msg.seq || !Array.isArray(msg.games)) return;
-        partial.msg.round.games.push(...msg.games);
+      if (msg.type === 'games' || msg.type === 'moves') {
+        if (!partial || msg.seq !== partial.msg.seq) return;
+        if (msg.type === 'games' && partial.msg.round && Array.isArray(msg.games)) {
+          partial.msg.round.games.push(...msg.games);
+        } else if (msg.type === 'moves' && partial.msg.game && Array.isArray(msg.moves)) {
+          partial.msg.game.moves.push(...msg.moves);
+        } else {
+          return;
+        }
         partial.left -= 1;
         if (partial.left > 0) return;
         msg = partial.msg;

@@ -15,7 +15,7 @@
 use super::api::{ApiError, game_view_at, round_view_at};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
 use super::views::RoundView;
-use super::wire::{ServerMessage, round_snapshot};
+use super::wire::{ServerMessage, game_snapshot, round_snapshot};
 use axum::extract::ws::Utf8Bytes;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -265,15 +265,7 @@ impl Feed {
         };
         let texts = match copy {
             Ok(round) => round_snapshot(seq, round),
-            Err(game) => vec![
-                ServerMessage::Snapshot {
-                    seq,
-                    round: None,
-                    game: Some(Box::new(game)),
-                    more: 0,
-                }
-                .encode(),
-            ],
+            Err(game) => game_snapshot(seq, game),
         };
         let snap = Snap {
             seq,

@@ -342,6 +342,13 @@ impl RoundView {
                     );
                 }
             }
+            ServerMessage::Moves { game_id, moves, .. } => {
+                if let (Some(g), Some(first)) = (self.game_mut(*game_id), moves.first()) {
+                    g.moves.retain(|x| x.ply < first.ply);
+                    g.moves.extend(moves.iter().cloned());
+                    g.settle_fen();
+                }
+            }
             ServerMessage::Clock { game_id, clock, .. } => {
                 if let Some(g) = self.game_mut(*game_id) {
                     g.set_clock(*clock);

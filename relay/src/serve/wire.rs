@@ -75,6 +75,12 @@ pub enum ServerMessage {
         seq: i64,
         games: Vec<GameView>,
     },
+    /// More moves of the game snapshot just sent: a long game's snapshot comes in parts too.
+    Moves {
+        seq: i64,
+        game_id: i64,
+        moves: Vec<MoveView>,
+    },
     /// A move was played. `clock` is the running clock after it, when the lever press came
     /// with the move; `read_at_ms` is when the board message that completed it was read.
     Move {
@@ -152,6 +158,7 @@ impl ServerMessage {
         match self {
             ServerMessage::Snapshot { seq, .. }
             | ServerMessage::Games { seq, .. }
+            | ServerMessage::Moves { seq, .. }
             | ServerMessage::Move { seq, .. }
             | ServerMessage::MoveClock { seq, .. }
             | ServerMessage::Truncate { seq, .. }
@@ -233,22 +240,7 @@ pub const SNAPSHOT_PART_BYTES: usize = 4 * 1024;
 /// A round's snapshot as messages: the `snapshot` with the round and its first games, then
 /// `games` messages with the rest, each about [`SNAPSHOT_PART_BYTES`].
 pub fn round_snapshot(seq: i64, mut round: RoundView) -> Vec<String> {
-    let games = std::mem::take(&mut round.games);
-    let mut parts: Vec<Vec<GameView>> = vec![Vec::new()];
-    let mut size = 0;
-    for g in games {
-        // Serializing a view cannot fail (strings, numbers, options).
-        let n = serde_json::to_vec(&g).map_or(0, |v| v.len());
-        if size > 0 && size + n > SNAPSHOT_PART_BYTES {
-            parts.push(Vec::new());
-            size = 0;
-        }
-        size += n;
-        if let Some(p) = parts.last_mut() {
-            p.push(g);
-        }
-    }
-    let mut parts = parts.into_iter();
+    let mut parts = in_parts(std::mem::take(&mut round.games)).into_iter();
     round.games = parts.next().unwrap_or_default();
     let rest: Vec<Vec<GameView>> = parts.collect();
     let mut out = vec![
@@ -265,6 +257,52 @@ pub fn round_snapshot(seq: i64, mut round: RoundView) -> Vec<String> {
             .map(|games| ServerMessage::Games { seq, games }.encode()),
     );
     out
+}
+
+/// A game's snapshot as messages: the `snapshot` with the game and its first moves, then
+/// `moves` messages with the rest, each about [`SNAPSHOT_PART_BYTES`].
+pub fn game_snapshot(seq: i64, mut game: GameView) -> Vec<String> {
+    let game_id = game.id;
+    let mut parts = in_parts(std::mem::take(&mut game.moves)).into_iter();
+    game.moves = parts.next().unwrap_or_default();
+    let rest: Vec<Vec<MoveView>> = parts.collect();
+    let mut out = vec![
+        ServerMessage::Snapshot {
+            seq,
+            round: None,
+            game: Some(Box::new(game)),
+            more: u32::try_from(rest.len()).unwrap_or(u32::MAX),
+        }
+        .encode(),
+    ];
+    out.extend(rest.into_iter().map(|moves| {
+        ServerMessage::Moves {
+            seq,
+            game_id,
+            moves,
+        }
+        .encode()
+    }));
+    out
+}
+
+/// Items in groups of about [`SNAPSHOT_PART_BYTES`] encoded (at least one group).
+fn in_parts<T: Serialize>(items: Vec<T>) -> Vec<Vec<T>> {
+    let mut parts: Vec<Vec<T>> = vec![Vec::new()];
+    let mut size = 0;
+    for item in items {
+        // Serializing a view cannot fail (strings, numbers, options).
+        let n = serde_json::to_vec(&item).map_or(0, |v| v.len());
+        if size > 0 && size + n > SNAPSHOT_PART_BYTES {
+            parts.push(Vec::new());
+            size = 0;
+        }
+        size += n;
+        if let Some(p) = parts.last_mut() {
+            p.push(item);
+        }
+    }
+    parts
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -375,5 +413,38 @@ mod tests {
         let parts = round_snapshot(9, small);
         assert_eq!(parts.len(), 1);
         assert!(!parts[0].contains("more"));
+    }
+
+    #[test]
+    fn a_long_game_snapshot_comes_in_parts_that_add_up_to_it() {
+        let mv = |ply: u32| MoveView {
+            ply,
+            san: "Nf3".into(),
+            uci: "g1f3".into(),
+            fen: "rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1".into(),
+            clk_ms: Some(5_400_000),
+            emt_ms: Some(12_000),
+        };
+        let game = GameView {
+            moves: (1..=120).map(mv).collect(),
+            ..GameView::empty(3, 3)
+        };
+        let parts = game_snapshot(4, game.clone());
+        assert!(parts.len() > 3, "{} parts", parts.len());
+        let mut whole: Value = serde_json::from_str(&parts[0]).expect("JSON");
+        assert_eq!(whole["more"], parts.len() - 1);
+        for p in &parts[1..] {
+            let v: Value = serde_json::from_str(p).expect("JSON");
+            assert_eq!(
+                (v["type"].as_str(), v["game_id"].as_i64()),
+                (Some("moves"), Some(3))
+            );
+            let moves = v["moves"].as_array().cloned().expect("moves");
+            whole["game"]["moves"]
+                .as_array_mut()
+                .expect("moves")
+                .extend(moves);
+        }
+        assert_eq!(whole["game"], serde_json::to_value(&game).expect("JSON"));
     }
 }
