@@ -226,6 +226,8 @@ pub struct Recorder {
     ended_on_board: bool,
     /// The game a new one replaced, until the caller takes it.
     replaced: Option<Game>,
+    /// The result the board proposed for that game, if any.
+    replaced_proposal: Option<(GameResult, ProposalReason)>,
     /// Boards read since the game's position was last confirmed, transient ones included
     /// (kept as read; turned into real squares only when a still board needs them).
     seen: Vec<Placement>,
@@ -281,6 +283,7 @@ impl Recorder {
             flagged: Vec::new(),
             ended_on_board: false,
             replaced: None,
+            replaced_proposal: None,
             seen: Vec::new(),
             last_message_ms: None,
             readings_missed: false,
@@ -313,6 +316,11 @@ impl Recorder {
     /// The game (with moves) that the last new game replaced, if nobody took it yet.
     pub fn take_replaced_game(&mut self) -> Option<Game> {
         self.replaced.take()
+    }
+
+    /// The result the board proposed for the game the last new game replaced.
+    pub fn take_replaced_proposal(&mut self) -> Option<(GameResult, ProposalReason)> {
+        self.replaced_proposal.take()
     }
 
     pub fn orientation(&self) -> Option<Orientation> {
@@ -448,8 +456,9 @@ impl Recorder {
 
     fn evaluate(&mut self) -> Vec<Outcome> {
         let mut out = Vec::new();
-        // A new game: the start position set up with no game yet, or after a finished one.
-        if (self.game.is_none() || self.finished)
+        // A new game: the start position set up with no game yet, after a finished one, or
+        // after one whose result the board proposed.
+        if (self.game.is_none() || self.finished || self.proposal.is_some())
             && let Some((orientation, start, chess960)) = self.start_position()
         {
             let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
@@ -464,6 +473,7 @@ impl Recorder {
             };
             self.orientation = Some(orientation);
             self.replaced = self.game.take().filter(|g| !g.moves.is_empty());
+            self.replaced_proposal = self.proposal.filter(|_| self.replaced.is_some());
             self.set_game(game);
             self.finished = false;
             self.ended_on_board = false;
@@ -653,9 +663,10 @@ impl Recorder {
         if self.proposal == Some((result, reason)) {
             return Vec::new();
         }
+        // A proposal, not an end: the game on the board may go on (players play on after a
+        // flag fell until someone claims it), and every move the board shows is recorded
+        // until an arbiter confirms a result or the next game is set up.
         self.proposal = Some((result, reason));
-        self.finished = true;
-        self.ended_on_board = false;
         vec![Outcome::ResultProposed { result, reason }]
     }
 
@@ -998,10 +1009,8 @@ impl Recorder {
     /// `[Termination "time forfeit"]` (PGN standard §9.8.1).
     pub fn confirm_proposal(&mut self) -> Option<GameResult> {
         let (result, reason) = self.proposal?;
-        if let Some(g) = self.game.as_mut()
-            && reason == ProposalReason::TimeForfeit
-        {
-            g.tags.set("Termination", "time forfeit");
+        if let Some(g) = self.game.as_mut() {
+            apply_proposal(g, result, reason);
         }
         self.set_result(result);
         Some(result)
@@ -1016,6 +1025,14 @@ impl Recorder {
         self.ended_on_board = false;
         self.proposal = None;
     }
+}
+
+/// Gives `game` the result the board proposed, as an arbiter's confirmation would.
+pub fn apply_proposal(game: &mut Game, result: GameResult, reason: ProposalReason) {
+    if reason == ProposalReason::TimeForfeit {
+        game.tags.set("Termination", "time forfeit");
+    }
+    game.result = result;
 }
 
 /// Whether `side` has too little material to ever mate (for a time forfeit, FIDE 6.9).

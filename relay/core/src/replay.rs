@@ -1,8 +1,8 @@
 //! Replaying a recorded byte stream through the decoder and the recorder: exactly the code the
 //! live service runs, with the receive times taken from the log (or a fixed interval).
 
-use crate::game::Game;
-use crate::recorder::{Outcome, Recorder, RecorderConfig};
+use crate::game::{Game, GameResult};
+use crate::recorder::{Outcome, Recorder, RecorderConfig, apply_proposal};
 use boards::protocol::{Decoded, Decoder, LineMode};
 
 /// One chunk of received bytes and when it arrived (ms on any monotonic scale).
@@ -152,7 +152,9 @@ pub fn replay(
 }
 
 /// [`replay`], optionally taking every result proposal as confirmed (there is no arbiter in a
-/// replay of a log; the proposal is what the board said).
+/// replay of a log; the proposal is what the board said). A proposal ends nothing by itself:
+/// the moves the board shows after it (play went on after a flag fell) are recorded, and the
+/// game's last proposal becomes its result when the next game is set up or the input ends.
 pub fn replay_with(
     chunks: &[Received],
     mode: LineMode,
@@ -167,21 +169,23 @@ pub fn replay_with(
         for (item, _) in decoder.feed(&c.bytes) {
             if let Decoded::Message { message } = item {
                 let outs = recorder.on_message(&message, c.at_ms);
-                if let Some(g) = recorder.take_replaced_game() {
+                if let Some(mut g) = recorder.take_replaced_game() {
+                    if let Some((result, reason)) = recorder.take_replaced_proposal()
+                        && confirm_proposals
+                        && g.result == GameResult::Ongoing
+                    {
+                        apply_proposal(&mut g, result, reason);
+                    }
                     games.push(g);
-                }
-                if confirm_proposals
-                    && outs
-                        .iter()
-                        .any(|o| matches!(o, Outcome::ResultProposed { .. }))
-                {
-                    recorder.confirm_proposal();
                 }
                 outcomes.extend(outs);
             }
         }
     }
     outcomes.extend(recorder.flush());
+    if confirm_proposals {
+        recorder.confirm_proposal();
+    }
     if let Some(g) = recorder.game()
         && !g.moves.is_empty()
     {

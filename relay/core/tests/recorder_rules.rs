@@ -322,3 +322,51 @@ fn an_illegal_move_waits_and_the_arbiter_decides() {
     );
     assert_eq!(game.start.turn(), Color::Black);
 }
+
+#[test]
+fn play_goes_on_after_a_flag_fell_until_the_result_is_confirmed() {
+    let mut t = Table::new();
+    t.clock(300, 300, None, None);
+    t.clock(300, 300, Some(ClockSide::Left), None);
+    t.play("e4");
+    t.clock(302, 300, Some(ClockSide::Right), None);
+    // Black's flag falls; nobody claims it and the players go on.
+    t.clock(302, 0, None, Some(ClockSide::Right));
+    assert!(t.outcomes.contains(&Outcome::ResultProposed {
+        result: GameResult::WhiteWins,
+        reason: ProposalReason::TimeForfeit
+    }));
+    t.play("e5 Nf3");
+    assert_eq!(
+        t.sans(),
+        vec!["e4", "e5", "Nf3"],
+        "every move the board shows"
+    );
+    assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::Ongoing));
+    // Once an arbiter confirms, the game is over: what follows is not recorded.
+    assert_eq!(t.rec.confirm_proposal(), Some(GameResult::WhiteWins));
+    t.play("Nc6");
+    assert_eq!(t.sans().len(), 3);
+}
+
+#[test]
+fn the_start_position_after_a_proposed_result_is_the_next_game() {
+    let mut t = Table::new();
+    t.play("e4 e5 Nf3 Nc6 Bb5");
+    t.put(shakmaty::Square::D4, PieceCode::Magic(MagicPiece::Draw));
+    t.put(shakmaty::Square::D4, PieceCode::Empty);
+    assert_eq!(t.rec.proposal().map(|p| p.0), Some(GameResult::Draw));
+    t.set(&shakmaty::Board::default());
+    assert!(
+        t.outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::NewGame { .. })),
+        "a new game, not a takeback of the whole game"
+    );
+    let old = t.rec.take_replaced_game().expect("the game played");
+    assert_eq!(old.moves.len(), 5);
+    assert_eq!(
+        t.rec.take_replaced_proposal().map(|p| p.0),
+        Some(GameResult::Draw)
+    );
+}
