@@ -86,33 +86,16 @@ fn clocks_from_lever_presses_after_the_move_reach_spectators_as_stored() {
         let Some(m) = ws.next(Duration::from_millis(200)) else {
             continue;
         };
-        let gid = m["game_id"].as_i64().unwrap_or(0);
-        match m["type"].as_str() {
-            Some("move") => {
-                if let Some(p) = m["move"]["ply"].as_u64() {
-                    heard.insert((gid, p), m["move"]["clk_ms"].as_u64());
-                }
-            }
-            Some("move_clock") => {
-                presses += 1;
-                if let Some(p) = m["ply"].as_u64() {
-                    heard.insert((gid, p), m["clk_ms"].as_u64());
-                }
-            }
-            _ => {}
-        }
+        hear_clock(&mut heard, &m);
+        presses += usize::from(m["type"] == "move_clock");
         carried += usize::from(ws.last_frame_carried);
     }
     // Presses wait at most a second for a change to carry them.
     std::thread::sleep(Duration::from_millis(1500));
+    // Only presses now: a move heard this late may still wait for its own.
     while let Some(m) = ws.next(Duration::from_millis(300)) {
-        if m["type"] == "move_clock"
-            && let Some(p) = m["ply"].as_u64()
-        {
-            heard.insert(
-                (m["game_id"].as_i64().unwrap_or(0), p),
-                m["clk_ms"].as_u64(),
-            );
+        if m["type"] == "move_clock" {
+            hear_clock(&mut heard, &m);
         }
     }
     ws.close();
@@ -143,6 +126,19 @@ fn clocks_from_lever_presses_after_the_move_reach_spectators_as_stored() {
 
 /// Each move's clock (ms) by (game, ply), as a spectator heard it.
 type Clocks = HashMap<(i64, u64), Option<u64>>;
+
+/// Notes the clock a `move` or `move_clock` message gives its move.
+fn hear_clock(heard: &mut Clocks, m: &Value) {
+    let gid = m["game_id"].as_i64().unwrap_or(0);
+    let (ply, clk) = match m["type"].as_str() {
+        Some("move") => (m["move"]["ply"].as_u64(), m["move"]["clk_ms"].as_u64()),
+        Some("move_clock") => (m["ply"].as_u64(), m["clk_ms"].as_u64()),
+        _ => return,
+    };
+    if let Some(p) = ply {
+        heard.insert((gid, p), clk);
+    }
+}
 
 #[test]
 fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
@@ -188,23 +184,7 @@ fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
     let listener = {
         let (heard, stop) = (heard.clone(), stop.clone());
         std::thread::spawn(move || {
-            let note = |m: &Value| {
-                let gid = m["game_id"].as_i64().unwrap_or(0);
-                let mut h = heard.lock().expect("lock");
-                match m["type"].as_str() {
-                    Some("move") => {
-                        if let Some(p) = m["move"]["ply"].as_u64() {
-                            h.insert((gid, p), m["move"]["clk_ms"].as_u64());
-                        }
-                    }
-                    Some("move_clock") => {
-                        if let Some(p) = m["ply"].as_u64() {
-                            h.insert((gid, p), m["clk_ms"].as_u64());
-                        }
-                    }
-                    _ => {}
-                }
-            };
+            let note = |m: &Value| hear_clock(&mut heard.lock().expect("lock"), m);
             for m in &msgs {
                 note(m);
             }

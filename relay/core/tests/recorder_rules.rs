@@ -244,8 +244,8 @@ fn a_magic_piece_proposes_its_result() {
     }));
 }
 
-#[test]
-fn a_fallen_flag_proposes_a_time_forfeit() {
+/// 1. e4 with the clock running, then Black's flag falls: the proposal it makes is checked.
+fn black_flag_falls_after_e4() -> Table {
     let mut t = Table::new();
     // White's clock is the left one: it was started for White at the start.
     t.clock(300, 300, None, None);
@@ -257,6 +257,12 @@ fn a_fallen_flag_proposes_a_time_forfeit() {
         result: GameResult::WhiteWins,
         reason: ProposalReason::TimeForfeit
     }));
+    t
+}
+
+#[test]
+fn a_fallen_flag_proposes_a_time_forfeit() {
+    let mut t = black_flag_falls_after_e4();
     t.rec.confirm_proposal();
     let game = t.rec.game().expect("game");
     assert_eq!(game.tags.get("Termination"), Some("time forfeit"));
@@ -325,17 +331,8 @@ fn an_illegal_move_waits_and_the_arbiter_decides() {
 
 #[test]
 fn play_goes_on_after_a_flag_fell_until_the_result_is_confirmed() {
-    let mut t = Table::new();
-    t.clock(300, 300, None, None);
-    t.clock(300, 300, Some(ClockSide::Left), None);
-    t.play("e4");
-    t.clock(302, 300, Some(ClockSide::Right), None);
-    // Black's flag falls; nobody claims it and the players go on.
-    t.clock(302, 0, None, Some(ClockSide::Right));
-    assert!(t.outcomes.contains(&Outcome::ResultProposed {
-        result: GameResult::WhiteWins,
-        reason: ProposalReason::TimeForfeit
-    }));
+    // Nobody claims the flag and the players go on.
+    let mut t = black_flag_falls_after_e4();
     t.play("e5 Nf3");
     assert_eq!(
         t.sans(),

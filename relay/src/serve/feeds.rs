@@ -14,7 +14,7 @@
 
 use super::api::{ApiError, game_view_at, round_view_at};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
-use super::views::RoundView;
+use super::views::{GameView, RoundView};
 use super::wire::{ServerMessage, game_snapshot, round_snapshot};
 use axum::extract::ws::Utf8Bytes;
 use std::collections::{HashMap, VecDeque};
@@ -243,16 +243,20 @@ impl Feed {
         self.ensure_view(s).await?;
         s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
         // Copied under the lock, encoded outside it: the writer's pushes do not wait.
+        enum Copy {
+            Round(RoundView),
+            Game(Box<GameView>),
+        }
         let (seq, copy) = {
             let view = self.lock_view();
             let Some(round) = view.round.as_ref() else {
                 return Err(ApiError::bad("the round view is not ready"));
             };
             let copy = match of {
-                SnapshotOf::Summary => Ok(round.summary()),
-                SnapshotOf::Full => Ok(round.clone()),
+                SnapshotOf::Summary => Copy::Round(round.summary()),
+                SnapshotOf::Full => Copy::Round(round.clone()),
                 SnapshotOf::Game(id) => match round.game(id) {
-                    Some(g) => Err(g.clone()),
+                    Some(g) => Copy::Game(Box::new(g.clone())),
                     None => {
                         return Err(ApiError(
                             axum::http::StatusCode::NOT_FOUND,
@@ -264,8 +268,8 @@ impl Feed {
             (round.seq, copy)
         };
         let texts = match copy {
-            Ok(round) => round_snapshot(seq, round),
-            Err(game) => game_snapshot(seq, game),
+            Copy::Round(round) => round_snapshot(seq, round),
+            Copy::Game(game) => game_snapshot(seq, *game),
         };
         let snap = Snap {
             seq,
@@ -407,7 +411,7 @@ impl Feeds {
     /// Views are read from the store again (after an arbiter's edit of rounds or
     /// tournaments, which the feeds' messages do not carry).
     pub fn forget_views(&self) {
-        for f in self.map.lock().unwrap_or_else(|e| e.into_inner()).values() {
+        for f in self.all() {
             f.forget_view();
         }
     }
@@ -454,7 +458,7 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                     }
                     // A game's lever presses pass at most one a side every 10 s (the running
                     // clocks every 10 s come in bundles that all pass).
-                    if let (Some(key), Some(clock)) = (e.game_id, e.clock) {
+                    if let (Some(key), Some(clock)) = (e.game_id, e.clock()) {
                         let running = clock.running;
                         let last = clock_kept.get(&key).copied();
                         if last.is_some_and(|(at, r)| e.at_ms - at < HELD_CLOCK_EVERY_MS && r == running) {

@@ -85,10 +85,6 @@ pub struct Event {
     pub press_texts: Vec<(i64, i64, Utf8Bytes)>,
     /// The message, encoded once; every client gets these same bytes.
     pub text: Utf8Bytes,
-    /// For clock events: the clock, so a delay line can tell a press from a tick.
-    pub clock: Option<ClockView>,
-    /// For bundled clock events: each game's clock.
-    pub clocks: Option<Vec<(i64, ClockView)>>,
     /// Only for clients that asked for e-board news (the console): spectators do not
     /// pay for a frame each time a board is touched.
     pub arbiters: bool,
@@ -108,11 +104,22 @@ impl Event {
             message: message.clone(),
             presses: Vec::new(),
             press_texts: Vec::new(),
-            clock: None,
             arbiters: false,
-            clocks: None,
             change: true,
         }
+    }
+
+    /// A `clock` message's clock (a side to move changed with no move to carry it).
+    pub fn clock(&self) -> Option<ClockView> {
+        match &self.message {
+            ServerMessage::Clock { clock, .. } => Some(*clock),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a running-clock bundle with `game`'s clock in it.
+    pub fn bundles_clock_of(&self, game: i64) -> bool {
+        matches!(&self.message, ServerMessage::Clocks { clocks, .. } if clocks.iter().any(|c| c.game_id == game))
     }
 
     /// A lever press on its own (a `move_clock` change with nothing carried): what a feed
@@ -155,8 +162,6 @@ impl Event {
             message: text.message,
             presses: text.presses,
             press_texts,
-            clock: self.clock,
-            clocks: self.clocks.clone(),
             arbiters: self.arbiters,
             change: self.change,
         }
@@ -174,6 +179,13 @@ pub struct Boards {
     bound: RwLock<HashMap<i64, String>>,
     /// The other way: e-board serial → (game id, the hall's game number it holds).
     games_of: RwLock<HashMap<String, (i64, u64)>>,
+}
+
+/// Why an e-board was not forgotten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotForgotten {
+    Unknown,
+    Connected,
 }
 
 /// Reads a lock whose holder panicked as it stands: every write here leaves a whole value.
@@ -219,13 +231,12 @@ impl Boards {
         }
     }
 
-    /// Forgets an e-board that is not connected: `Err(true)` when it is connected, `Err(false)`
-    /// when it is not known.
-    pub fn forget_eboard(&self, serial: &str) -> Result<(), bool> {
+    /// Forgets an e-board that is not connected.
+    pub fn forget_eboard(&self, serial: &str) -> Result<(), NotForgotten> {
         let mut map = write(&self.eboards);
         match map.get(serial) {
-            None => Err(false),
-            Some(e) if e.connected => Err(true),
+            None => Err(NotForgotten::Unknown),
+            Some(e) if e.connected => Err(NotForgotten::Connected),
             Some(_) => {
                 map.remove(serial);
                 Ok(())

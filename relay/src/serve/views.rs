@@ -203,6 +203,25 @@ impl GameView {
         }
     }
 
+    /// The game with its last move only.
+    fn with_last_move(&self) -> GameView {
+        GameView {
+            id: self.id,
+            round_id: self.round_id,
+            board_no: self.board_no,
+            white: self.white.clone(),
+            black: self.black.clone(),
+            status: self.status.clone(),
+            result: self.result.clone(),
+            termination: self.termination.clone(),
+            start_fen: self.start_fen.clone(),
+            fen: self.fen.clone(),
+            moves: self.moves.last().cloned().into_iter().collect(),
+            clock: self.clock,
+            eboard: self.eboard.clone(),
+        }
+    }
+
     fn settle_fen(&mut self) {
         self.fen = self
             .moves
@@ -221,17 +240,19 @@ impl GameView {
 impl RoundView {
     /// Each game with its last move only: what a round page shows (the position, the last
     /// move and the clocks); a game page asks for its whole game.
+    /// Built field by field: cloning the whole view first would copy every move of every
+    /// game only to drop them.
     pub fn summary(&self) -> RoundView {
         RoundView {
-            games: self
-                .games
-                .iter()
-                .map(|g| GameView {
-                    moves: g.moves.last().cloned().into_iter().collect(),
-                    ..g.clone()
-                })
-                .collect(),
-            ..self.clone()
+            id: self.id,
+            tournament_id: self.tournament_id,
+            tournament: self.tournament.clone(),
+            number: self.number.clone(),
+            seq: self.seq,
+            delay_secs: self.delay_secs,
+            is_final: self.is_final,
+            auto: self.auto,
+            games: self.games.iter().map(GameView::with_last_move).collect(),
         }
     }
 
@@ -241,6 +262,26 @@ impl RoundView {
 
     fn game_mut(&mut self, id: i64) -> Option<&mut GameView> {
         self.games.iter_mut().find(|g| g.id == id)
+    }
+
+    /// A game set up, paired or replaced as a whole: in board order, or out of this round
+    /// when it moved to another.
+    fn upsert(&mut self, mut game: GameView) {
+        if game.round_id != self.id {
+            self.games.retain(|g| g.id != game.id);
+            return;
+        }
+        match self.game_mut(game.id) {
+            Some(g) => {
+                // A game re-read from the store has no running clock of its own.
+                if game.clock.is_none() && game.result == "*" {
+                    game.clock = g.clock;
+                }
+                *g = game;
+            }
+            None => self.games.push(game),
+        }
+        self.games.sort_by_key(|g| (g.board_no, g.id));
     }
 
     /// Brings the view up to date with a message its feed passes on: the same message every
@@ -312,34 +353,10 @@ impl RoundView {
                     }
                 }
             }
-            ServerMessage::Game { game, .. } => {
-                if game.round_id != self.id {
-                    // Moved to another round: it leaves this one.
-                    self.games.retain(|g| g.id != game.id);
-                    return;
-                }
-                let mut game = GameView::clone(game);
-                match self.game_mut(game.id) {
-                    Some(g) => {
-                        // A game re-read from the store has no running clock of its own.
-                        if game.clock.is_none() && game.result == "*" {
-                            game.clock = g.clock;
-                        }
-                        *g = game;
-                    }
-                    None => self.games.push(game),
-                }
-                self.games.sort_by_key(|g| (g.board_no, g.id));
-            }
+            ServerMessage::Game { game, .. } => self.upsert(GameView::clone(game)),
             ServerMessage::Games { games, .. } => {
                 for g in games {
-                    self.apply(
-                        &ServerMessage::Game {
-                            seq: self.seq,
-                            game: Box::new(g.clone()),
-                        },
-                        false,
-                    );
+                    self.upsert(g.clone());
                 }
             }
             ServerMessage::Moves { game_id, moves, .. } => {

@@ -211,7 +211,6 @@ impl Writer {
                 };
                 let mut e = Event::new(round, None, seq, &body);
                 e.change = false;
-                e.clocks = Some(list.to_vec());
                 self.shared.publish(e);
             }
         }
@@ -234,24 +233,23 @@ impl Writer {
                     continue;
                 }
             };
-            let mut batch = vec![first];
             // Readings alone may wait a little for company: one commit (one fsync) for many,
             // instead of one per reading. A move, or anything else that is news, ends the
             // wait at once.
             let linger = tokio::time::Instant::now() + READINGS_LINGER;
+            let mut news = !first.can_wait();
+            let mut batch = vec![first];
             while batch.len() < 2000 {
-                match self.jobs.try_recv() {
-                    Ok(j) => batch.push(j),
-                    Err(_) => {
-                        if batch.iter().any(|j| !j.can_wait()) {
-                            break;
-                        }
-                        match tokio::time::timeout_at(linger, self.jobs.recv()).await {
-                            Ok(Some(j)) => batch.push(j),
-                            Ok(None) | Err(_) => break,
-                        }
-                    }
-                }
+                let next = match self.jobs.try_recv() {
+                    Ok(j) => j,
+                    Err(_) if news => break,
+                    Err(_) => match tokio::time::timeout_at(linger, self.jobs.recv()).await {
+                        Ok(Some(j)) => j,
+                        Ok(None) | Err(_) => break,
+                    },
+                };
+                news |= !next.can_wait();
+                batch.push(next);
             }
             self.in_hand = batch.len();
             self.note_pending();
@@ -611,7 +609,6 @@ impl Writer {
                 clock,
             },
         );
-        e.clock = Some(clock);
         e.change = false;
         e.at_ms = clock.at_ms;
         self.shared.publish(e);

@@ -1,6 +1,7 @@
 //! Public reads: tournaments, rounds and games as JSON, as of the delay (live for arbiters); the views the WebSockets share.
 
 use super::*;
+use crate::serve::live::NotForgotten;
 
 pub(super) async fn list_tournaments(State(s): State<AppState>) -> ApiResult {
     json_ok(serde_json::to_value(s.store.tournaments().await?).unwrap_or(Value::Null))
@@ -14,8 +15,8 @@ pub(super) async fn get_tournament(State(s): State<AppState>, Path(id): Path<Str
 /// A round's view: games as of the delay (live for arbiters).
 pub async fn round_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiError> {
     let r = s.store.round(id).await?;
-    let (cut, _) = cutoff(s, &r, arbiter).await?;
-    let v = round_view_at(s, id, cut).await?;
+    let (cut, delay) = cutoff(s, &r, arbiter).await?;
+    let v = round_view_of(s, r, cut, delay).await?;
     Ok(serde_json::to_value(v).unwrap_or(Value::Null))
 }
 
@@ -25,10 +26,21 @@ pub async fn round_view_at(
     id: i64,
     cutoff: Option<i64>,
 ) -> Result<RoundView, ApiError> {
-    let mut r = s.store.round(id).await?;
+    let r = s.store.round(id).await?;
+    let delay = s.delay_ms(&r).await?;
+    round_view_of(s, r, cutoff, delay).await
+}
+
+/// The view of round `r`, whose public delay is `delay` ms, as of `cutoff`.
+async fn round_view_of(
+    s: &Shared,
+    mut r: RoundInfo,
+    cutoff: Option<i64>,
+    delay: i64,
+) -> Result<RoundView, ApiError> {
+    let id = r.id;
     let t = s.store.tournament(r.tournament_id).await?;
     let games = s.store.round_games(id).await?;
-    let delay = s.delay_ms(&r).await?;
     if let Some(c) = cutoff {
         // The delayed view's change number is the one of its moment.
         r.seq = s.store.seq_at(id, c).await?;
@@ -51,16 +63,20 @@ pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiE
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
     let (cut, _) = cutoff(s, &r, arbiter).await?;
-    let v = game_view_at(s, id, cut).await?;
-    Ok(serde_json::to_value(v).unwrap_or(Value::Null))
+    Ok(serde_json::to_value(game_view_of(s, &g, cut)).unwrap_or(Value::Null))
 }
 
 /// A game's view as of `cutoff` (ms; `None`: live), read from the store.
 pub async fn game_view_at(s: &Shared, id: i64, cutoff: Option<i64>) -> Result<GameView, ApiError> {
     let g = s.store.game(id).await?;
-    let clock = s.boards.clock(id);
-    let serial = s.boards.eboard_on(id);
-    Ok(game_view(&g, clock, serial.as_deref(), cutoff))
+    Ok(game_view_of(s, &g, cutoff))
+}
+
+/// A stored game's view as of `cutoff`, with its running clock and e-board.
+fn game_view_of(s: &Shared, g: &StoredGame, cutoff: Option<i64>) -> GameView {
+    let clock = s.boards.clock(g.id);
+    let serial = s.boards.eboard_on(g.id);
+    game_view(g, clock, serial.as_deref(), cutoff)
 }
 
 pub(super) async fn get_round(
@@ -154,11 +170,11 @@ pub(super) async fn forget_eboard(
 ) -> ApiResult {
     require_admin(&s, &h)?;
     match s.boards.forget_eboard(&serial) {
-        Err(false) => Err(ApiError(
+        Err(NotForgotten::Unknown) => Err(ApiError(
             StatusCode::NOT_FOUND,
             format!("e-board {serial:?} not found"),
         )),
-        Err(true) => Err(ApiError(
+        Err(NotForgotten::Connected) => Err(ApiError(
             StatusCode::CONFLICT,
             format!("e-board {serial} is connected"),
         )),

@@ -5,7 +5,7 @@
 //! round get every message `delay` late.
 
 use super::{ApiError, AppState, arbiter, game_view_at};
-use crate::serve::feeds::{Feed, Parts, SnapshotOf};
+use crate::serve::feeds::{Feed, SnapshotOf};
 use crate::serve::live::{Event, Pending, Shared, change_message, now_ms};
 use crate::serve::wire::ServerMessage;
 use axum::extract::ws::Utf8Bytes;
@@ -48,11 +48,7 @@ impl Scope {
         match self {
             Scope::Round(r) => e.round_id == r,
             Scope::Game { game, round } => {
-                e.game_id == Some(game)
-                    || (e.round_id == round
-                        && e.clocks
-                            .as_ref()
-                            .is_some_and(|l| l.iter().any(|(g, _)| *g == game)))
+                e.game_id == Some(game) || (e.round_id == round && e.bundles_clock_of(game))
             }
         }
     }
@@ -155,24 +151,6 @@ async fn open(
 
 fn not_upgrade(e: WebSocketUpgradeRejection) -> ApiError {
     ApiError::bad(format!("this is a WebSocket endpoint: {e}"))
-}
-
-/// The first message of a socket: the round (or game) as the client's view shows it, from
-/// the feed's view in memory. Round spectators share the feed's snapshot (each game with its
-/// last move only); arbiters and the console (`full`) get every move.
-async fn snapshot(
-    s: &Shared,
-    feed: &Feed,
-    scope: Scope,
-    arbiter: bool,
-    full: bool,
-) -> Result<(i64, Parts), ApiError> {
-    let of = match scope {
-        Scope::Round(_) if arbiter || full => SnapshotOf::Full,
-        Scope::Round(_) => SnapshotOf::Summary,
-        Scope::Game { game, .. } => SnapshotOf::Game(game),
-    };
-    feed.snapshot(s, of).await
 }
 
 /// The messages a live client missed after `since`, from the store; `None` when a snapshot
@@ -298,8 +276,16 @@ impl Follower {
 
     /// Sends the snapshot of the client's view and the feed's changes after it.
     async fn start(&mut self, s: &Shared, feed: &Feed, socket: &mut impl ClientSocket) -> bool {
-        let full = self.wants.eboards || self.wants.all_moves;
-        let (seq, parts) = match snapshot(s, feed, self.scope, self.arbiter, full).await {
+        // From the feed's view in memory: round spectators share the feed's snapshot (each
+        // game with its last move only); arbiters and the console get every move.
+        let of = match self.scope {
+            Scope::Round(_) if self.arbiter || self.wants.eboards || self.wants.all_moves => {
+                SnapshotOf::Full
+            }
+            Scope::Round(_) => SnapshotOf::Summary,
+            Scope::Game { game, .. } => SnapshotOf::Game(game),
+        };
+        let (seq, parts) = match feed.snapshot(s, of).await {
             Ok(x) => x,
             Err(e) => {
                 let _ = send(socket, ServerMessage::Error { error: e.1 }.encode().into()).await;
