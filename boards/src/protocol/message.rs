@@ -1,6 +1,6 @@
 //! Board → host messages (dgt-protocol.md §5 and §10), decoded from one complete frame.
 
-use super::clock::ClockMessage;
+use super::clock::{ClockMessage, ClockSide};
 use super::eeprom::{EeRecord, parse_records};
 use super::piece::{DgtSquare, PieceCode, Placement};
 use serde::Serialize;
@@ -78,6 +78,14 @@ pub enum Message {
     },
     EeMoves {
         records: Vec<EeRecord>,
+    },
+    /// A clock record from a bus board's change log (§9.6, §10): a lever press halted `side`'s
+    /// clock at `seconds`. The session hands these on in the order of the log, between the
+    /// field changes around them, so each belongs to the move whose squares it follows. No
+    /// single-board frame carries one alone: it encodes as a one-record EEPROM log.
+    ClockRecord {
+        side: ClockSide,
+        seconds: u32,
     },
     /// A draughts board dump (50 squares); kept so an operator sees what arrived.
     DraughtsDump {
@@ -265,6 +273,15 @@ impl Message {
                 for r in records {
                     r.encode(&mut data);
                 }
+                (id::EE_MOVES, data)
+            }
+            Message::ClockRecord { side, seconds } => {
+                let mut data = Vec::new();
+                EeRecord::Clock {
+                    side: *side,
+                    seconds: *seconds,
+                }
+                .encode(&mut data);
                 (id::EE_MOVES, data)
             }
             Message::DraughtsDump { squares } => (id::BOARD_DUMP_50B, squares.clone()),

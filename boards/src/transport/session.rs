@@ -730,17 +730,23 @@ fn poll_board(
         BusAnswer::Reply(BusReplyKind::Changes { records }, raw) => {
             answered = true;
             let at = SystemTime::now();
+            // The reply's bytes go to the black box once, with its first message.
+            let mut raw = Some(raw);
             for r in records {
-                match r {
-                    EeRecord::Field { square, piece, .. } => {
-                        let message = Message::FieldUpdate { square, piece };
-                        line.emit(&serial, message, raw.clone(), at);
-                    }
-                    EeRecord::Clock { .. } | EeRecord::Nop => {}
+                let message = match r {
+                    EeRecord::Field { square, piece, .. } => Message::FieldUpdate { square, piece },
+                    // In the log's order: the lever press that halted `side`, after the squares
+                    // of the move it ended (a poll may return several moves and presses).
+                    EeRecord::Clock { side, seconds } => Message::ClockRecord { side, seconds },
+                    EeRecord::Nop => continue,
                     // The board restarted, was set up anew, or sent something we cannot place:
                     // read the whole board rather than trust the log.
-                    _ => doubt = true,
-                }
+                    _ => {
+                        doubt = true;
+                        continue;
+                    }
+                };
+                line.emit(&serial, message, raw.take().unwrap_or_default(), at);
             }
         }
         BusAnswer::BadChecksum => doubt = true,

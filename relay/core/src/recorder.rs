@@ -145,11 +145,16 @@ struct Press {
     side: ClockSide,
     /// The side's time right after the press (increment included).
     after_ms: u64,
-    /// The side's time in the last reading while it ran.
-    before_ms: u64,
+    /// The side's time in the last reading while it ran (unknown when other presses came
+    /// between that reading and this press).
+    before_ms: Option<u64>,
     /// The side's time when its turn began.
     turn_start_ms: Option<u64>,
     used: bool,
+    /// The board as read at the press, when the press came from a bus board's change log
+    /// (which places it exactly after the squares of its move); `None` for a press seen in
+    /// two clock readings, which says only that it happened between them.
+    board: Option<Placement>,
 }
 
 /// Clock bookkeeping.
@@ -168,6 +173,8 @@ struct Clocks {
     pending: Vec<(usize, Color)>,
     /// The clock as it stood when the game began (for the start-time tags).
     start_reading: Option<ClockReading>,
+    /// `last` was read after every press seen so far (no clock record came since).
+    last_is_fresh: bool,
 }
 
 fn side_index(s: ClockSide) -> usize {
@@ -366,6 +373,7 @@ impl Recorder {
             Message::Clock {
                 clock: ClockMessage::Time(r),
             } => self.on_clock(r),
+            Message::ClockRecord { side, seconds } => self.on_clock_record(*side, *seconds),
             _ => Vec::new(),
         };
         out.extend(self.tick(now_ms));
@@ -765,6 +773,7 @@ impl Recorder {
             return out;
         }
         let prev = self.clocks.last.replace(*r);
+        self.clocks.last_is_fresh = true;
         if self.clocks.start_reading.is_none() && self.game.is_some() {
             // The first reading of a game, or the one standing when it began.
             self.clocks.start_reading = Some(prev.unwrap_or(*r));
@@ -776,6 +785,9 @@ impl Recorder {
         if let (Some(s), Some(pos)) = (running, self.positions.last())
             && !self.finished
             && running == prev_running
+            // Moves on the board not judged yet (a bus poll brings several at once) would make
+            // the game's side to move a stale one.
+            && !self.awaiting_judgement()
         {
             let i = side_index(s);
             if pos.turn() == Color::White {
@@ -805,13 +817,14 @@ impl Recorder {
         }
         match (prev_running, running) {
             (Some(x), Some(y)) if x != y => {
-                let before_ms = prev.map_or(0, |p| u64::from(p.side(x).seconds) * 1000);
+                let before_ms = prev.map(|p| u64::from(p.side(x).seconds) * 1000);
                 self.clocks.presses.push(Press {
                     side: x,
                     after_ms: u64::from(r.side(x).seconds) * 1000,
                     before_ms,
                     turn_start_ms: self.clocks.turn_start[side_index(x)],
                     used: false,
+                    board: None,
                 });
                 self.clocks.turn_start[side_index(y)] = Some(u64::from(r.side(y).seconds) * 1000);
             }
@@ -853,6 +866,67 @@ impl Recorder {
             });
         }
         out
+    }
+
+    /// A clock record from a bus board's log: a lever press halted `side` at `seconds`. It is
+    /// the press itself, in its place among the board's changes, so several presses between two
+    /// clock polls are each seen; the readings that follow are not taken for another press.
+    fn on_clock_record(&mut self, side: ClockSide, seconds: u32) -> Vec<Outcome> {
+        let after_ms = u64::from(seconds) * 1000;
+        let other = side.other();
+        // The reading taken just after this press, before its record came (the poll's clock
+        // request raced the press): the press is already known, now it gets its board.
+        if let Some(p) = self.clocks.presses.last_mut()
+            && p.board.is_none()
+            && p.side == side
+            && p.after_ms.abs_diff(after_ms) <= 1_000
+            && self
+                .clocks
+                .last
+                .is_some_and(|r| r.running_side() == Some(other))
+        {
+            p.board = Some(self.board);
+            return self.assign_clocks();
+        }
+        let last = self.clocks.last;
+        let before_ms = last
+            .filter(|r| self.clocks.last_is_fresh && r.running_side() == Some(side))
+            .map(|r| u64::from(r.side(side).seconds) * 1000);
+        self.clocks.presses.push(Press {
+            side,
+            after_ms,
+            before_ms,
+            turn_start_ms: self.clocks.turn_start[side_index(side)],
+            used: false,
+            board: Some(self.board),
+        });
+        // The other side's turn starts at the time its own last press left it.
+        let other_time = self
+            .clocks
+            .presses
+            .iter()
+            .rev()
+            .find(|p| p.side == other)
+            .map(|p| p.after_ms)
+            .or(last.map(|r| u64::from(r.side(other).seconds) * 1000));
+        self.clocks.turn_start[side_index(other)] = other_time;
+        // The last reading now stands for the clock after this press, so the next reading
+        // (which shows the other side running) is not counted as a press again.
+        if let Some(r) = self.clocks.last.as_mut()
+            && r.running_side().is_some()
+        {
+            let t = if side == ClockSide::Left {
+                &mut r.left
+            } else {
+                &mut r.right
+            };
+            t.seconds = seconds;
+            r.status.lever_right_high = other == ClockSide::Right;
+            r.status.turn_left = other == ClockSide::Left;
+            r.status.turn_right = other == ClockSide::Right;
+        }
+        self.clocks.last_is_fresh = false;
+        self.assign_clocks()
     }
 
     /// Keeps the PGN clock tags (PGN clock supplement §5, §6): `[WhiteClock]`/`[BlackClock]`
@@ -901,10 +975,7 @@ impl Recorder {
         let pending = std::mem::take(&mut self.clocks.pending);
         let mut still = Vec::new();
         for (ply, mover) in pending {
-            let Some(side) = self.clocks.side_of(mover) else {
-                still.push((ply, mover));
-                continue;
-            };
+            let side = self.clocks.side_of(mover);
             // The first unused press by the mover's side after the press that ended an
             // earlier move: presses and moves happen in the same order, but a fast player may
             // press before the board settles, and moves bridged after missed readings arrive
@@ -916,21 +987,50 @@ impl Recorder {
                 .take(ply - 1)
                 .rev()
                 .find_map(|a| *a);
+            // A press from a bus board's log shows the board it was made on: it belongs to
+            // the move whose position that is, and to no other. So a press that was never
+            // seen costs its own move's clock only, and the next press puts the game back in
+            // step.
+            let expected = self
+                .orientation
+                .zip(self.positions.get(ply))
+                .map(|(o, pos)| Placement::from_board(pos.board(), o));
             let found = self
                 .clocks
                 .presses
                 .iter()
                 .enumerate()
-                .find(|(i, p)| !p.used && p.side == side && after.is_none_or(|a| *i > a))
+                .find(|(i, p)| {
+                    !p.used
+                        && after.is_none_or(|a| *i > a)
+                        && match side {
+                            Some(side) => {
+                                p.side == side && p.board.is_none_or(|b| Some(b) == expected)
+                            }
+                            // Which side is White is not known yet: only a press made on
+                            // this very position can say whose it was.
+                            None => p.board.is_some() && p.board == expected,
+                        }
+                })
                 .map(|(i, _)| i);
             match found {
                 Some(i) => {
+                    if side.is_none() {
+                        // That press is the strongest evidence there is for the sides.
+                        let k = side_index(self.clocks.presses[i].side);
+                        if mover == Color::White {
+                            self.clocks.white_votes[k] += START_VOTE;
+                        } else {
+                            self.clocks.black_votes[k] += START_VOTE;
+                        }
+                    }
                     let p = &mut self.clocks.presses[i];
                     p.used = true;
                     let clk = ClockTime(p.after_ms);
                     let emt = p
                         .turn_start_ms
-                        .map(|s| ClockTime(s.saturating_sub(p.before_ms)));
+                        .zip(p.before_ms)
+                        .map(|(s, b)| ClockTime(s.saturating_sub(b)));
                     if self.clocks.assigned.len() < ply {
                         self.clocks.assigned.resize(ply, None);
                     }
@@ -944,6 +1044,10 @@ impl Recorder {
                 None => still.push((ply, mover)),
             }
         }
+        // A move whose mover has pressed again since (a clock two plies later is placed)
+        // cannot get a press any more: its clock stays unknown rather than borrowed.
+        let newest = self.clocks.assigned.iter().rposition(Option::is_some);
+        still.retain(|&(ply, _)| newest.is_none_or(|q| q + 1 < ply + 2));
         self.clocks.pending = still;
         out
     }

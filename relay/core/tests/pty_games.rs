@@ -27,8 +27,19 @@ fn shared_dir(path: &str) -> Option<PathBuf> {
     boards::testdata::shared_data(path)
 }
 
+/// How the line is read.
+#[derive(Clone, Copy)]
+enum Reading {
+    /// Single-board mode: every field change and clock reading as it happens.
+    Single,
+    /// Bus mode, polled every `gap_ms` (wall time): one poll returns several moves and lever
+    /// presses at once. With `damage`, every few polls a reply arrives with a bad checksum
+    /// and is asked for again.
+    Bus { gap_ms: u64, damage: bool },
+}
+
 /// Plays one game on its own emulated line and records it through the serial path.
-fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
+fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bool>) {
     let noise = NoiseConfig {
         probability: 0.3,
         handling_ms: (250, 700),
@@ -43,11 +54,34 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
     let line = Arc::new(Line::open(vec![board], VirtualClock::new(SPEED), None).expect("pty"));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
+    let cfg = {
+        let path = line.path().display().to_string();
+        match reading {
+            Reading::Single => SessionConfig::new(&path, LineMode::Single),
+            Reading::Bus { gap_ms, .. } => {
+                let mut cfg = SessionConfig::new(&path, LineMode::Bus);
+                cfg.bus_poll_gap = Duration::from_millis(gap_ms);
+                cfg
+            }
+        }
+    };
+    let noise_thread = match reading {
+        Reading::Bus { damage: true, .. } => {
+            let (line, stop) = (line.clone(), stop.clone());
+            Some(std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(1_700));
+                    line.corrupt_next(1);
+                }
+            }))
+        }
+        _ => None,
+    };
     let session = {
-        let (path, stop) = (line.path().display().to_string(), stop.clone());
+        let stop = stop.clone();
         std::thread::spawn(move || {
             boards::transport::run(
-                SessionConfig::new(&path, LineMode::Single),
+                cfg,
                 &mut |e| {
                     let _ = tx.send(e);
                 },
@@ -55,8 +89,19 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
             )
         })
     };
-    // Let the session start the board before the first hand moves.
-    std::thread::sleep(Duration::from_millis(300));
+    // Let the session start the board (find it, on a bus) before the first hand moves. A
+    // slowly polled bus must see the set-up position standing still before play starts, as
+    // it would in a hall: set it up now and give it two polls.
+    match reading {
+        Reading::Single => std::thread::sleep(Duration::from_millis(300)),
+        Reading::Bus { gap_ms, .. } => {
+            let t = line.clock().now_ms();
+            line.act(0, |b| {
+                ((), b.set_position(game.start.board(), table.orientation, t))
+            });
+            std::thread::sleep(Duration::from_millis(1_500 + 2 * gap_ms));
+        }
+    }
     let player = {
         let (line, stop, start, s) = (
             line.clone(),
@@ -76,6 +121,9 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
     loop {
         match rx.recv_timeout(Duration::from_millis(10)) {
             Ok(PortEvent::Message { message, at, .. }) => {
+                if std::env::var("RELAY_DEBUG_PTY").is_ok_and(|v| v == "all") {
+                    eprintln!("[seed {seed}] {} {message:?}", ms(at));
+                }
                 let outs = recorder.on_message(&message, ms(at));
                 if std::env::var("RELAY_DEBUG_PTY").is_ok()
                     && let boards::protocol::Message::Clock {
@@ -93,7 +141,11 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
                     }
                 }
             }
-            Ok(_) => {}
+            Ok(other) => {
+                if std::env::var("RELAY_DEBUG_PTY").is_ok() {
+                    eprintln!("[seed {seed}] {other:?}");
+                }
+            }
             Err(_) => {
                 let outs = recorder.tick(ms(SystemTime::now()));
                 if std::env::var("RELAY_DEBUG_PTY").is_ok() {
@@ -109,7 +161,11 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
         if done_at.is_none() && player.is_finished() {
             done_at = Some(Instant::now());
         }
-        if done_at.is_some_and(|t| t.elapsed() > Duration::from_millis(800)) {
+        let linger = match reading {
+            Reading::Single => 800,
+            Reading::Bus { gap_ms, .. } => 800 + 2 * gap_ms,
+        };
+        if done_at.is_some_and(|t| t.elapsed() > Duration::from_millis(linger)) {
             break;
         }
     }
@@ -117,12 +173,15 @@ fn play_over_pty(game: &GameScore, seed: u64) -> (Game, Vec<bool>) {
     stop.store(true, Ordering::Relaxed);
     let _ = player.join();
     let _ = session.join();
+    if let Some(t) = noise_thread {
+        let _ = t.join();
+    }
     let honoured = s.moves.iter().map(|m| m.clock_honoured).collect();
     (recorder.game().cloned().unwrap_or_default(), honoured)
 }
 
-fn check(game: &GameScore, seed: u64, label: &str) -> (usize, usize) {
-    let (got, honoured) = play_over_pty(game, seed);
+fn check(game: &GameScore, seed: u64, label: &str, reading: Reading) -> (usize, usize) {
+    let (got, honoured) = play_over_pty(game, seed, reading);
     let want: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
     let have: Vec<String> = got.moves.iter().map(|m| m.san.to_string()).collect();
     assert_eq!(have, want, "{label}: moves");
@@ -199,7 +258,7 @@ fn broadcast_games_through_the_serial_path() {
                     let Some((label, game, seed)) = job else {
                         return sums;
                     };
-                    let (m, c) = check(&game, seed, &label);
+                    let (m, c) = check(&game, seed, &label, Reading::Single);
                     sums.0 += m;
                     sums.1 += c;
                 }
@@ -216,6 +275,73 @@ fn broadcast_games_through_the_serial_path() {
     }
     println!(
         "{total} games through pseudo-terminals in {:.0} s: {moves} moves and {clocks} clocks identical",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Bus mode, polled only every 1.2 s while moves come every ~0.3 s: each poll returns several
+/// moves and lever presses, some replies are damaged and asked for again. Every clock must
+/// still belong to its own move (a clock record follows the press it was written at).
+#[test]
+fn broadcast_games_over_a_slowly_polled_bus() {
+    let Some(dir) = shared_dir("pgn/clocks") else {
+        return;
+    };
+    let mut jobs = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for (fi, f) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(f).expect("read");
+        for (gi, mut game) in read_games(&text)
+            .expect("games")
+            .into_iter()
+            .enumerate()
+            .filter(|(_, g)| g.moves.iter().any(|m| m.clk_ms.is_some()))
+            .take(2)
+        {
+            if game.time_control.is_none() {
+                game.time_control = game.guess_time_control();
+            }
+            let seed = (fi * 2 + gi) as u64 + 1;
+            if std::env::var("RELAY_PTY_ONLY").is_ok_and(|o| !format!("seed {seed}").ends_with(&o))
+            {
+                continue;
+            }
+            jobs.push((
+                format!("bus: file {fi} game {} seed {seed}", gi + 1),
+                game,
+                seed,
+            ));
+        }
+    }
+    let started = Instant::now();
+    let workers: Vec<_> = jobs
+        .into_iter()
+        .map(|(label, game, seed)| {
+            std::thread::spawn(move || {
+                let reading = Reading::Bus {
+                    gap_ms: 1_200,
+                    damage: seed % 2 == 0,
+                };
+                check(&game, seed, &label, reading)
+            })
+        })
+        .collect();
+    let (mut moves, mut clocks) = (0, 0);
+    for w in workers {
+        let (m, c) = w
+            .join()
+            .expect("a game came back different (see the panic above)");
+        moves += m;
+        clocks += c;
+    }
+    assert!(clocks > 100, "only {clocks} clocks checked");
+    println!(
+        "bus: {moves} moves and {clocks} clocks identical in {:.0} s",
         started.elapsed().as_secs_f64()
     );
 }

@@ -367,3 +367,88 @@ fn the_start_position_after_a_proposed_result_is_the_next_game() {
         Some(GameResult::Draw)
     );
 }
+
+/// A bus poll returns several moves and lever presses at once, each press's clock record right
+/// after the squares of its move. Every move gets its own press's time; a record that never
+/// arrived costs its own move's clock only (left out, not borrowed from the next press).
+#[test]
+fn bus_clock_records_belong_to_the_move_they_follow_and_a_lost_one_costs_only_its_move() {
+    let mut t = Table::new();
+    t.clock(5400, 5400, None, None);
+    t.clock(5400, 5400, Some(ClockSide::Left), None);
+    let record = |t: &mut Table, side: ClockSide, seconds: u32| {
+        t.t += 10;
+        let out = t
+            .rec
+            .on_message(&Message::ClockRecord { side, seconds }, t.t);
+        t.outcomes.extend(out);
+    };
+    // One poll's worth: five moves, five presses, the third press's record lost.
+    let presses = [
+        ("e4", Some((ClockSide::Left, 5410))),
+        ("e5", Some((ClockSide::Right, 5405))),
+        ("Nf3", None),
+        ("Nc6", Some((ClockSide::Right, 5399))),
+        ("Bb5", Some((ClockSide::Left, 5430))),
+    ];
+    for (san, press) in presses {
+        let m = san
+            .parse::<San>()
+            .expect("san")
+            .to_move(&t.pos)
+            .expect("legal");
+        t.pos.play_unchecked(m);
+        let now = Placement::from_board(t.pos.board(), Orientation::Normal);
+        for sq in DgtSquare::all() {
+            if t.rec
+                .board_as_read()
+                .piece_at(sq.to_square(Orientation::Normal))
+                != now.get(sq).piece()
+            {
+                t.t += 5;
+                let out = t.rec.on_message(
+                    &Message::FieldUpdate {
+                        square: sq,
+                        piece: now.get(sq),
+                    },
+                    t.t,
+                );
+                t.outcomes.extend(out);
+            }
+        }
+        if let Some((side, seconds)) = press {
+            record(&mut t, side, seconds);
+        }
+    }
+    // The poll's clock reading: Black to move, Black's time as its last press left it.
+    t.clock(5430, 5399, Some(ClockSide::Right), None);
+    t.settle();
+    assert_eq!(t.sans(), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+    let clocks: Vec<Option<u64>> = t
+        .rec
+        .game()
+        .map(|g| g.moves.iter().map(|m| m.clk.map(|c| c.millis())).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        clocks,
+        [
+            Some(5_410_000),
+            Some(5_405_000),
+            None,
+            Some(5_399_000),
+            Some(5_430_000)
+        ]
+    );
+    // The readings after the records are not taken for presses of their own: the next
+    // move's press is the next record, and it lands on that move.
+    t.play("a6");
+    record(&mut t, ClockSide::Right, 5390);
+    t.clock(5430, 5390, Some(ClockSide::Left), None);
+    t.settle();
+    let last = t
+        .rec
+        .game()
+        .and_then(|g| g.moves.last())
+        .and_then(|m| m.clk);
+    assert_eq!(last.map(|c| c.millis()), Some(5_390_000));
+}

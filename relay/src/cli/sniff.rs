@@ -115,6 +115,12 @@ pub fn message_json(m: &Message) -> Value {
         Message::BusAddress { address } => json!({ "type": "bus_address", "address": address }),
         Message::Battery { status } => json!({ "type": "battery", "status": status }),
         Message::EeMoves { records } => json!({ "type": "ee_moves", "records": records }),
+        Message::ClockRecord { side, seconds } => json!({
+            "type": "clock_record",
+            "side": match side { ClockSide::Left => "left", ClockSide::Right => "right" },
+            "seconds": seconds,
+            "time": boards::protocol::clock::format_hms(*seconds),
+        }),
         Message::DraughtsDump { squares } => {
             json!({ "type": "draughts_board", "squares": squares })
         }

@@ -303,12 +303,15 @@ impl Hall {
             } => {
                 self.shared.metrics.messages.fetch_add(1, Ordering::Relaxed);
                 let at_ms = epoch_ms(at);
-                let _ = self.jobs.send(Job::Raw(RawEntry {
-                    port: path.clone(),
-                    serial: Some(serial.clone()),
-                    received_at_ms: at_ms as i64,
-                    bytes: raw,
-                }));
+                // A bus reply of several records comes with its first message only.
+                if !raw.is_empty() {
+                    let _ = self.jobs.send(Job::Raw(RawEntry {
+                        port: path.clone(),
+                        serial: Some(serial.clone()),
+                        received_at_ms: at_ms as i64,
+                        bytes: raw,
+                    }));
+                }
                 let d = self.desk(&serial, &path);
                 d.view.last_seen_ms = at_ms as i64;
                 match &message {
