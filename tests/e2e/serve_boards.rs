@@ -282,6 +282,71 @@ fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
     );
 }
 
+/// Two e-boards on two ports that both report serial 01025 (a repaired board, a clone, a
+/// misconfigured Bluetooth adapter): both games are recorded, the second board under
+/// `01025@<port>`, and the console's e-board list and the log name both ports.
+#[test]
+fn two_boards_reporting_the_same_serial_are_both_recorded_and_warned_about() {
+    let emu = Emulator::start(
+        "serve-same-serial",
+        &[
+            "--boards",
+            "2",
+            "--serials",
+            "1025,1025",
+            "--speed",
+            "20",
+            "--noise",
+            "0",
+            "--seed",
+            "5",
+        ],
+    );
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let r = Relay::serve(&emu.dir, &["--db", &db, "--port", &emu.ports()]);
+    let known = classics();
+    let boards = wait_until(120, "both boards' games to have 10 moves", || {
+        let boards = get_json(&r.url("/api/eboards")).as_array()?.clone();
+        let games = all_games(&r);
+        let played = |e: &Value| {
+            e["game_id"]
+                .as_i64()
+                .and_then(|g| games.get(&g))
+                .map_or(0, |g| sans(g).len())
+        };
+        (boards.len() == 2 && boards.iter().all(|e| played(e) >= 10)).then_some(boards)
+    });
+    let mut ids: Vec<&str> = boards.iter().filter_map(|e| e["serial"].as_str()).collect();
+    ids.sort();
+    assert_eq!(ids[0], "01025", "{boards:?}");
+    assert!(ids[1].starts_with("01025@dgt-"), "{boards:?}");
+    for e in &boards {
+        let warning = e["warning"].as_str().unwrap_or("");
+        assert!(
+            warning.contains("links/dgt-1") && warning.contains("links/dgt-2"),
+            "e-board {} does not warn about the other port: {e}",
+            e["serial"]
+        );
+    }
+    let games = all_games(&r);
+    let mut ids = BTreeSet::new();
+    for e in &boards {
+        let gid = e["game_id"].as_i64().expect("game");
+        assert!(ids.insert(gid), "both boards on one game: {boards:?}");
+        let played = sans(&games[&gid]);
+        assert!(
+            known.iter().any(|k| k.starts_with(&played)),
+            "e-board {} recorded moves that were not played: {played:?}",
+            e["serial"]
+        );
+    }
+    assert!(
+        r.log_text()
+            .contains("two e-boards report the same serial number"),
+        "no warning in the log"
+    );
+}
+
 /// What an HTTP client polling the service saw: (game, ply) → UCI.
 type Seen = Arc<Mutex<BTreeMap<(i64, u64), String>>>;
 

@@ -114,6 +114,7 @@ function beep() {
 
 const PROBLEM_TEXT = {
   lost: 'lost', out_of_sync: 'out of sync', battery_low: 'battery low', no_clock: 'no clock', proposal: 'result proposed',
+  same_serial: 'same serial as another board',
 };
 const BATTERY_LOW = 20; // percent
 const REASON_TEXT = { kings_in_centre: 'kings in the centre', magic_piece: 'magic piece', time_forfeit: 'time forfeit' };
@@ -125,6 +126,7 @@ function problemsOf(board) {
   if ((board.battery != null && board.battery <= BATTERY_LOW) || board.clock_battery_low) problems.push('battery_low');
   if (board.clock === false) problems.push('no_clock');
   if (board.proposal) problems.push('proposal');
+  if (board.warning) problems.push('same_serial');
   return problems;
 }
 
@@ -248,7 +250,8 @@ function renderEboard(board) {
     ? `${formatResult(board.proposal.result)} (${REASON_TEXT[board.proposal.reason] || board.proposal.reason})`
     : '';
   cell('serial').replaceChildren(
-    el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' }));
+    el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' }),
+    ...(board.warning ? [el('br'), el('span', { class: 'eb-warning', role: 'alert', text: board.warning })] : []));
   cell('game').replaceChildren(board.game_id != null
     ? el('a', { href: `game.html?id=${board.game_id}`, text: board.board_no != null ? `Board ${board.board_no}` : 'game' })
     : el('span', { class: 'muted', text: 'no game' }));

@@ -46,6 +46,11 @@ pub struct HallArgs {
     /// before a round.
     #[arg(long, default_value_t = 0)]
     pub hold_secs: u64,
+    /// Serial numbers of the boards, in order, comma separated (default 00001, 00002, ...).
+    /// A serial given twice makes two boards that report the same number, as a repaired
+    /// board or a clone can.
+    #[arg(long, value_delimiter = ',')]
+    pub serials: Vec<u16>,
     /// Directory for stable links to the terminals (dgt-1, dgt-2, ...).
     #[arg(long)]
     pub link_dir: Option<PathBuf>,
@@ -100,6 +105,13 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
     if args.boards == 0 || args.boards > 2000 {
         bail!("--boards must be between 1 and 2000");
     }
+    if !args.serials.is_empty() && args.serials.len() != args.boards {
+        bail!(
+            "--serials gives {} numbers for {} boards",
+            args.serials.len(),
+            args.boards
+        );
+    }
     let games = Arc::new(load_games(args)?);
     if let Some(d) = &args.link_dir {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
@@ -115,8 +127,9 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
             .time_control
             .clone()
             .unwrap_or_else(|| TimeControl { periods: vec![] });
+        let number = args.serials.get(n - 1).copied().unwrap_or(n as u16);
         EmulatedBoard::new(
-            BoardIdentity::from_number(n as u16),
+            BoardIdentity::from_number(number),
             Some(ChessClock::new(tc, ClockSide::Left)),
         )
     };

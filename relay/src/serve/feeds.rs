@@ -471,7 +471,7 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                         seq: e.seq,
                         game: e.game_id,
                         change: e.change,
-                        message: Pending::Message(e.message.delayed(delay)),
+                        message: Pending::Message(Box::new(e.message.delayed(delay))),
                         presses: e.presses.iter().map(|p| p.delayed(delay)).collect(),
                     });
                 }
@@ -485,7 +485,7 @@ async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver
                 while held.front().is_some_and(|h| h.due_ms <= now_ms()) {
                     let Some(h) = held.pop_front() else { break };
                     let message = match h.message {
-                        Pending::Message(m) => m,
+                        Pending::Message(m) => *m,
                         // A game replaced wholesale is shown as it stood at its moment.
                         Pending::Game { seq, game } => {
                             match game_view_at(&s, game, Some(now_ms() - delay)).await {

@@ -134,6 +134,31 @@ struct Desk {
     press: Option<ClockView>,
 }
 
+/// A port as a short name that can stand in an e-board id and a URL: its file name
+/// (`/dev/ttyUSB1` → `ttyUSB1`, `COM3`), with the directory's when the name is a bare number
+/// (`/dev/pts/3` → `pts-3`).
+fn port_tag(port: &str) -> String {
+    let path = std::path::Path::new(port);
+    let name = path
+        .file_name()
+        .map_or_else(|| port.to_string(), |n| n.to_string_lossy().to_string());
+    let name = match path.parent().and_then(|p| p.file_name()) {
+        Some(dir) if name.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{}-{name}", dir.to_string_lossy())
+        }
+        _ => name,
+    };
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 fn epoch_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -158,6 +183,9 @@ pub struct Hall {
     shared: Arc<Shared>,
     cfg: RecorderConfig,
     desks: HashMap<String, Desk>,
+    /// Which desk (e-board id) a serial number reported on a port belongs to: the serial
+    /// itself, or `serial@port` when another connected board already reports it.
+    ids: HashMap<(String, String), String>,
     resume: HashMap<String, Resume>,
     jobs: mpsc::UnboundedSender<Job>,
     /// When each touched board is due to be judged (earliest first; a board touched again
@@ -176,6 +204,7 @@ impl Hall {
             shared,
             cfg,
             desks: HashMap::new(),
+            ids: HashMap::new(),
             resume,
             jobs,
             due: BinaryHeap::new(),
@@ -228,6 +257,62 @@ impl Hall {
         }
     }
 
+    /// The e-board id of `serial` as reported on `port`. Serial numbers are unique in
+    /// principle, but a repaired board, a clone or a misconfigured Bluetooth adapter can repeat
+    /// one: a second connected board with the same serial gets `serial@port` (the same id
+    /// after a restart, so its stored game is carried on), both games are recorded, and the
+    /// log and the console say so, naming the ports.
+    fn id_of(&mut self, serial: &str, port: &str) -> String {
+        let key = (port.to_string(), serial.to_string());
+        if let Some(id) = self.ids.get(&key) {
+            return id.clone();
+        }
+        let second = format!("{serial}@{}", port_tag(port));
+        let id = if self.desks.contains_key(&second) || self.resume.contains_key(&second) {
+            second
+        } else {
+            match self.desks.get(serial) {
+                Some(d) if d.port != port && d.view.connected => second,
+                _ => serial.to_string(),
+            }
+        };
+        if id != serial {
+            let first_port = self
+                .desks
+                .get(serial)
+                .map_or_else(|| "another port".to_string(), |d| d.port.clone());
+            tracing::warn!(
+                %serial,
+                first = %first_port,
+                second = %port,
+                id = %id,
+                "two e-boards report the same serial number; both are recorded, the second as {id}"
+            );
+            let text = format!(
+                "serial {serial} is reported by two e-boards: on {first_port} and on {port} \
+                 (recorded as {id})"
+            );
+            self.ids.insert(key, id.clone());
+            self.desk(&id, port).view.warning = Some(text.clone());
+            self.announce(&id);
+            if let Some(d) = self.desks.get_mut(serial) {
+                d.view.warning = Some(text);
+                self.announce(serial);
+            }
+            return id;
+        }
+        self.ids.insert(key, id.clone());
+        id
+    }
+
+    /// The e-board id of an event that names a serial (one already mapped, or the serial).
+    fn known_id(&self, serial: &str, port: &str) -> String {
+        self.ids
+            .get(&(port.to_string(), serial.to_string()))
+            .cloned()
+            .unwrap_or_else(|| serial.to_string())
+    }
+
     fn desk(&mut self, serial: &str, port: &str) -> &mut Desk {
         if !self.desks.contains_key(serial) {
             let (recorder, sent) = match self.resume.remove(serial) {
@@ -258,6 +343,7 @@ impl Hall {
                 board_no: None,
                 round_id: None,
                 proposal: None,
+                warning: None,
             };
             self.desks.insert(
                 serial.to_string(),
@@ -288,6 +374,7 @@ impl Hall {
         let PortInput { path, event } = input;
         match event {
             PortEvent::Identified { serial, .. } => {
+                let serial = self.id_of(&serial, &path);
                 let d = self.desk(&serial, &path);
                 d.port = path.clone();
                 d.view.port = path;
@@ -301,6 +388,7 @@ impl Hall {
                 raw,
                 at,
             } => {
+                let serial = self.id_of(&serial, &path);
                 self.shared.metrics.messages.fetch_add(1, Ordering::Relaxed);
                 let at_ms = epoch_ms(at);
                 // A bus reply of several records comes with its first message only.
@@ -342,6 +430,7 @@ impl Hall {
             PortEvent::Lost {
                 serial: Some(serial),
             } => {
+                let serial = self.known_id(&serial, &path);
                 if let Some(d) = self.desks.get_mut(&serial) {
                     d.view.connected = false;
                     d.view.lost_since_ms = Some(now_ms());
@@ -352,6 +441,7 @@ impl Hall {
             PortEvent::Back {
                 serial: Some(serial),
             } => {
+                let serial = self.known_id(&serial, &path);
                 if let Some(d) = self.desks.get_mut(&serial) {
                     d.view.connected = true;
                     d.view.lost_since_ms = None;
@@ -382,6 +472,7 @@ impl Hall {
                 }
             }
             PortEvent::Moved { serial, to, .. } => {
+                let serial = self.known_id(&serial, &path);
                 if let Some(d) = self.desks.get_mut(&serial) {
                     d.port = to.clone();
                     d.view.port = to;
@@ -671,5 +762,16 @@ fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
 impl std::fmt::Debug for Hall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hall").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn port_tags_are_short_and_url_safe() {
+        assert_eq!(super::port_tag("/dev/ttyUSB1"), "ttyUSB1");
+        assert_eq!(super::port_tag("/dev/pts/3"), "pts-3");
+        assert_eq!(super::port_tag("COM3"), "COM3");
+        assert_eq!(super::port_tag("/tmp/links/dgt 2"), "dgt-2");
     }
 }

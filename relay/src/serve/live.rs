@@ -66,6 +66,11 @@ pub struct EboardView {
     pub board_no: Option<u32>,
     pub round_id: Option<i64>,
     pub proposal: Option<Proposal>,
+    /// What the arbiter must know about this board that is not about its game: two boards
+    /// reporting the same serial number, naming both ports. (The second one's `serial` is the
+    /// reported one with `@` and its port, so both games are recorded apart.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// One thing that happened, ready to send. `text` is the JSON message every client of the
@@ -522,7 +527,7 @@ impl Shared {
 /// built when it is sent (as of that moment, which for a delayed view is its own moment).
 #[derive(Debug)]
 pub enum Pending {
-    Message(ServerMessage),
+    Message(Box<ServerMessage>),
     Game { seq: i64, game: i64 },
 }
 
@@ -540,7 +545,7 @@ pub fn change_message(only_game: Option<i64>, c: &relay_store::Change) -> Option
         }
     };
     Some(match ServerMessage::from_change(c.seq, game, record) {
-        Some(m) => Pending::Message(m),
+        Some(m) => Pending::Message(Box::new(m)),
         None => Pending::Game { seq: c.seq, game },
     })
 }

@@ -569,6 +569,7 @@ mod tests {
                 board_no: None,
                 round_id: Some(1),
                 proposal: None,
+                warning: None,
             },
         };
         r.apply(&on(Some(5)), false);
