@@ -486,12 +486,16 @@ fn killed_at_random_moments_on_postgres_nothing_is_lost_or_doubled() {
     killed_at_random_moments("serve-crash-pg", &db, &temp_dir("serve-crash-pg-dir"));
 }
 
-/// The service reading 4 emulated boards into `db` is killed with SIGKILL 3 times at random
+/// The service reading 4 emulated boards into `db` is killed with SIGKILL [`KILLS`] times at random
 /// moments and started again; a polling client and a WebSocket client watch throughout.
 fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
+    let press_log = dir.join("presses.jsonl");
+    let press_log_s = press_log.display().to_string();
     let emu = Emulator::start(
         name,
         &[
+            "--press-log",
+            &press_log_s,
             "--boards",
             "4",
             "--speed",
@@ -525,7 +529,7 @@ fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
     let mut logs = Vec::new();
     let mut kills = Vec::new();
     std::thread::sleep(Duration::from_secs(6));
-    for _ in 0..3 {
+    for _ in 0..KILLS {
         let wait = next(1500, 6000);
         std::thread::sleep(Duration::from_millis(wait));
         r.kill();
@@ -554,8 +558,9 @@ fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
     // Everything a client saw (polling, or told over the WebSocket) is stored, at the same
     // ply, once (a ply holds one move).
     assert!(
-        connections >= 4,
-        "the WebSocket client connected {connections} times for 4 lives of the service"
+        connections > KILLS,
+        "the WebSocket client connected {connections} times for {} lives of the service",
+        KILLS + 1
     );
     for ((g, ply), uci) in seen.iter().chain(&pushed) {
         let stored = games
@@ -598,6 +603,50 @@ fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
         );
         total += s.len();
     }
+    // Every clock stored is what the clock showed after that move's press (within the
+    // display's second): a press the service did not see leaves its move without a clock,
+    // never with another press's time.
+    let truth = press_truth(&press_log);
+    let (mut clocks, mut wrong, mut unknown) = (0, Vec::new(), 0);
+    for g in games.values() {
+        let s = sans(g);
+        let serial = g["eboard"].as_str().unwrap_or("");
+        let candidates: Vec<usize> = known
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| k.starts_with(&s) && truth.contains_key(&(serial.to_string(), *i, 1)))
+            .map(|(i, _)| i)
+            .collect();
+        let [played] = candidates[..] else {
+            continue;
+        };
+        for m in g["moves"].as_array().into_iter().flatten() {
+            let ply = m["ply"].as_u64().unwrap_or(0);
+            let Some(want) = truth.get(&(serial.to_string(), played, ply)) else {
+                continue;
+            };
+            match m["clk_ms"].as_u64() {
+                Some(got) => {
+                    clocks += 1;
+                    if got.abs_diff(*want) > 1_000 {
+                        wrong.push(format!(
+                            "game {} ply {ply}: {got} ms stored, the clock showed {want}",
+                            g["id"]
+                        ));
+                    }
+                }
+                None => unknown += 1,
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {clocks} clocks wrong:\n{}\n{}",
+        wrong.len(),
+        wrong.join("\n"),
+        context()
+    );
+    assert!(clocks >= 20, "only {clocks} clocks checked");
     // The games went on after the last restart.
     assert!(
         seen.len() > at_last_kill && total >= seen.len(),
@@ -619,12 +668,34 @@ fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
     );
     eprintln!(
         "crash test on {db}: kills (ms waited, moves polled) {kills:?}; {} moves polled, {} told over \
-         {connections} WebSocket connections, {total} stored in {} games",
+         {connections} WebSocket connections, {total} stored in {} games; {clocks} clocks right, \
+         {unknown} left out (presses not seen)",
         seen.len(),
         pushed.len(),
         games.len()
     );
     assert!(r.terminate(), "no clean stop:\n{}", r.log_text());
+}
+
+/// Service lives in the kill tests.
+const KILLS: usize = 6;
+
+/// The emulator's press log: (serial, game index, ply) → what the mover's clock showed.
+fn press_truth(path: &std::path::Path) -> HashMap<(String, usize, u64), u64> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| {
+            Some((
+                (
+                    v["serial"].as_str()?.to_string(),
+                    v["game"].as_u64()? as usize,
+                    v["ply"].as_u64()?,
+                ),
+                v["clk_ms"].as_u64()?,
+            ))
+        })
+        .collect()
 }
 
 /// The relay starts while a game is being played: the e-board shows up without a game, and

@@ -620,6 +620,9 @@ pub struct MoveTiming {
     pub press_ms: u64,
     /// The move's `[%clk]` was reproduced exactly by this press.
     pub clock_honoured: bool,
+    /// What the mover's clock shows right after this press (increment included): the truth a
+    /// recorded `[%clk]` is checked against. `None` without a clock.
+    pub clk_ms: Option<u64>,
 }
 
 /// A game as a timed list of actions.
@@ -763,10 +766,12 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
                 .map(|(at_ms, action)| TimedAction { at_ms, action }),
         );
 
+        let mut clk_ms = None;
         if let Some(c) = clock.as_mut() {
             // Fails only after a flag fell (possible only with a random think on an almost
             // empty clock); the script goes on regardless, as players would.
             let _ = c.press(side, press);
+            clk_ms = Some(c.remaining_ms(side, press));
             actions.push(TimedAction {
                 at_ms: press,
                 action: Action::PressLever(mover),
@@ -776,6 +781,7 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
         timings.push(MoveTiming {
             press_ms: press,
             clock_honoured: honoured,
+            clk_ms,
         });
         prev = press;
         pos = after;

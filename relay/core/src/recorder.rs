@@ -175,6 +175,23 @@ struct Clocks {
     start_reading: Option<ClockReading>,
     /// `last` was read after every press seen so far (no clock record came since).
     last_is_fresh: bool,
+    /// The readings stopped for a while (a restart, a board lost): presses made meanwhile
+    /// were not seen. Until it is settled no press goes to a move.
+    gap: Option<Gap>,
+    /// Presses before this index were made before the last gap and go to no move after it.
+    press_floor: usize,
+    /// The game was taken up in its middle (a restart): the clock's start is not known.
+    joined_late: bool,
+}
+
+/// A stretch without readings, as far as it is known.
+#[derive(Clone, Copy, Debug, Default)]
+struct Gap {
+    /// The first reading after it: the halted side shows its last press's time, the running
+    /// side is the one whose turn it is.
+    first: Option<ClockReading>,
+    /// How many presses were known then.
+    floor: usize,
 }
 
 fn side_index(s: ClockSide) -> usize {
@@ -204,6 +221,27 @@ impl Clocks {
             .filter(|(i, p)| !p.used && last.is_none_or(|l| *i > l))
             .count();
         newer.saturating_sub(self.pending.len())
+    }
+
+    /// Which clock side is White, once the evidence is more than a few readings (a single
+    /// reading taken while a move is made but not yet pressed points the wrong way).
+    fn white_side_sure(&self) -> Option<ClockSide> {
+        let left = self.white_votes[0] + self.black_votes[1];
+        let right = self.white_votes[1] + self.black_votes[0];
+        if left >= right + 5 {
+            Some(ClockSide::Left)
+        } else if right >= left + 5 {
+            Some(ClockSide::Right)
+        } else {
+            None
+        }
+    }
+
+    /// Readings stop being continuous: nothing read before tells how the clock went on.
+    fn begin_gap(&mut self) {
+        self.gap = Some(Gap::default());
+        self.last = None;
+        self.turn_start = [None, None];
     }
 
     fn side_of(&self, c: Color) -> Option<ClockSide> {
@@ -304,8 +342,11 @@ impl Recorder {
         r.set_game(game);
         r.orientation = Some(orientation);
         // Whatever happened on the board while nobody recorded it is unknown: moves made
-        // meanwhile may be filled in as after any gap in the readings.
+        // meanwhile may be filled in as after any gap in the readings, and the lever presses
+        // made meanwhile were not seen.
         r.readings_missed = true;
+        r.clocks.begin_gap();
+        r.clocks.joined_late = r.game.as_ref().is_some_and(|g| !g.moves.is_empty());
         r
     }
 
@@ -367,6 +408,18 @@ impl Recorder {
 
     /// Feeds one message received at `now_ms`.
     pub fn on_message(&mut self, message: &Message, now_ms: u64) -> Vec<Outcome> {
+        // Silence longer than a running clock allows: readings (and presses) were missed. The
+        // reading that ends it must not be compared with the one before it.
+        let clock_ran = self.clocks.last.is_some_and(|r| r.running_side().is_some());
+        if clock_ran
+            && self
+                .last_message_ms
+                .is_some_and(|t| now_ms.saturating_sub(t) > READING_GAP_MS)
+        {
+            self.readings_missed = true;
+            self.clocks.begin_gap();
+        }
+        self.last_message_ms = Some(now_ms);
         // A clock reading is taken in before a waiting board is judged: a lever press in it
         // is evidence for what the board shows.
         let mut out = match message {
@@ -377,15 +430,6 @@ impl Recorder {
             _ => Vec::new(),
         };
         out.extend(self.tick(now_ms));
-        let clock_ran = self.clocks.last.is_some_and(|r| r.running_side().is_some());
-        if clock_ran
-            && self
-                .last_message_ms
-                .is_some_and(|t| now_ms.saturating_sub(t) > READING_GAP_MS)
-        {
-            self.readings_missed = true;
-        }
-        self.last_message_ms = Some(now_ms);
         match message {
             Message::BoardDump { placement } => {
                 if !self.have_board || *placement != self.board {
@@ -774,7 +818,13 @@ impl Recorder {
         }
         let prev = self.clocks.last.replace(*r);
         self.clocks.last_is_fresh = true;
-        if self.clocks.start_reading.is_none() && self.game.is_some() {
+        if let Some(gap) = self.clocks.gap.as_mut()
+            && gap.first.is_none()
+        {
+            gap.first = Some(*r);
+            gap.floor = self.clocks.presses.len();
+        }
+        if self.clocks.start_reading.is_none() && self.game.is_some() && !self.clocks.joined_late {
             // The first reading of a game, or the one standing when it began.
             self.clocks.start_reading = Some(prev.unwrap_or(*r));
         }
@@ -799,7 +849,10 @@ impl Recorder {
         // Strong evidence at the start of a game: the clock is started for the side to move,
         // and the first press of the game is that side's.
         let start_turn = self.positions.first().map(|p| p.turn());
-        let at_start = self.positions.len() <= 2 && self.clocks.presses.is_empty();
+        // (Not after a gap: the first reading then shows whoever's turn it is by now.)
+        let at_start = self.positions.len() <= 2
+            && self.clocks.presses.is_empty()
+            && self.clocks.gap.is_none();
         let mut vote = |side: ClockSide, white: bool, weight: u32| {
             let i = side_index(side);
             if white {
@@ -828,7 +881,10 @@ impl Recorder {
                 });
                 self.clocks.turn_start[side_index(y)] = Some(u64::from(r.side(y).seconds) * 1000);
             }
-            (None, Some(y)) if self.clocks.turn_start[side_index(y)].is_none() => {
+            // (Not the first reading after a gap: that turn began unseen.)
+            (None, Some(y))
+                if self.clocks.turn_start[side_index(y)].is_none() && self.clocks.gap.is_none() =>
+            {
                 self.clocks.turn_start[side_index(y)] = Some(u64::from(r.side(y).seconds) * 1000);
             }
             _ => {}
@@ -972,6 +1028,12 @@ impl Recorder {
     /// Gives each move waiting for its clock the press that ended its mover's turn.
     fn assign_clocks(&mut self) -> Vec<Outcome> {
         let mut out = Vec::new();
+        if self.clocks.gap.is_some() {
+            match self.settle_gap() {
+                Some(o) => out.extend(o),
+                None => return out,
+            }
+        }
         let pending = std::mem::take(&mut self.clocks.pending);
         let mut still = Vec::new();
         for (ply, mover) in pending {
@@ -1002,6 +1064,7 @@ impl Recorder {
                 .enumerate()
                 .find(|(i, p)| {
                     !p.used
+                        && *i >= self.clocks.press_floor
                         && after.is_none_or(|a| *i > a)
                         && match side {
                             Some(side) => {
@@ -1050,6 +1113,64 @@ impl Recorder {
         still.retain(|&(ply, _)| newest.is_none_or(|q| q + 1 < ply + 2));
         self.clocks.pending = still;
         out
+    }
+
+    /// After a gap in the readings, works out which moves' presses fell into it, once the
+    /// board is in sync and still and which clock side is White is sure. The presses seen
+    /// since the first reading after the gap belong, in order, to the moves from the one
+    /// whose turn that reading showed running; every earlier move without a clock keeps none
+    /// (its press was not seen), except the one just before, whose time the halted side of
+    /// that reading still showed. `None`: not yet.
+    fn settle_gap(&mut self) -> Option<Vec<Outcome>> {
+        let gap = self.clocks.gap?;
+        let first = gap.first?;
+        if self.readings_missed || self.out_of_sync || self.awaiting_judgement() {
+            return None;
+        }
+        let mut out = Vec::new();
+        let white = self.clocks.white_side_sure()?;
+        let pos = self.positions.last()?;
+        let plies = self.positions.len() - 1;
+        let colour = |side: ClockSide| {
+            if side == white {
+                Color::White
+            } else {
+                Color::Black
+            }
+        };
+        // The ply whose turn the clock shows running now: the next move when the side to
+        // move runs, the last move (made, not yet pressed) when the other side does.
+        let now_turn = match self.clocks.last.and_then(|r| r.running_side()) {
+            Some(side) if colour(side) != pos.turn() => plies,
+            _ => plies + 1,
+        };
+        let seen = self.clocks.presses.len().saturating_sub(gap.floor);
+        let first_turn = now_turn.saturating_sub(seen);
+        self.clocks.gap = None;
+        self.clocks.press_floor = gap.floor;
+        // The move before the turn that was running at the first reading: its mover's clock
+        // has stood still since that press.
+        if let Some(halted) = first.running_side().map(ClockSide::other)
+            && first_turn >= 2
+        {
+            let ply = first_turn - 1;
+            let mover = self.positions.get(ply - 1).map(|p| p.turn());
+            let clk = ClockTime(u64::from(first.side(halted).seconds) * 1000);
+            if mover == Some(colour(halted))
+                && let Some(m) = self.game.as_mut().and_then(|g| g.moves.get_mut(ply - 1))
+                && m.clk.is_none()
+            {
+                m.clk = Some(clk);
+                m.emt = None;
+                out.push(Outcome::MoveClock {
+                    ply,
+                    clk,
+                    emt: None,
+                });
+            }
+        }
+        self.clocks.pending.retain(|&(ply, _)| ply >= first_turn);
+        Some(out)
     }
 
     /// Arbiter: the game goes on from the position on the board, `turn` to move. The moves so

@@ -452,3 +452,67 @@ fn bus_clock_records_belong_to_the_move_they_follow_and_a_lost_one_costs_only_it
         .and_then(|m| m.clk);
     assert_eq!(last.map(|c| c.millis()), Some(5_390_000));
 }
+
+/// After a restart the presses made while the relay was down were not seen. The move made
+/// meanwhile gets its time from the first reading (the halted side still shows it); the
+/// presses seen after it go to the moves after it, never to the one before.
+#[test]
+fn after_a_restart_a_move_made_meanwhile_gets_the_halted_clock_and_no_later_press() {
+    use relay_core::clock_time::ClockTime;
+    use relay_core::game::Game;
+    let mut pos = Chess::default();
+    let mut game = Game::default();
+    for (san, clk) in [("e4", 5410), ("e5", 5405)] {
+        let m = san
+            .parse::<San>()
+            .expect("san")
+            .to_move(&pos)
+            .expect("legal");
+        pos.play_unchecked(m);
+        game.push(m, Some(ClockTime::from_secs(clk)), None);
+    }
+    let mut t = Table {
+        rec: Recorder::resume(RecorderConfig::default(), game, Orientation::Normal),
+        pos,
+        t: 100_000,
+        outcomes: Vec::new(),
+    };
+    // While nobody watched, White played Nf3 and pressed (Left, White's side, halted at
+    // 1:30:20); Black thinks. The board is read again from a dump.
+    let m = "Nf3"
+        .parse::<San>()
+        .expect("san")
+        .to_move(&t.pos)
+        .expect("legal");
+    t.pos.play_unchecked(m);
+    let placement = Placement::from_board(t.pos.board(), Orientation::Normal);
+    let out = t.rec.on_message(&Message::BoardDump { placement }, t.t);
+    t.outcomes.extend(out);
+    for k in 0..8 {
+        t.clock(5420, 5400 - k, Some(ClockSide::Right), None);
+        t.t += 900;
+    }
+    // Black answers and presses; White thinks, then plays on and presses.
+    t.play("Nc6");
+    t.clock(5420, 5390, Some(ClockSide::Left), None);
+    t.clock(5419, 5390, Some(ClockSide::Left), None);
+    t.play("Bb5");
+    t.clock(5425, 5390, Some(ClockSide::Right), None);
+    t.clock(5425, 5389, Some(ClockSide::Right), None);
+    assert_eq!(t.sans(), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
+    let clocks: Vec<Option<u64>> = t
+        .rec
+        .game()
+        .map(|g| g.moves.iter().map(|m| m.clk.map(|c| c.millis())).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        clocks,
+        [
+            Some(5_410_000),
+            Some(5_405_000),
+            Some(5_420_000),
+            Some(5_390_000),
+            Some(5_425_000)
+        ]
+    );
+}

@@ -51,6 +51,11 @@ pub struct HallArgs {
     /// board or a clone can.
     #[arg(long, value_delimiter = ',')]
     pub serials: Vec<u16>,
+    /// Append, for every game a board starts, one JSON line per move with the time its
+    /// mover's clock shows after the press (`serial`, `game` = index in the PGN, `ply`,
+    /// `clk_ms`): the truth tests check recorded clocks against.
+    #[arg(long)]
+    pub press_log: Option<PathBuf>,
     /// Directory for stable links to the terminals (dgt-1, dgt-2, ...).
     #[arg(long)]
     pub link_dir: Option<PathBuf>,
@@ -154,11 +159,22 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
             )?));
         }
     }
+    let press_log = match &args.press_log {
+        Some(p) => Some(Arc::new(std::sync::Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open {}", p.display()))?,
+        ))),
+        None => None,
+    };
     let mut players = Vec::new();
     let mut board_no = 0usize;
     for line in &lines {
         for index in 0..line.board_count() {
             let (line, games, stop) = (line.clone(), games.clone(), stop.clone());
+            let press_log = press_log.clone();
             let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
             let hold_ms = args.hold_secs.saturating_mul(1000);
             let first = board_no;
@@ -186,6 +202,24 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                         },
                     };
                     let s = script(game, seed.wrapping_add(k as u64), &noise);
+                    if let Some(log) = &press_log {
+                        let serial = line
+                            .act(index, |b| (b.identity().serial.clone(), Vec::new()))
+                            .unwrap_or_default();
+                        let mut text = String::new();
+                        for (i, m) in s.moves.iter().enumerate() {
+                            if let Some(clk) = m.clk_ms {
+                                text.push_str(&format!(
+                                    "{{\"serial\":\"{serial}\",\"game\":{},\"ply\":{},\"clk_ms\":{clk}}}\n",
+                                    (first + k) % games.len(),
+                                    i + 1
+                                ));
+                            }
+                        }
+                        use std::io::Write;
+                        let mut f = log.lock().unwrap_or_else(|e| e.into_inner());
+                        let _ = f.write_all(text.as_bytes());
+                    }
                     if k == 0 && hold_ms > 0 {
                         let c = line.clock();
                         line.act(index, |b| {

@@ -64,6 +64,22 @@ fn color_of_ply(start_fen: &str, ply: u32) -> &'static str {
     }
 }
 
+/// Marks the moves whose clock is missing while a later move of the same player has one:
+/// that press was not seen, and its time will not turn up (a press belongs to one move).
+fn with_unseen_clocks(mut moves: Vec<MoveView>) -> Vec<MoveView> {
+    // The clocks seen later, per player (index parity), walking back from the end.
+    let mut later = [false, false];
+    for (i, m) in moves.iter_mut().enumerate().rev() {
+        let side = i % 2;
+        if m.clk_ms.is_some() {
+            later[side] = true;
+        } else if later[side] {
+            m.clk_unseen = true;
+        }
+    }
+    moves
+}
+
 /// A game as stored. With `cutoff_ms`, only what was known at that time (the delayed view),
 /// and the clock derived from the moves of that moment.
 pub fn game_view(
@@ -106,7 +122,7 @@ pub fn game_view(
         result,
         termination,
         fen,
-        moves: moves.iter().map(|m| MoveView::from(*m)).collect(),
+        moves: with_unseen_clocks(moves.iter().map(|m| MoveView::from(*m)).collect()),
         start_fen,
         clock,
         eboard: eboard.map(str::to_string),
@@ -425,6 +441,7 @@ mod tests {
             fen: fen.into(),
             clk_ms: None,
             emt_ms: None,
+            clk_unseen: false,
         }
     }
 
@@ -547,6 +564,25 @@ mod tests {
         let s = r.summary();
         assert_eq!(s.game(7).map(|g| g.moves.len()), Some(1));
         assert_eq!(r.game(7).map(|g| g.moves.len()), Some(2));
+    }
+
+    #[test]
+    fn a_missing_clock_is_called_unseen_once_the_player_has_a_later_one() {
+        let with = |ply: u32, clk: Option<u64>| MoveView {
+            clk_ms: clk,
+            ..mv(ply, "a3", "")
+        };
+        let moves = with_unseen_clocks(vec![
+            with(1, Some(1)),
+            with(2, None),
+            with(3, None),
+            with(4, Some(4)),
+            with(5, None),
+        ]);
+        let unseen: Vec<bool> = moves.iter().map(|m| m.clk_unseen).collect();
+        // Ply 2: Black's ply 4 has a clock. Ply 3: White's ply 5 has none yet (its press may
+        // still come), nor does ply 5.
+        assert_eq!(unseen, [false, true, false, false, false]);
     }
 
     #[test]

@@ -23,6 +23,11 @@ pub struct MoveView {
     pub clk_ms: Option<u64>,
     /// Time the move took.
     pub emt_ms: Option<u64>,
+    /// The lever press that ended this move was not seen (the relay was down, the board was
+    /// lost) and nothing read later showed its time: `clk_ms` is left out, not guessed. Set in
+    /// game and round JSON once a later move of the same player has its clock.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clk_unseen: bool,
 }
 
 impl From<&StoredMove> for MoveView {
@@ -40,6 +45,7 @@ impl From<MoveRecord> for MoveView {
             fen: m.fen,
             clk_ms: m.clk_ms,
             emt_ms: m.emt_ms,
+            clk_unseen: false,
         }
     }
 }
@@ -424,6 +430,7 @@ mod tests {
             fen: "rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1".into(),
             clk_ms: Some(5_400_000),
             emt_ms: Some(12_000),
+            clk_unseen: false,
         };
         let game = GameView {
             moves: (1..=120).map(mv).collect(),
