@@ -5,7 +5,9 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use boards::protocol::{Message, Orientation, Placement};
+use boards::protocol::{
+    ClockMessage, ClockReading, ClockSide, ClockStatus, Message, Orientation, Placement, SideTime,
+};
 use boards::transport::PortEvent;
 use relay::serve::api::{app, round_json};
 use relay::serve::feeds::SnapshotOf;
@@ -486,4 +488,110 @@ async fn an_eboard_in_sync_shows_the_board_as_last_read() {
         .filter_map(|m| m["san"].as_str())
         .collect();
     assert_eq!(sans, ["e4"]);
+}
+
+/// A clock reading from the board on `PORT`: `left`/`right` seconds, who runs, a fallen flag.
+fn clock(left: u32, right: u32, running: Option<ClockSide>, flag: Option<ClockSide>) -> PortInput {
+    let side = |s: u32, me: ClockSide| SideTime {
+        seconds: s,
+        flag_fallen: flag == Some(me),
+        ..SideTime::default()
+    };
+    PortInput {
+        path: PORT.into(),
+        event: PortEvent::Message {
+            serial: Some(SERIAL.into()),
+            message: Message::Clock {
+                clock: ClockMessage::Time(ClockReading {
+                    left: side(left, ClockSide::Left),
+                    right: side(right, ClockSide::Right),
+                    status: ClockStatus {
+                        running: running.is_some(),
+                        lever_right_high: running == Some(ClockSide::Right),
+                        ..ClockStatus::default()
+                    },
+                }),
+            },
+            raw: vec![],
+            at: std::time::SystemTime::now(),
+        },
+    }
+}
+
+/// A flag falls and the players go on: the time forfeit is a proposal on the e-board, every
+/// move after it is recorded with its clock (0:00:00 for the flagged side), and the e-board
+/// says how many moves came after the proposal.
+#[tokio::test]
+async fn moves_after_a_flag_fall_are_recorded_and_counted_on_the_eboard() {
+    let cfg = RecorderConfig {
+        settle_ms: 50,
+        ..RecorderConfig::default()
+    };
+    let (core, app) = start_with(cfg).await;
+    let send = |i: PortInput| core.ports.send(i).expect("the hall takes readings");
+    let pause = || tokio::time::sleep(Duration::from_millis(150));
+    send(PortInput {
+        path: PORT.into(),
+        event: PortEvent::Identified {
+            serial: SERIAL.into(),
+            address: None,
+            path: PORT.into(),
+        },
+    });
+    send(reading(&shakmaty::Board::default()));
+    send(clock(60, 60, None, None));
+    pause().await;
+    // White is on the left: the clock is started for White.
+    send(clock(60, 60, Some(ClockSide::Left), None));
+    pause().await;
+    send(reading(&after(&["e4"])));
+    pause().await;
+    send(clock(12, 60, Some(ClockSide::Right), None));
+    pause().await;
+    send(reading(&after(&["e4", "e5"])));
+    pause().await;
+    send(clock(12, 8, Some(ClockSide::Left), None));
+    pause().await;
+    // White's flag falls; White plays on, and so does Black.
+    send(clock(0, 8, Some(ClockSide::Left), Some(ClockSide::Left)));
+    pause().await;
+    send(reading(&after(&["e4", "e5", "Nf3"])));
+    pause().await;
+    send(clock(0, 8, Some(ClockSide::Right), Some(ClockSide::Left)));
+    pause().await;
+    send(reading(&after(&["e4", "e5", "Nf3", "Nc6"])));
+    pause().await;
+    send(clock(0, 5, Some(ClockSide::Left), Some(ClockSide::Left)));
+    pause().await;
+    let e = eboard(&app).await;
+    assert_eq!(e["proposal"]["reason"], "time_forfeit", "{e}");
+    assert_eq!(e["proposal"]["result"], "0-1", "{e}");
+    assert_eq!(e["proposal"]["at_ply"], 2, "{e}");
+    assert_eq!(e["proposal"]["moves_after"], 2, "{e}");
+    let game = e["game_id"].as_i64().expect("the e-board is on a game");
+    let g = call(&app, "GET", &format!("/api/games/{game}"), None, None)
+        .await
+        .body;
+    let moves: Vec<(String, Option<u64>)> = g["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .map(|m| {
+            (
+                m["san"].as_str().unwrap_or("").to_string(),
+                m["clk_ms"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("e4".to_string(), Some(12_000)),
+            ("e5".to_string(), Some(8_000)),
+            ("Nf3".to_string(), Some(0)),
+            ("Nc6".to_string(), Some(5_000)),
+        ],
+        "{g}"
+    );
+    assert_eq!(g["result"], "*", "a proposal ends nothing: {g}");
 }

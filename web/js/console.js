@@ -247,7 +247,10 @@ function renderEboard(board) {
       : 'not connected';
   }
   const proposal = board.proposal
-    ? `${formatResult(board.proposal.result)} (${REASON_TEXT[board.proposal.reason] || board.proposal.reason})`
+    ? `${formatResult(board.proposal.result)} (${REASON_TEXT[board.proposal.reason] || board.proposal.reason})` +
+      (board.proposal.moves_after > 0
+        ? `, ${board.proposal.moves_after} ${board.proposal.moves_after === 1 ? 'move' : 'moves'} played after it (from ply ${board.proposal.at_ply + 1})`
+        : '')
     : '';
   cell('serial').replaceChildren(
     el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' }),

@@ -159,6 +159,11 @@ fn port_tag(port: &str) -> String {
         .collect()
 }
 
+/// How many plies the recorder's game has.
+fn plies(r: &Recorder) -> u32 {
+    r.game().map_or(0, |g| g.moves.len() as u32)
+}
+
 fn epoch_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -558,16 +563,28 @@ impl Hall {
                     });
                 }
                 Outcome::ResultProposed { result, reason } => {
+                    let reason = serde_json::to_value(reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    // The same signal again (a result changed by the moves since) keeps the
+                    // moment it was first given.
+                    let at_ply = match &d.view.proposal {
+                        Some(p) if p.reason == reason => p.at_ply,
+                        _ => plies(&d.recorder),
+                    };
                     d.view.proposal = Some(Proposal {
                         result: result.to_string(),
-                        reason: serde_json::to_value(reason)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
+                        reason,
+                        at_ply,
+                        moves_after: 0,
                     });
                 }
                 Outcome::OutOfSync { .. } | Outcome::InSync | Outcome::Draw { .. } => {}
             }
+        }
+        if let Some(p) = d.view.proposal.as_mut() {
+            p.moves_after = plies(&d.recorder).saturating_sub(p.at_ply);
         }
         let now = now_ms();
         d.out_since = if d.recorder.is_out_of_sync() {

@@ -42,6 +42,11 @@ impl ClockView {
 pub struct Proposal {
     pub result: String,
     pub reason: String,
+    /// The game's length (plies) when the board proposed it.
+    pub at_ply: u32,
+    /// Plies played on the board since (players often go on after a flag fell): they are
+    /// recorded, and the console says they came after the proposal.
+    pub moves_after: u32,
 }
 
 /// One e-board as the operator sees it.
