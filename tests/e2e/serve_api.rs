@@ -228,6 +228,29 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
             .as_array()
             .is_some_and(Vec::is_empty)
     );
+    // A game longer than any game played (2,001 plies of knights going back and forth) is
+    // refused whole: 413, nothing stored.
+    let mut endless = String::new();
+    for i in 0..2001 {
+        if i % 2 == 0 {
+            endless.push_str(&format!("{}. ", i / 2 + 1));
+        }
+        endless.push_str(["Nf3 ", "Nf6 ", "Ng1 ", "Ng8 "][i % 4]);
+    }
+    endless.push('*');
+    let long = request(
+        "PUT",
+        &r.url(&format!("/api/games/{g1}/pgn")),
+        &[AUTH],
+        Some(endless.as_bytes()),
+    );
+    assert_eq!(long.status, 413, "{}", long.text());
+    assert!(long.text().contains("at most 2000"), "{}", long.text());
+    assert!(
+        get_json(&r.url(&format!("/api/games/{g1}")))["moves"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
     let up = request(
         "PUT",
         &r.url(&format!("/api/games/{g1}/pgn")),
@@ -868,4 +891,84 @@ fn a_delayed_round_reaches_every_spectator_after_the_delay() {
     // Arbiters see it live.
     let live = request("GET", &r.url(&format!("/api/rounds/{rid}")), &[AUTH], None).json();
     assert_eq!(live["games"][0]["moves"].as_array().map(Vec::len), Some(7));
+}
+
+/// Bounds on clients (issue 14's fault runs): a connection that sends no request, or its
+/// head too slowly, is closed after the header time (10 s); a WebSocket client that stops
+/// reading answers no ping and is closed after the silence limit, while one that reads stays.
+#[test]
+fn slow_silent_and_never_reading_clients_are_let_go() {
+    let dir = temp_dir("serve-limits");
+    let r = serve(&dir, &["--client-silence-secs", "10"]);
+    let addr = r.base.trim_start_matches("http://").to_string();
+    let closed_within = |mut s: std::net::TcpStream, secs: u64| {
+        s.set_read_timeout(Some(Duration::from_secs(secs)))
+            .expect("timeout");
+        let start = std::time::Instant::now();
+        let mut buf = [0u8; 256];
+        // 0 bytes (or a reset) is the close; a timeout means it is still open.
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => return Some(start.elapsed()),
+                Ok(_) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return None;
+                }
+                Err(_) => return Some(start.elapsed()),
+            }
+        }
+    };
+    let silent = std::net::TcpStream::connect(&addr).expect("connect");
+    let mut slow = std::net::TcpStream::connect(&addr).expect("connect");
+    use std::io::Write;
+    slow.write_all(b"GET /health HTTP/1.1\r\nHost: relay\r\n")
+        .expect("write");
+    // WebSocket clients: one reads all along, one never does.
+    let started = std::time::Instant::now();
+    let reader = {
+        let url = r.ws_url("/api/rounds/1/ws");
+        std::thread::spawn(move || {
+            let mut ws = Socket::connect(&url);
+            let end = std::time::Instant::now() + Duration::from_secs(25);
+            while std::time::Instant::now() < end && !ws.is_closed() {
+                let _ = ws.next(Duration::from_secs(1));
+            }
+            let closed = ws.is_closed();
+            ws.close();
+            closed
+        })
+    };
+    let (never, _) = tungstenite::connect(r.ws_url("/api/rounds/1/ws")).expect("ws");
+    let silent_t = std::thread::spawn(move || closed_within(silent, 15));
+    let slow_t = std::thread::spawn(move || closed_within(slow, 15));
+    assert!(
+        silent_t.join().expect("thread").is_some(),
+        "a connection that sent nothing is still open after 15 s"
+    );
+    assert!(
+        slow_t.join().expect("thread").is_some(),
+        "a connection with half a request head is still open after 15 s"
+    );
+    // The never-reader is closed at the first heartbeat 10 s after it connected (by 15 s);
+    // the reader answers the pings and stays.
+    std::thread::sleep(Duration::from_secs(20).saturating_sub(started.elapsed()));
+    let metrics = get(&r.url("/metrics")).text();
+    let value = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("relay_{name} ")))
+            .and_then(|v| v.trim().parse::<i64>().ok())
+    };
+    assert_eq!(value("ws_silent_closed_total"), Some(1), "{metrics}");
+    assert_eq!(value("ws_clients"), Some(1), "{metrics}");
+    assert!(
+        !reader.join().expect("reader"),
+        "the reading client was closed"
+    );
+    drop(never);
 }

@@ -379,6 +379,8 @@ fn single(
 ) -> String {
     let mut dec = Decoder::new(LineMode::Single);
     let mut serial: Option<String> = None;
+    // A different serial heard once, waiting for the board to say it again.
+    let mut unconfirmed: Option<String> = None;
     // A single board speaks when it has something to say and a read returns as soon as a
     // byte is there, so the thread need not wake 50 times a second to find nothing: with a
     // thousand boards that polling cost more than everything else the relay does. Keep-alives
@@ -403,6 +405,7 @@ fn single(
             Err(reason) => return reason,
         };
         let at = SystemTime::now();
+        let mut junk = Vec::new();
         for (item, raw) in dec.feed(&buf[..n]) {
             last_rx = Instant::now();
             if lost {
@@ -415,11 +418,32 @@ fn single(
                     return e.to_string();
                 }
             }
+            // Garbage is reported before what follows it, as one run however many pieces.
+            if !matches!(item, Decoded::Garbage { .. }) && !junk.is_empty() {
+                sink(PortEvent::Garbage {
+                    bytes: std::mem::take(&mut junk),
+                });
+            }
             match item {
                 Decoded::Message { message } => {
+                    // Another serial than the one known: line noise can decode as one, and
+                    // taking it would send this board's readings to a board that is not there.
+                    // The board is asked again; only the same answer twice is believed.
+                    if let Message::SerialNumber { serial: s } = &message
+                        && serial.as_ref().is_some_and(|known| known != s)
+                        && unconfirmed.as_ref() != Some(s)
+                    {
+                        tracing::debug!(port = %path, serial = %s, "a different serial number: asking again");
+                        unconfirmed = Some(s.clone());
+                        if let Err(e) = send(port, &[Command::ReturnSerialNumber]) {
+                            return e.to_string();
+                        }
+                        continue;
+                    }
                     if let Message::SerialNumber { serial: s } = &message
                         && serial.as_ref() != Some(s)
                     {
+                        unconfirmed = None;
                         serial = Some(s.clone());
                         if !known.contains(s) {
                             known.insert(0, s.clone());
@@ -437,10 +461,15 @@ fn single(
                         at,
                     });
                 }
-                Decoded::Garbage { bytes } => sink(PortEvent::Garbage { bytes }),
+                // One report per stretch of noise, not per run: a line full of noise must
+                // not flood whoever listens with millions of events.
+                Decoded::Garbage { bytes } => junk.extend_from_slice(&bytes),
                 // Bus replies cannot be decoded in single mode; nothing else to do.
                 Decoded::Bus { .. } | Decoded::BadChecksum { .. } => {}
             }
+        }
+        if !junk.is_empty() {
+            sink(PortEvent::Garbage { bytes: junk });
         }
         let now = Instant::now();
         if !lost && now.duration_since(last_rx) > cfg.lost_after {
@@ -517,13 +546,16 @@ impl BusLine<'_> {
                 Err(reason) => break Err(reason),
             };
             let mut done = false;
+            // One garbage report per read, not per run (see `single`).
+            let mut junk = Vec::new();
             for (item, raw) in self.dec.feed(&buf[..n]) {
                 if let Decoded::Garbage { bytes } = &item {
-                    (self.sink)(PortEvent::Garbage {
-                        bytes: bytes.clone(),
-                    });
+                    junk.extend_from_slice(bytes);
                 }
                 done |= f(item, raw);
+            }
+            if !junk.is_empty() {
+                (self.sink)(PortEvent::Garbage { bytes: junk });
             }
             if done {
                 break Ok(());

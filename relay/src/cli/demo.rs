@@ -129,6 +129,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         delay: args.delay,
         settle_ms: 300,
         web_dir: args.web_dir.clone(),
+        client_silence: std::time::Duration::from_secs(60),
     };
     let boards = args.hall.boards;
     let speed = args.hall.speed;

@@ -321,6 +321,8 @@ pub struct Metrics {
     pub http_requests: AtomicU64,
     pub ws_clients: AtomicI64,
     pub ws_snapshots: AtomicU64,
+    /// WebSocket clients closed because they answered nothing (stopped reading).
+    pub silent_closed: AtomicU64,
 }
 
 /// An arbiter's change to a game, computed by the HTTP layer and applied by the hall (to the
@@ -377,6 +379,35 @@ impl Cached {
     }
 }
 
+/// Bounds on what clients may cost, set at start-up (defaults for tests and the demo).
+#[derive(Debug)]
+pub struct Limits {
+    client_silence_ms: AtomicU64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            client_silence_ms: AtomicU64::new(60_000),
+        }
+    }
+}
+
+impl Limits {
+    pub fn set_client_silence(&self, d: std::time::Duration) {
+        self.client_silence_ms
+            .store(d.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How long a WebSocket client may answer nothing before it is closed.
+    pub fn client_silence(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.client_silence_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+}
+
 /// Everything the parts of the service share: the store, the feeds, the boards' live state,
 /// health and counters as parts of their own; the rest through methods.
 #[derive(Debug)]
@@ -387,6 +418,8 @@ pub struct Shared {
     pub boards: Boards,
     pub health: Health,
     pub metrics: Metrics,
+    /// Bounds set at start-up.
+    pub limits: Limits,
     admin_token: Option<String>,
     edits: mpsc::UnboundedSender<HallCommand>,
     /// The writer's queue (for arbiter actions that need no recorder).
@@ -419,6 +452,7 @@ impl Shared {
             boards: Default::default(),
             health: Default::default(),
             metrics: Default::default(),
+            limits: Default::default(),
             edits,
             jobs,
             started_at_ms: now_ms(),

@@ -10,6 +10,7 @@
 //! the store and the only part that announces changes, always after the commit.
 
 pub mod api;
+pub mod connections;
 pub mod feeds;
 pub mod hall;
 pub mod live;
@@ -66,6 +67,11 @@ pub struct ServeOptions {
     /// Serve the pages from this directory instead of the copy built into the binary.
     #[arg(long, env = "RELAY_WEB_DIR")]
     pub web_dir: Option<PathBuf>,
+    /// A WebSocket client that answers nothing for this many seconds (not even the pings the
+    /// service sends once it has been quiet for a third of that) has stopped reading and is
+    /// closed (default 60, 10..=3600).
+    #[arg(long, env = "RELAY_CLIENT_SILENCE_SECS")]
+    pub client_silence_secs: Option<u64>,
 }
 
 /// The same options as read from a TOML file.
@@ -80,6 +86,7 @@ struct FileOptions {
     delay: Option<u32>,
     settle_ms: Option<u64>,
     web_dir: Option<PathBuf>,
+    client_silence_secs: Option<u64>,
 }
 
 /// Options with every default filled in.
@@ -93,6 +100,7 @@ pub struct Settings {
     pub delay: Option<u32>,
     pub settle_ms: u64,
     pub web_dir: Option<PathBuf>,
+    pub client_silence: std::time::Duration,
 }
 
 impl ServeOptions {
@@ -126,7 +134,15 @@ impl ServeOptions {
         if !(50..=5000).contains(&settle_ms) {
             bail!("--settle-ms must be between 50 and 5000");
         }
+        let client_silence_secs = self
+            .client_silence_secs
+            .or(file.client_silence_secs)
+            .unwrap_or(60);
+        if !(10..=3600).contains(&client_silence_secs) {
+            bail!("--client-silence-secs must be between 10 and 3600");
+        }
         Ok(Settings {
+            client_silence: std::time::Duration::from_secs(client_silence_secs),
             ports,
             mode: if self.bus.or(file.bus).unwrap_or(false) {
                 LineMode::Bus
@@ -350,6 +366,7 @@ async fn serve(
         hall: hall_task,
         ports: ports_tx,
     } = core;
+    shared.limits.set_client_silence(settings.client_silence);
     let watcher = hall::watch_ports(
         settings.ports.clone(),
         settings.mode,
@@ -365,13 +382,13 @@ async fn serve(
     let app = api::app(shared.clone(), settings.web_dir.clone());
     let stop_http = stop.clone();
     let closing = shared.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    connections::serve(listener, app, async move {
         shutdown_signal(stop_http.clone()).await;
         stop_http.store(true, Ordering::Relaxed);
         tracing::info!("shutting down: closing clients, flushing the store");
         closing.close_clients();
-    });
-    server.await.context("HTTP server")?;
+    })
+    .await;
     // Stop readings, let the hall flush its recorders, then the writer empty its queue.
     stop.store(true, Ordering::Relaxed);
     let _ = tokio::task::spawn_blocking(move || watcher.join()).await;

@@ -250,6 +250,16 @@ pub(super) async fn replace_game(
     let text =
         std::str::from_utf8(&body).map_err(|_| ApiError::bad("the PGN is not UTF-8 text"))?;
     let parsed = read_game(text).map_err(|e| ApiError::bad(format!("PGN not understood: {e}")))?;
+    if parsed.moves.len() > super::MAX_PLIES {
+        return Err(ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the PGN has {} plies; a game may have at most {} (nothing was changed)",
+                parsed.moves.len(),
+                super::MAX_PLIES
+            ),
+        ));
+    }
     let g = s.store.game(id).await?;
     let start = start_position(&g)?;
     if parsed.start != start {

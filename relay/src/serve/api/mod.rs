@@ -403,3 +403,6 @@ const MAX_CHANGES: u32 = 1000;
 
 /// Largest request body (a tournament's PGN fits easily).
 pub const MAX_BODY: usize = 8 * 1024 * 1024;
+/// The most plies an uploaded game may have. The longest tournament game on record has 538;
+/// a bound keeps one upload from costing the store and every spectator megabytes.
+pub const MAX_PLIES: usize = 2_000;

@@ -53,7 +53,7 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
         eboards.iter().filter(|e| f(e)).count() as i64
     };
     // (name, type, help, value)
-    let rows: [(&str, &str, &str, i64); 14] = [
+    let rows: [(&str, &str, &str, i64); 15] = [
         (
             "board_messages_total",
             "counter",
@@ -101,6 +101,12 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
             "counter",
             "Snapshots sent to WebSocket clients.",
             c(&m.ws_snapshots) as i64,
+        ),
+        (
+            "ws_silent_closed_total",
+            "counter",
+            "WebSocket clients closed because they stopped reading (no answer to pings).",
+            c(&m.silent_closed) as i64,
         ),
         (
             "ws_clients",

@@ -368,6 +368,11 @@ async fn follow(
     let mut heartbeat =
         tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A client's WebSocket stack answers a ping as soon as it reads, so a client that
+    // answers nothing for the silence limit has stopped reading and is closed (its kernel
+    // buffers would take hours of heartbeats to fill, so a stalled send alone would not tell).
+    let silence_limit = s.limits.client_silence();
+    let mut last_heard = tokio::time::Instant::now();
     loop {
         tokio::select! {
             ev = rx.recv() => match ev {
@@ -398,7 +403,7 @@ async fn follow(
             },
             msg = socket.next() => match msg {
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => last_heard = tokio::time::Instant::now(),
             },
             changed = round_edits.changed(), if !arbiter => {
                 if changed.is_err() {
@@ -417,8 +422,28 @@ async fn follow(
                 }
             }
             _ = heartbeat.tick() => {
+                if last_heard.elapsed() >= silence_limit {
+                    s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        socket.send(WsMessage::Close(Some(axum::extract::ws::CloseFrame {
+                            code: 1008,
+                            reason: "no answer to pings: the client stopped reading".into(),
+                        }))),
+                    )
+                    .await;
+                    return;
+                }
                 if !send(&mut socket, ServerMessage::Heartbeat { at_ms: now_ms() }.encode().into()).await {
                     return;
+                }
+                // A client quiet for a third of the limit is pinged at every heartbeat until
+                // it answers (a reading client answers at once).
+                if last_heard.elapsed() >= silence_limit / 3 {
+                    let ping = socket.send(WsMessage::Ping(Default::default()));
+                    if !matches!(tokio::time::timeout(SEND_TIMEOUT, ping).await, Ok(Ok(()))) {
+                        return;
+                    }
                 }
             }
             _ = closing.changed() => break,
