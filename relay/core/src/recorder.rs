@@ -286,6 +286,10 @@ pub struct Recorder {
 /// steady reading.
 const START_VOTE: u32 = 1_000;
 
+/// The most plies taken back to the start position as a false start; the start position
+/// after a longer game is the next game.
+const MAX_FALSE_START: usize = 2;
+
 /// Boards remembered while the game waits for the board to make sense.
 const MAX_SEEN: usize = 4096;
 
@@ -508,10 +512,26 @@ impl Recorder {
 
     fn evaluate(&mut self) -> Vec<Outcome> {
         let mut out = Vec::new();
-        // A new game: the start position set up with no game yet, after a finished one, or
-        // after one whose result the board proposed.
-        if (self.game.is_none() || self.finished || self.proposal.is_some())
-            && let Some((orientation, start, chess960)) = self.start_position()
+        // A new game: the start position set up with no game yet, after a finished one, after
+        // one whose result the board proposed, or after one of more than two plies (players
+        // who resign set the pieces up again; taking back a whole game is not done, and
+        // reading it so would wipe the game: it keeps its moves for the arbiter's result).
+        // Only a false start of a ply or two goes back to the start as a takeback.
+        // (A start position the game's own moves lead to, knights going back home, is moves.)
+        let long_game = || {
+            self.game
+                .as_ref()
+                .is_some_and(|g| g.moves.len() > MAX_FALSE_START)
+        };
+        if let Some((orientation, start, chess960)) = self.start_position()
+            && (self.game.is_none()
+                || self.finished
+                || self.proposal.is_some()
+                || (long_game()
+                    && !self
+                        .positions
+                        .last()
+                        .is_some_and(|p| reaches(p, start.board(), 2))))
         {
             let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
             let game = Game {
@@ -1261,6 +1281,19 @@ pub fn apply_proposal(game: &mut Game, result: GameResult, reason: ProposalReaso
 }
 
 /// Whether `side` has too little material to ever mate (for a time forfeit, FIDE 6.9).
+/// Whether `target` is the board after at most `plies` legal moves from `pos`.
+fn reaches(pos: &Chess, target: &Board, plies: usize) -> bool {
+    if pos.board() == target {
+        return true;
+    }
+    plies > 0
+        && pos.legal_moves().into_iter().any(|m| {
+            let mut next = pos.clone();
+            next.play_unchecked(m);
+            reaches(&next, target, plies - 1)
+        })
+}
+
 fn pos_cannot_mate(pos: &Chess, side: Color) -> bool {
     pos.has_insufficient_material(side)
 }

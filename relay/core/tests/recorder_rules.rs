@@ -516,3 +516,41 @@ fn after_a_restart_a_move_made_meanwhile_gets_the_halted_clock_and_no_later_pres
         ]
     );
 }
+
+/// Players resign (nothing on the board says so) and set the pieces up again: the game keeps
+/// its moves and the start position is the next game. Only a false start of a ply or two is
+/// taken back to the start.
+#[test]
+fn the_start_position_after_a_game_without_result_is_the_next_game_not_a_wipe() {
+    let mut t = Table::new();
+    t.play("e4 e5 Nf3 Nc6 Bb5 a6");
+    t.set(&shakmaty::Board::default());
+    assert!(
+        t.outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::NewGame { .. })),
+        "a new game, not a takeback of the whole game"
+    );
+    assert!(
+        !t.outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::Takeback { .. })),
+        "the game was taken back"
+    );
+    let old = t.rec.take_replaced_game().expect("the game played");
+    assert_eq!(old.moves.len(), 6);
+    assert!(t.sans().is_empty());
+
+    // A false start: one move, back to the start, is a takeback.
+    let mut t = Table::new();
+    t.play("d4");
+    t.set(&shakmaty::Board::default());
+    assert!(
+        t.outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::Takeback { ply: 0 })),
+        "{:?}",
+        t.outcomes
+    );
+    assert!(t.rec.take_replaced_game().is_none());
+}
