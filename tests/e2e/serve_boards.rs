@@ -287,8 +287,25 @@ fn a_round_played_on_emulated_boards_is_served_as_the_games_played() {
 /// `01025@<port>`, and the console's e-board list and the log name both ports.
 #[test]
 fn two_boards_reporting_the_same_serial_are_both_recorded_and_warned_about() {
-    let emu = Emulator::start(
+    let dir = temp_dir("serve-same-serial-db");
+    same_serial(
         "serve-same-serial",
+        &format!("sqlite://{}/relay.db", dir.display()),
+    );
+}
+
+#[test]
+fn two_boards_reporting_the_same_serial_on_postgres() {
+    let Some(url) = postgres_url("the same-serial test on PostgreSQL") else {
+        return;
+    };
+    let db = postgres_database(&url, &format!("relay_same_serial_{}", std::process::id()));
+    same_serial("serve-same-serial-pg", &db);
+}
+
+fn same_serial(name: &str, db: &str) {
+    let emu = Emulator::start(
+        name,
         &[
             "--boards",
             "2",
@@ -302,8 +319,7 @@ fn two_boards_reporting_the_same_serial_are_both_recorded_and_warned_about() {
             "5",
         ],
     );
-    let db = format!("sqlite://{}/relay.db", emu.dir.display());
-    let r = Relay::serve(&emu.dir, &["--db", &db, "--port", &emu.ports()]);
+    let r = Relay::serve(&emu.dir, &["--db", db, "--port", &emu.ports()]);
     let known = classics();
     let boards = wait_until(120, "both boards' games to have 10 moves", || {
         let boards = get_json(&r.url("/api/eboards")).as_array()?.clone();
