@@ -1757,6 +1757,76 @@ fn browser_console_puts_an_eboard_on_a_board() {
 
 /// The console raises an alert, seen and heard, when an e-board is lost: the emulator (the
 /// board's end of the line) goes away while the console is open.
+/// A short time control: a flag falls in the second game and the players play on (the
+/// emulator's hands do). The console shows the proposed time forfeit and how many moves were
+/// played after it, and the game keeps those moves.
+#[test]
+fn browser_console_shows_moves_played_after_a_flag_fell() {
+    browser_test("console_flag", || async {
+        let emu = Emulator::start(
+            "browser-flag",
+            &[
+                "--boards",
+                "1",
+                "--speed",
+                "20",
+                "--noise",
+                "0",
+                "--seed",
+                "2",
+                "--time-control",
+                "90",
+            ],
+        );
+        let svc = Service::serve_ports(&emu.dir, &emu.ports());
+        let board = eventually!(
+            90,
+            format!("a flag to fall and a move after it:\n{}", svc.log_text()),
+            async {
+                let boards = try_json(&svc.url("/api/eboards"))?;
+                let b = boards.as_array()?.first()?.clone();
+                (b["proposal"]["reason"] == "time_forfeit"
+                    && b["proposal"]["moves_after"].as_u64()? >= 1)
+                    .then_some(b)
+            }
+        );
+        let serial = board["serial"].as_str().expect("serial").to_string();
+        let at_ply = board["proposal"]["at_ply"].as_u64().expect("at_ply");
+        let game = try_json(&svc.url(&format!(
+            "/api/games/{}",
+            board["game_id"].as_i64().expect("game")
+        )))
+        .expect("the game");
+        let plies = plies_of(&game) as u64;
+        // (The game may have ended since, by a mate played after the flag.)
+        assert!(plies > at_ply, "no move after the flag in the game: {game}");
+
+        let b = Browser::start("console_flag").await;
+        b.goto(&svc.url("/console.html")).await;
+        let row = format!("#eboards tr[data-serial=\"{serial}\"]");
+        let text = eventually!(15, "the proposal in the e-board's row", async {
+            let v = b
+                .js(
+                    "const row = document.querySelector(arguments[0]);
+                     return row ? row.querySelector('.eb-proposal').textContent : null;",
+                    vec![json!(row)],
+                )
+                .await;
+            v.as_str()
+                .filter(|t| t.contains("played after it"))
+                .map(str::to_string)
+        });
+        println!("e-board {serial}: {text} (the game has {plies} plies)");
+        assert!(text.contains("time forfeit"), "{text}");
+        assert!(
+            text.contains(&format!("from ply {}", at_ply + 1)),
+            "{text}"
+        );
+        drop(b);
+        drop(emu);
+    });
+}
+
 #[test]
 fn browser_console_alerts_when_an_eboard_is_lost() {
     browser_test("console_alert", || async {

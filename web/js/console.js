@@ -249,7 +249,7 @@ function renderEboard(board) {
   const proposal = board.proposal
     ? `${formatResult(board.proposal.result)} (${REASON_TEXT[board.proposal.reason] || board.proposal.reason})` +
       (board.proposal.moves_after > 0
-        ? `, ${board.proposal.moves_after} ${board.proposal.moves_after === 1 ? 'move' : 'moves'} played after it (from ply ${board.proposal.at_ply + 1})`
+        ? `, ${board.proposal.moves_after} ${board.proposal.moves_after === 1 ? 'ply' : 'plies'} played after it (from ply ${board.proposal.at_ply + 1})`
         : '')
     : '';
   cell('serial').replaceChildren(
