@@ -425,6 +425,18 @@ fn reading(board: &shakmaty::Board) -> PortInput {
     }
 }
 
+/// What a reader thread hands the hall when the board on `PORT` has told its serial number.
+fn identified() -> PortInput {
+    PortInput {
+        path: PORT.into(),
+        event: PortEvent::Identified {
+            serial: SERIAL.into(),
+            address: None,
+            path: PORT.into(),
+        },
+    }
+}
+
 fn after(sans: &[&str]) -> shakmaty::Board {
     let mut pos = shakmaty::Chess::default();
     for san in sans {
@@ -456,14 +468,7 @@ async fn an_eboard_in_sync_shows_the_board_as_last_read() {
     };
     let (core, app) = start_with(cfg).await;
     let send = |i: PortInput| core.ports.send(i).expect("the hall takes readings");
-    send(PortInput {
-        path: PORT.into(),
-        event: PortEvent::Identified {
-            serial: SERIAL.into(),
-            address: None,
-            path: PORT.into(),
-        },
-    });
+    send(identified());
     send(reading(&shakmaty::Board::default()));
     tokio::time::sleep(Duration::from_millis(300)).await;
     send(reading(&after(&["e4"])));
@@ -530,14 +535,7 @@ async fn moves_after_a_flag_fall_are_recorded_and_counted_on_the_eboard() {
     let (core, app) = start_with(cfg).await;
     let send = |i: PortInput| core.ports.send(i).expect("the hall takes readings");
     let pause = || tokio::time::sleep(Duration::from_millis(150));
-    send(PortInput {
-        path: PORT.into(),
-        event: PortEvent::Identified {
-            serial: SERIAL.into(),
-            address: None,
-            path: PORT.into(),
-        },
-    });
+    send(identified());
     send(reading(&shakmaty::Board::default()));
     send(clock(60, 60, None, None));
     pause().await;

@@ -1818,10 +1818,7 @@ fn browser_console_shows_moves_played_after_a_flag_fell() {
         });
         println!("e-board {serial}: {text} (the game has {plies} plies)");
         assert!(text.contains("time forfeit"), "{text}");
-        assert!(
-            text.contains(&format!("from ply {}", at_ply + 1)),
-            "{text}"
-        );
+        assert!(text.contains(&format!("from ply {}", at_ply + 1)), "{text}");
         drop(b);
         drop(emu);
     });

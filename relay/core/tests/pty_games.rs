@@ -200,6 +200,16 @@ fn check(game: &GameScore, seed: u64, label: &str, reading: Reading) -> (usize, 
     (want.len(), clocks)
 }
 
+/// Moves and clocks checked by every worker, added up (a worker's panic is a failed game).
+fn sum_of(workers: Vec<std::thread::JoinHandle<(usize, usize)>>) -> (usize, usize) {
+    workers.into_iter().fold((0, 0), |(moves, clocks), w| {
+        let (m, c) = w
+            .join()
+            .expect("a game came back different (see the panic above)");
+        (moves + m, clocks + c)
+    })
+}
+
 #[test]
 fn broadcast_games_through_the_serial_path() {
     let Some(dir) = shared_dir("pgn/clocks") else {
@@ -265,14 +275,7 @@ fn broadcast_games_through_the_serial_path() {
             })
         })
         .collect();
-    let (mut moves, mut clocks) = (0, 0);
-    for w in workers {
-        let (m, c) = w
-            .join()
-            .expect("a game came back different (see the panic above)");
-        moves += m;
-        clocks += c;
-    }
+    let (moves, clocks) = sum_of(workers);
     println!(
         "{total} games through pseudo-terminals in {:.0} s: {moves} moves and {clocks} clocks identical",
         started.elapsed().as_secs_f64()
@@ -331,14 +334,7 @@ fn broadcast_games_over_a_slowly_polled_bus() {
             })
         })
         .collect();
-    let (mut moves, mut clocks) = (0, 0);
-    for w in workers {
-        let (m, c) = w
-            .join()
-            .expect("a game came back different (see the panic above)");
-        moves += m;
-        clocks += c;
-    }
+    let (moves, clocks) = sum_of(workers);
     assert!(clocks > 100, "only {clocks} clocks checked");
     println!(
         "bus: {moves} moves and {clocks} clocks identical in {:.0} s",

@@ -122,6 +122,14 @@ impl Table {
         self.outcomes.extend(out);
     }
 
+    /// Each move's clock (ms), as recorded.
+    fn clocks(&self) -> Vec<Option<u64>> {
+        self.rec
+            .game()
+            .map(|g| g.moves.iter().map(|m| m.clk.map(|c| c.millis())).collect())
+            .unwrap_or_default()
+    }
+
     fn sans(&self) -> Vec<String> {
         self.rec
             .game()
@@ -424,13 +432,8 @@ fn bus_clock_records_belong_to_the_move_they_follow_and_a_lost_one_costs_only_it
     t.clock(5430, 5399, Some(ClockSide::Right), None);
     t.settle();
     assert_eq!(t.sans(), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
-    let clocks: Vec<Option<u64>> = t
-        .rec
-        .game()
-        .map(|g| g.moves.iter().map(|m| m.clk.map(|c| c.millis())).collect())
-        .unwrap_or_default();
     assert_eq!(
-        clocks,
+        t.clocks(),
         [
             Some(5_410_000),
             Some(5_405_000),
@@ -500,13 +503,8 @@ fn after_a_restart_a_move_made_meanwhile_gets_the_halted_clock_and_no_later_pres
     t.clock(5425, 5390, Some(ClockSide::Right), None);
     t.clock(5425, 5389, Some(ClockSide::Right), None);
     assert_eq!(t.sans(), ["e4", "e5", "Nf3", "Nc6", "Bb5"]);
-    let clocks: Vec<Option<u64>> = t
-        .rec
-        .game()
-        .map(|g| g.moves.iter().map(|m| m.clk.map(|c| c.millis())).collect())
-        .unwrap_or_default();
     assert_eq!(
-        clocks,
+        t.clocks(),
         [
             Some(5_410_000),
             Some(5_405_000),
