@@ -200,6 +200,17 @@ fn check(game: &GameScore, seed: u64, label: &str, reading: Reading) -> (usize, 
     (want.len(), clocks)
 }
 
+/// The files of a data folder, in name order.
+fn pgn_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+}
+
 /// Moves and clocks checked by every worker, added up (a worker's panic is a failed game).
 fn sum_of(workers: Vec<std::thread::JoinHandle<(usize, usize)>>) -> (usize, usize) {
     workers.into_iter().fold((0, 0), |(moves, clocks), w| {
@@ -224,12 +235,7 @@ fn broadcast_games_through_the_serial_path() {
     // different noise (the sans-I/O test plays every game under every seed).
     let seeds: &[u64] = &[1, 2, 3];
     let mut turn = 0usize;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let files = pgn_files(&dir);
     let mut jobs = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("read");
@@ -291,12 +297,7 @@ fn broadcast_games_over_a_slowly_polled_bus() {
         return;
     };
     let mut jobs = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
+    let files = pgn_files(&dir);
     for (fi, f) in files.iter().enumerate() {
         let text = std::fs::read_to_string(f).expect("read");
         for (gi, mut game) in read_games(&text)

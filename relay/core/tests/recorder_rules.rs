@@ -65,14 +65,19 @@ impl Table {
         self.outcomes.extend(out);
     }
 
+    /// Plays `san` in the table's own position only (what the hands will show).
+    fn advance(&mut self, san: &str) {
+        let m = san
+            .parse::<San>()
+            .expect("san")
+            .to_move(&self.pos)
+            .expect("legal");
+        self.pos.play_unchecked(m);
+    }
+
     fn play(&mut self, sans: &str) {
         for s in sans.split_whitespace() {
-            let m = s
-                .parse::<San>()
-                .expect("san")
-                .to_move(&self.pos)
-                .expect("legal");
-            self.pos.play_unchecked(m);
+            self.advance(s);
             let b = self.pos.board().clone();
             self.set(&b);
         }
@@ -400,12 +405,7 @@ fn bus_clock_records_belong_to_the_move_they_follow_and_a_lost_one_costs_only_it
         ("Bb5", Some((ClockSide::Left, 5430))),
     ];
     for (san, press) in presses {
-        let m = san
-            .parse::<San>()
-            .expect("san")
-            .to_move(&t.pos)
-            .expect("legal");
-        t.pos.play_unchecked(m);
+        t.advance(san);
         let now = Placement::from_board(t.pos.board(), Orientation::Normal);
         for sq in DgtSquare::all() {
             if t.rec
@@ -482,12 +482,7 @@ fn after_a_restart_a_move_made_meanwhile_gets_the_halted_clock_and_no_later_pres
     };
     // While nobody watched, White played Nf3 and pressed (Left, White's side, halted at
     // 1:30:20); Black thinks. The board is read again from a dump.
-    let m = "Nf3"
-        .parse::<San>()
-        .expect("san")
-        .to_move(&t.pos)
-        .expect("legal");
-    t.pos.play_unchecked(m);
+    t.advance("Nf3");
     let placement = Placement::from_board(t.pos.board(), Orientation::Normal);
     let out = t.rec.on_message(&Message::BoardDump { placement }, t.t);
     t.outcomes.extend(out);
