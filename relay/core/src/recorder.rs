@@ -201,12 +201,29 @@ fn side_index(s: ClockSide) -> usize {
 impl Clocks {
     fn white_side(&self) -> Option<ClockSide> {
         // Left is White when readings say so more often than they say Right is.
+        self.white_side_by(1)
+    }
+
+    /// Which clock side is White, once the evidence for it leads by `margin` votes.
+    fn white_side_by(&self, margin: u32) -> Option<ClockSide> {
         let left = self.white_votes[0] + self.black_votes[1];
         let right = self.white_votes[1] + self.black_votes[0];
-        match left.cmp(&right) {
-            std::cmp::Ordering::Greater => Some(ClockSide::Left),
-            std::cmp::Ordering::Less => Some(ClockSide::Right),
-            std::cmp::Ordering::Equal => None,
+        if left >= right + margin {
+            Some(ClockSide::Left)
+        } else if right >= left + margin {
+            Some(ClockSide::Right)
+        } else {
+            None
+        }
+    }
+
+    /// Evidence that the player on `side` has White (`white`) or Black, worth `weight` votes.
+    fn vote(&mut self, side: ClockSide, white: bool, weight: u32) {
+        let i = side_index(side);
+        if white {
+            self.white_votes[i] += weight;
+        } else {
+            self.black_votes[i] += weight;
         }
     }
 
@@ -226,15 +243,7 @@ impl Clocks {
     /// Which clock side is White, once the evidence is more than a few readings (a single
     /// reading taken while a move is made but not yet pressed points the wrong way).
     fn white_side_sure(&self) -> Option<ClockSide> {
-        let left = self.white_votes[0] + self.black_votes[1];
-        let right = self.white_votes[1] + self.black_votes[0];
-        if left >= right + 5 {
-            Some(ClockSide::Left)
-        } else if right >= left + 5 {
-            Some(ClockSide::Right)
-        } else {
-            None
-        }
+        self.white_side_by(5)
     }
 
     /// Readings stop being continuous: nothing read before tells how the clock went on.
@@ -518,20 +527,18 @@ impl Recorder {
         // reading it so would wipe the game: it keeps its moves for the arbiter's result).
         // Only a false start of a ply or two goes back to the start as a takeback.
         // (A start position the game's own moves lead to, knights going back home, is moves.)
-        let long_game = || {
-            self.game
-                .as_ref()
-                .is_some_and(|g| g.moves.len() > MAX_FALSE_START)
-        };
-        if let Some((orientation, start, chess960)) = self.start_position()
-            && (self.game.is_none()
-                || self.finished
-                || self.proposal.is_some()
-                || (long_game()
-                    && !self
-                        .positions
-                        .last()
-                        .is_some_and(|p| reaches(p, start.board(), 2))))
+        let ended = self.game.is_none() || self.finished || self.proposal.is_some();
+        let long_game = self
+            .game
+            .as_ref()
+            .is_some_and(|g| g.moves.len() > MAX_FALSE_START);
+        if (ended || long_game)
+            && let Some((orientation, start, chess960)) = self.start_position()
+            && (ended
+                || !self
+                    .positions
+                    .last()
+                    .is_some_and(|p| reaches(p, start.board(), 2)))
         {
             let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
             let game = Game {
@@ -859,12 +866,8 @@ impl Recorder {
             // the game's side to move a stale one.
             && !self.awaiting_judgement()
         {
-            let i = side_index(s);
-            if pos.turn() == Color::White {
-                self.clocks.white_votes[i] += 1;
-            } else {
-                self.clocks.black_votes[i] += 1;
-            }
+            let white = pos.turn() == Color::White;
+            self.clocks.vote(s, white, 1);
         }
         // Strong evidence at the start of a game: the clock is started for the side to move,
         // and the first press of the game is that side's.
@@ -873,18 +876,11 @@ impl Recorder {
         let at_start = self.positions.len() <= 2
             && self.clocks.presses.is_empty()
             && self.clocks.gap.is_none();
-        let mut vote = |side: ClockSide, white: bool, weight: u32| {
-            let i = side_index(side);
-            if white {
-                self.clocks.white_votes[i] += weight;
-            } else {
-                self.clocks.black_votes[i] += weight;
-            }
-        };
+        let white_starts = start_turn == Some(Color::White);
         match (prev_running, running) {
-            (None, Some(y)) if at_start => vote(y, start_turn == Some(Color::White), START_VOTE),
+            (None, Some(y)) if at_start => self.clocks.vote(y, white_starts, START_VOTE),
             (Some(x), Some(y)) if x != y && at_start => {
-                vote(x, start_turn == Some(Color::White), START_VOTE)
+                self.clocks.vote(x, white_starts, START_VOTE)
             }
             _ => {}
         }
@@ -1100,12 +1096,8 @@ impl Recorder {
                 Some(i) => {
                     if side.is_none() {
                         // That press is the strongest evidence there is for the sides.
-                        let k = side_index(self.clocks.presses[i].side);
-                        if mover == Color::White {
-                            self.clocks.white_votes[k] += START_VOTE;
-                        } else {
-                            self.clocks.black_votes[k] += START_VOTE;
-                        }
+                        let pressed = self.clocks.presses[i].side;
+                        self.clocks.vote(pressed, mover == Color::White, START_VOTE);
                     }
                     let p = &mut self.clocks.presses[i];
                     p.used = true;
@@ -1129,8 +1121,13 @@ impl Recorder {
         }
         // A move whose mover has pressed again since (a clock two plies later is placed)
         // cannot get a press any more: its clock stays unknown rather than borrowed.
-        let newest = self.clocks.assigned.iter().rposition(Option::is_some);
-        still.retain(|&(ply, _)| newest.is_none_or(|q| q + 1 < ply + 2));
+        let newest_ply = self
+            .clocks
+            .assigned
+            .iter()
+            .rposition(Option::is_some)
+            .map(|i| i + 1);
+        still.retain(|&(ply, _)| newest_ply.is_none_or(|q| q < ply + 2));
         self.clocks.pending = still;
         out
     }
@@ -1280,7 +1277,6 @@ pub fn apply_proposal(game: &mut Game, result: GameResult, reason: ProposalReaso
     game.result = result;
 }
 
-/// Whether `side` has too little material to ever mate (for a time forfeit, FIDE 6.9).
 /// Whether `target` is the board after at most `plies` legal moves from `pos`.
 fn reaches(pos: &Chess, target: &Board, plies: usize) -> bool {
     if pos.board() == target {
@@ -1294,6 +1290,7 @@ fn reaches(pos: &Chess, target: &Board, plies: usize) -> bool {
         })
 }
 
+/// Whether `side` has too little material to ever mate (for a time forfeit, FIDE 6.9).
 fn pos_cannot_mate(pos: &Chess, side: Color) -> bool {
     pos.has_insufficient_material(side)
 }

@@ -12,6 +12,17 @@ use relay_core::recorder::{
 use shakmaty::san::San;
 use shakmaty::{Board, Chess, Color, Position};
 
+/// Plays `san` in `pos` and returns the move.
+fn play_san(pos: &mut Chess, san: &str) -> shakmaty::Move {
+    let m = san
+        .parse::<San>()
+        .expect("san")
+        .to_move(pos)
+        .expect("legal");
+    pos.play_unchecked(m);
+    m
+}
+
 /// Drives a recorder like hands on a board: every changed square reported, then a pause.
 struct Table {
     rec: Recorder,
@@ -67,12 +78,7 @@ impl Table {
 
     /// Plays `san` in the table's own position only (what the hands will show).
     fn advance(&mut self, san: &str) {
-        let m = san
-            .parse::<San>()
-            .expect("san")
-            .to_move(&self.pos)
-            .expect("legal");
-        self.pos.play_unchecked(m);
+        play_san(&mut self.pos, san);
     }
 
     fn play(&mut self, sans: &str) {
@@ -174,12 +180,7 @@ fn after_a_mate_a_board_far_back_is_not_a_takeback_of_the_game() {
     // The next game set up so fast that the start position was never still, and its first
     // move already made: the board equals the mated game after 1.e4.
     let mut next = Chess::default();
-    let e4 = "e4"
-        .parse::<San>()
-        .expect("san")
-        .to_move(&next)
-        .expect("legal");
-    next.play_unchecked(e4);
+    play_san(&mut next, "e4");
     t.set(&next.board().clone());
     assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::WhiteWins));
     assert_eq!(t.sans().len(), 7, "the mated game was cut: {:?}", t.sans());
@@ -188,12 +189,7 @@ fn after_a_mate_a_board_far_back_is_not_a_takeback_of_the_game() {
     t.play("e4 e5 Bc4 Nc6 Qh5 Nf6 Qxf7#");
     let mut before = Chess::default();
     for m in ["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6"] {
-        let mv = m
-            .parse::<San>()
-            .expect("san")
-            .to_move(&before)
-            .expect("legal");
-        before.play_unchecked(mv);
+        play_san(&mut before, m);
     }
     t.set(&before.board().clone());
     assert_eq!(t.rec.game().map(|g| g.result), Some(GameResult::Ongoing));
@@ -466,12 +462,7 @@ fn after_a_restart_a_move_made_meanwhile_gets_the_halted_clock_and_no_later_pres
     let mut pos = Chess::default();
     let mut game = Game::default();
     for (san, clk) in [("e4", 5410), ("e5", 5405)] {
-        let m = san
-            .parse::<San>()
-            .expect("san")
-            .to_move(&pos)
-            .expect("legal");
-        pos.play_unchecked(m);
+        let m = play_san(&mut pos, san);
         game.push(m, Some(ClockTime::from_secs(clk)), None);
     }
     let mut t = Table {
