@@ -426,23 +426,21 @@ fn single(
             }
             match item {
                 Decoded::Message { message } => {
-                    // Another serial than the one known: line noise can decode as one, and
-                    // taking it would send this board's readings to a board that is not there.
-                    // The board is asked again; only the same answer twice is believed.
-                    if let Message::SerialNumber { serial: s } = &message
-                        && serial.as_ref().is_some_and(|known| known != s)
-                        && unconfirmed.as_ref() != Some(s)
-                    {
-                        tracing::debug!(port = %path, serial = %s, "a different serial number: asking again");
-                        unconfirmed = Some(s.clone());
-                        if let Err(e) = send(port, &[Command::ReturnSerialNumber]) {
-                            return e.to_string();
-                        }
-                        continue;
-                    }
                     if let Message::SerialNumber { serial: s } = &message
                         && serial.as_ref() != Some(s)
                     {
+                        // Another serial than the one known: line noise can decode as one,
+                        // and taking it would send this board's readings to a board that is
+                        // not there. The board is asked again; only the same answer twice is
+                        // believed.
+                        if serial.is_some() && unconfirmed.as_ref() != Some(s) {
+                            tracing::debug!(port = %path, serial = %s, "a different serial number: asking again");
+                            unconfirmed = Some(s.clone());
+                            if let Err(e) = send(port, &[Command::ReturnSerialNumber]) {
+                                return e.to_string();
+                            }
+                            continue;
+                        }
                         unconfirmed = None;
                         serial = Some(s.clone());
                         if !known.contains(s) {

@@ -175,6 +175,9 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
         for index in 0..line.board_count() {
             let (line, games, stop) = (line.clone(), games.clone(), stop.clone());
             let press_log = press_log.clone();
+            let serial = line
+                .act(index, |b| (b.identity().serial.clone(), Vec::new()))
+                .unwrap_or_default();
             let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
             let hold_ms = args.hold_secs.saturating_mul(1000);
             let first = board_no;
@@ -203,17 +206,16 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                     };
                     let s = script(game, seed.wrapping_add(k as u64), &noise);
                     if let Some(log) = &press_log {
-                        let serial = line
-                            .act(index, |b| (b.identity().serial.clone(), Vec::new()))
-                            .unwrap_or_default();
                         let mut text = String::new();
                         for (i, m) in s.moves.iter().enumerate() {
                             if let Some(clk) = m.clk_ms {
-                                text.push_str(&format!(
-                                    "{{\"serial\":\"{serial}\",\"game\":{},\"ply\":{},\"clk_ms\":{clk}}}\n",
-                                    (first + k) % games.len(),
-                                    i + 1
-                                ));
+                                let line = serde_json::json!({
+                                    "serial": serial,
+                                    "game": (first + k) % games.len(),
+                                    "ply": i + 1,
+                                    "clk_ms": clk,
+                                });
+                                text.push_str(&format!("{line}\n"));
                             }
                         }
                         use std::io::Write;

@@ -57,12 +57,20 @@ fn side_json(t: &SideTime) -> Value {
     })
 }
 
+/// A clock side as the JSON names it.
+fn side_name(side: ClockSide) -> &'static str {
+    match side {
+        ClockSide::Left => "left",
+        ClockSide::Right => "right",
+    }
+}
+
 fn reading_json(r: &ClockReading) -> Value {
     json!({
         "type": "clock",
         "left": side_json(&r.left),
         "right": side_json(&r.right),
-        "running": r.running_side().map(|s| match s { ClockSide::Left => "left", ClockSide::Right => "right" }),
+        "running": r.running_side().map(side_name),
         "battery_low": r.status.battery_low,
         "no_clock": r.status.no_clock,
     })
@@ -117,7 +125,7 @@ pub fn message_json(m: &Message) -> Value {
         Message::EeMoves { records } => json!({ "type": "ee_moves", "records": records }),
         Message::ClockRecord { side, seconds } => json!({
             "type": "clock_record",
-            "side": match side { ClockSide::Left => "left", ClockSide::Right => "right" },
+            "side": side_name(*side),
             "seconds": seconds,
             "time": boards::protocol::clock::format_hms(*seconds),
         }),
