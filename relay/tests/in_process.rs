@@ -54,6 +54,7 @@ async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
         current,
         Carry::default(),
         cfg,
+        Default::default(),
     );
     let router = app(core.shared.clone(), None);
     (core, router)

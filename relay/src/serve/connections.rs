@@ -32,8 +32,8 @@ const DRAIN: Duration = Duration::from_secs(5);
 /// Serves `app` on `listener` until `stop` resolves; then asks every connection to finish
 /// its current request and close, and waits for them at most [`DRAIN`].
 pub async fn serve(listener: TcpListener, app: Router, stop: impl Future<Output = ()>) {
+    // Every connection holds a receiver: when the last one is dropped, all have ended.
     let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
-    let live = Arc::new(AtomicU64::new(0));
     tokio::pin!(stop);
     loop {
         let tcp = tokio::select! {
@@ -49,21 +49,12 @@ pub async fn serve(listener: TcpListener, app: Router, stop: impl Future<Output 
             () = &mut stop => break,
         };
         let _ = tcp.set_nodelay(true);
-        let app = app.clone();
-        let closing = closing_rx.clone();
-        let live = live.clone();
-        live.fetch_add(1, Ordering::Relaxed);
-        tokio::spawn(async move {
-            connection(tcp, app, closing).await;
-            live.fetch_sub(1, Ordering::Relaxed);
-        });
+        tokio::spawn(connection(tcp, app.clone(), closing_rx.clone()));
     }
     drop(listener);
+    drop(closing_rx);
     let _ = closing_tx.send(true);
-    let deadline = Instant::now() + DRAIN;
-    while live.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let _ = tokio::time::timeout(DRAIN, closing_tx.closed()).await;
 }
 
 async fn connection(tcp: TcpStream, app: Router, mut closing: tokio::sync::watch::Receiver<bool>) {

@@ -188,9 +188,10 @@ pub struct Hall {
     shared: Arc<Shared>,
     cfg: RecorderConfig,
     desks: HashMap<String, Desk>,
-    /// Which desk (e-board id) a serial number reported on a port belongs to: the serial
-    /// itself, or `serial@port` when another connected board already reports it.
-    ids: HashMap<(String, String), String>,
+    /// Which desk (e-board id) a serial number reported on a port belongs to, by port then
+    /// serial: the serial itself, or `serial@port` when another connected board already
+    /// reports it. (Looked up for every message, so without building a key.)
+    ids: HashMap<String, HashMap<String, String>>,
     resume: HashMap<String, Resume>,
     jobs: mpsc::UnboundedSender<Job>,
     /// When each touched board is due to be judged (earliest first; a board touched again
@@ -268,8 +269,7 @@ impl Hall {
     /// after a restart, so its stored game is carried on), both games are recorded, and the
     /// log and the console say so, naming the ports.
     fn id_of(&mut self, serial: &str, port: &str) -> String {
-        let key = (port.to_string(), serial.to_string());
-        if let Some(id) = self.ids.get(&key) {
+        if let Some(id) = self.mapped(serial, port) {
             return id.clone();
         }
         let second = format!("{serial}@{}", port_tag(port));
@@ -297,7 +297,7 @@ impl Hall {
                 "serial {serial} is reported by two e-boards: on {first_port} and on {port} \
                  (recorded as {id})"
             );
-            self.ids.insert(key, id.clone());
+            self.map_id(serial, port, &id);
             self.desk(&id, port).view.warning = Some(text.clone());
             self.announce(&id);
             if let Some(d) = self.desks.get_mut(serial) {
@@ -306,14 +306,24 @@ impl Hall {
             }
             return id;
         }
-        self.ids.insert(key, id.clone());
+        self.map_id(serial, port, &id);
         id
+    }
+
+    fn mapped(&self, serial: &str, port: &str) -> Option<&String> {
+        self.ids.get(port).and_then(|m| m.get(serial))
+    }
+
+    fn map_id(&mut self, serial: &str, port: &str, id: &str) {
+        self.ids
+            .entry(port.to_string())
+            .or_default()
+            .insert(serial.to_string(), id.to_string());
     }
 
     /// The e-board id of an event that names a serial (one already mapped, or the serial).
     fn known_id(&self, serial: &str, port: &str) -> String {
-        self.ids
-            .get(&(port.to_string(), serial.to_string()))
+        self.mapped(serial, port)
             .cloned()
             .unwrap_or_else(|| serial.to_string())
     }

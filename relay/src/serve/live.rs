@@ -379,32 +379,18 @@ impl Cached {
     }
 }
 
-/// Bounds on what clients may cost, set at start-up (defaults for tests and the demo).
-#[derive(Debug)]
+/// Bounds on what clients may cost, fixed at start-up.
+#[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    client_silence_ms: AtomicU64,
+    /// How long a WebSocket client may answer nothing before it is closed.
+    pub client_silence: std::time::Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            client_silence_ms: AtomicU64::new(60_000),
+            client_silence: std::time::Duration::from_secs(60),
         }
-    }
-}
-
-impl Limits {
-    pub fn set_client_silence(&self, d: std::time::Duration) {
-        self.client_silence_ms
-            .store(d.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// How long a WebSocket client may answer nothing before it is closed.
-    pub fn client_silence(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(
-            self.client_silence_ms
-                .load(std::sync::atomic::Ordering::Relaxed),
-        )
     }
 }
 
@@ -444,6 +430,7 @@ impl Shared {
         admin_token: Option<String>,
         edits: mpsc::UnboundedSender<HallCommand>,
         jobs: mpsc::UnboundedSender<super::writer::Job>,
+        limits: Limits,
     ) -> Shared {
         Shared {
             store,
@@ -452,7 +439,7 @@ impl Shared {
             boards: Default::default(),
             health: Default::default(),
             metrics: Default::default(),
-            limits: Default::default(),
+            limits,
             edits,
             jobs,
             started_at_ms: now_ms(),

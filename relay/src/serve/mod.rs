@@ -216,6 +216,7 @@ impl Core {
         current: relay_store::RoundInfo,
         carry: Carry,
         cfg: RecorderConfig,
+        limits: live::Limits,
     ) -> Core {
         let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
         let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -224,6 +225,7 @@ impl Core {
             admin_token,
             edits_tx,
             jobs_tx.clone(),
+            limits,
         ));
         shared.feeds.attach(&shared);
         shared.health.store_ok.store(true, Ordering::Relaxed);
@@ -359,6 +361,9 @@ async fn serve(
         current,
         Carry { slots, resume },
         cfg,
+        live::Limits {
+            client_silence: settings.client_silence,
+        },
     );
     let Core {
         shared,
@@ -366,7 +371,6 @@ async fn serve(
         hall: hall_task,
         ports: ports_tx,
     } = core;
-    shared.limits.set_client_silence(settings.client_silence);
     let watcher = hall::watch_ports(
         settings.ports.clone(),
         settings.mode,

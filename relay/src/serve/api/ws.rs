@@ -371,7 +371,7 @@ async fn follow(
     // A client's WebSocket stack answers a ping as soon as it reads, so a client that
     // answers nothing for the silence limit has stopped reading and is closed (its kernel
     // buffers would take hours of heartbeats to fill, so a stalled send alone would not tell).
-    let silence_limit = s.limits.client_silence();
+    let silence_limit = s.limits.client_silence;
     let mut last_heard = tokio::time::Instant::now();
     loop {
         tokio::select! {
@@ -586,6 +586,7 @@ mod tests {
             Some(TOKEN.into()),
             round.clone(),
             Carry::default(),
+            Default::default(),
             Default::default(),
         );
         (core, round.id, games)
