@@ -118,21 +118,30 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
         ..RecorderConfig::default()
     });
     let mut done_at: Option<Instant> = None;
+    // RELAY_DEBUG_PTY=1 prints outcomes and clocks, =all every message too.
+    let debug = std::env::var("RELAY_DEBUG_PTY").ok();
+    let debug_all = debug.as_deref() == Some("all");
+    let debug = debug.is_some();
+    // How long to keep reading once the hands are done: a bus is read a poll behind.
+    let linger = Duration::from_millis(match reading {
+        Reading::Single => 800,
+        Reading::Bus { gap_ms, .. } => 800 + 2 * gap_ms,
+    });
     loop {
         match rx.recv_timeout(Duration::from_millis(10)) {
             Ok(PortEvent::Message { message, at, .. }) => {
-                if std::env::var("RELAY_DEBUG_PTY").is_ok_and(|v| v == "all") {
+                if debug_all {
                     eprintln!("[seed {seed}] {} {message:?}", ms(at));
                 }
                 let outs = recorder.on_message(&message, ms(at));
-                if std::env::var("RELAY_DEBUG_PTY").is_ok()
+                if debug
                     && let boards::protocol::Message::Clock {
                         clock: boards::protocol::ClockMessage::Time(r),
                     } = &message
                 {
                     eprintln!("[seed {seed}] {} clock {r}", ms(at));
                 }
-                if std::env::var("RELAY_DEBUG_PTY").is_ok() {
+                if debug {
                     for o in outs
                         .iter()
                         .filter(|o| !matches!(o, relay_core::recorder::Outcome::Clock { .. }))
@@ -142,13 +151,13 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
                 }
             }
             Ok(other) => {
-                if std::env::var("RELAY_DEBUG_PTY").is_ok() {
+                if debug {
                     eprintln!("[seed {seed}] {other:?}");
                 }
             }
             Err(_) => {
                 let outs = recorder.tick(ms(SystemTime::now()));
-                if std::env::var("RELAY_DEBUG_PTY").is_ok() {
+                if debug {
                     for o in outs
                         .iter()
                         .filter(|o| !matches!(o, relay_core::recorder::Outcome::Clock { .. }))
@@ -161,11 +170,7 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
         if done_at.is_none() && player.is_finished() {
             done_at = Some(Instant::now());
         }
-        let linger = match reading {
-            Reading::Single => 800,
-            Reading::Bus { gap_ms, .. } => 800 + 2 * gap_ms,
-        };
-        if done_at.is_some_and(|t| t.elapsed() > Duration::from_millis(linger)) {
+        if done_at.is_some_and(|t| t.elapsed() > linger) {
             break;
         }
     }
