@@ -181,6 +181,16 @@ pub fn infer(history: &History<'_>, board: &Board, max_bridge: usize) -> Inferen
     if let Some(result) = kings_gesture(board) {
         return Inference::KingsInCentre(result);
     }
+    // Several lever presses since the last move, and the boards seen on the way walk that
+    // many moves: believe the walk before a single move that explains the end board alone (a
+    // repetition played within one bus poll, Ke2 Qc2+ Kf3 Qc3+ Ke2, ends one move from its
+    // start).
+    if history.presses_ahead >= 2
+        && let Some((keep, moves)) = walk(history, board)
+        && moves.len() >= (history.positions.len() - 1 - keep) + 2
+    {
+        return Inference::Rewrite { keep, moves };
+    }
     // One move: distinct moves give distinct boards (promotions differ by the piece placed).
     if let Some(m) = pos
         .legal_moves()
@@ -451,6 +461,36 @@ mod tests {
             seen: &seen,
         };
         assert_eq!(infer(&h, &target, 3), Inference::Unchanged);
+    }
+
+    #[test]
+    fn presses_for_several_moves_prefer_the_walk_to_one_move() {
+        // Nf6 Ng1 Ng8 Nf3 Nf6 within one bus poll ends one move (Nf6) from the game.
+        let (positions, moves) = game("e4 e5 Nf3");
+        let target = board_after("e4 e5 Nf3 Nf6");
+        let seen: Vec<Board> = [
+            "e4 e5 Nf3 Nf6",
+            "e4 e5 Nf3 Nf6 Ng1",
+            "e4 e5 Nf3 Nf6 Ng1 Ng8",
+            "e4 e5 Nf3 Nf6 Ng1 Ng8 Nf3",
+            "e4 e5 Nf3 Nf6 Ng1 Ng8 Nf3 Nf6",
+        ]
+        .iter()
+        .map(|s| board_after(s))
+        .collect();
+        let mut h = History {
+            positions: &positions,
+            moves: &moves,
+            presses_ahead: 5,
+            bridge_limit: 3,
+            seen: &seen,
+        };
+        assert!(
+            matches!(infer(&h, &target, 3), Inference::Rewrite { keep: 2, moves } if moves.len() == 6)
+        );
+        // Without the presses, the board alone is one move.
+        h.presses_ahead = 1;
+        assert!(matches!(infer(&h, &target, 3), Inference::Move(_)));
     }
 
     #[test]
