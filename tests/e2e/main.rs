@@ -5,6 +5,7 @@ mod browser;
 mod replay;
 mod serve_api;
 mod serve_boards;
+mod serve_cluster;
 mod serve_faults;
 mod serve_outage;
 mod service;

@@ -502,9 +502,40 @@ fn killed_at_random_moments_on_postgres_nothing_is_lost_or_doubled() {
     killed_at_random_moments("serve-crash-pg", &db, &temp_dir("serve-crash-pg-dir"));
 }
 
+/// Two relays on the same ports and the same PostgreSQL: one reads, the other waits. The one
+/// reading is SIGKILLed [`kill_count`] times (`RELAY_KILLS`); each time the standby must be
+/// reading every port within 5 s, a new standby is started, and in the end nothing is lost
+/// or doubled and every clock is right.
+#[test]
+fn a_standby_takes_over_the_boards_when_the_reading_relay_is_killed() {
+    let Some(url) = postgres_url("the standby take-over test") else {
+        return;
+    };
+    let db = postgres_database(&url, &format!("relay_standby_{}", std::process::id()));
+    killed_with_standby("serve-standby", &db, &temp_dir("serve-standby-dir"));
+}
+
+/// Whether a relay reads every port it wants (from its `/health`).
+fn reads_all_ports(r: &Relay) -> bool {
+    let h = get_json(&r.url("/health"));
+    h["ports"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty() && p.iter().all(|p| p["read_here"] == true))
+}
+
+fn killed_with_standby(name: &str, db: &str, dir: &std::path::Path) {
+    killed_at_random_moments_with(name, db, dir, true);
+}
+
 /// The service reading 4 emulated boards into `db` is killed with SIGKILL [`kill_count`] times at random
 /// moments and started again; a polling client and a WebSocket client watch throughout.
 fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
+    killed_at_random_moments_with(name, db, dir, false);
+}
+
+/// The kill test; with `standby`, a second relay waits on the same ports and takes over from
+/// the killed one (which comes back as the next standby) instead of a restart.
+fn killed_at_random_moments_with(name: &str, db: &str, dir: &std::path::Path, standby: bool) {
     let press_log = dir.join("presses.jsonl");
     let press_log_s = press_log.display().to_string();
     let emu = Emulator::start(
@@ -527,6 +558,14 @@ fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
     let ports = emu.ports();
     let args = ["--db", db, "--port", ports.as_str()];
     let mut r = Relay::serve(dir, &args);
+    let mut waiting = None;
+    if standby {
+        wait_until(20, "the first relay to read every port", || {
+            reads_all_ports(&r).then_some(())
+        });
+        waiting = Some(Relay::serve(dir, &args));
+    }
+    let mut takeovers = Vec::new();
     let base = Arc::new(Mutex::new(r.base.clone()));
     let seen: Seen = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
@@ -554,9 +593,30 @@ fn killed_at_random_moments(name: &str, db: &str, dir: &std::path::Path) {
         kills.push((wait, count));
         told_at_last_kill = pushed.lock().expect("lock").len();
         logs.push(r.log_text());
+        if let Some(s) = waiting.take() {
+            // The standby takes the ports by itself; the killed one comes back as the next
+            // standby.
+            let killed_at = Instant::now();
+            wait_until(10, "the standby to read every port", || {
+                reads_all_ports(&s).then_some(())
+            });
+            let took = killed_at.elapsed();
+            assert!(
+                took <= Duration::from_secs(5),
+                "the standby took {took:?} to read the ports"
+            );
+            takeovers.push(took.as_millis());
+            r = s;
+            *base.lock().expect("lock") = r.base.clone();
+            waiting = Some(Relay::serve(dir, &args));
+            continue;
+        }
         std::thread::sleep(Duration::from_millis(next(100, 1500)));
         r = Relay::serve(dir, &args);
         *base.lock().expect("lock") = r.base.clone();
+    }
+    if standby {
+        eprintln!("standby take-overs (ms from SIGKILL to every port read): {takeovers:?}");
     }
     let at_last_kill = kills.last().map_or(0, |k| k.1);
     std::thread::sleep(Duration::from_secs(12));

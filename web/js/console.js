@@ -254,6 +254,7 @@ function renderEboard(board) {
     : '';
   cell('serial').replaceChildren(
     el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' }),
+    ...(board.read_by ? [el('br'), el('span', { class: 'muted eb-reader', text: `read by ${board.read_by}` })] : []),
     ...(board.warning ? [el('br'), el('span', { class: 'eb-warning', role: 'alert', text: board.warning })] : []));
   cell('game').replaceChildren(board.game_id != null
     ? el('a', { href: `game.html?id=${board.game_id}`, text: board.board_no != null ? `Board ${board.board_no}` : 'game' })

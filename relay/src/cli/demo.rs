@@ -130,6 +130,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         settle_ms: 300,
         web_dir: args.web_dir.clone(),
         client_silence: std::time::Duration::from_secs(60),
+        no_boards: false,
     };
     let boards = args.hall.boards;
     let speed = args.hall.speed;

@@ -398,6 +398,20 @@ impl Feeds {
             .collect()
     }
 
+    /// The rounds that have feeds.
+    pub fn rounds(&self) -> Vec<i64> {
+        let mut r: Vec<i64> = self
+            .map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .map(|(round, _)| *round)
+            .collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
+
     /// The round a game is in, when a feed's view holds it.
     pub fn round_of(&self, game: i64) -> Option<i64> {
         self.all().iter().find_map(|f| {

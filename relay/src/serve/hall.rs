@@ -32,6 +32,7 @@ pub fn watch_ports(
     mode: LineMode,
     tx: mpsc::UnboundedSender<PortInput>,
     stop: Arc<AtomicBool>,
+    claims: Arc<super::claims::PortClaims>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let in_use: Arc<Mutex<HashSet<String>>> = Arc::default();
@@ -68,20 +69,34 @@ pub fn watch_ports(
                 started.insert(canonical);
                 tracing::info!(port = %path, "reading port");
                 let (tx, stop, in_use) = (tx.clone(), stop.clone(), in_use.clone());
+                let claims = claims.clone();
                 readers.push(std::thread::spawn(move || {
-                    let mut cfg = SessionConfig::new(&path, mode);
-                    cfg.in_use = Some(in_use);
-                    let name = path.clone();
-                    boards::transport::run(
-                        cfg,
-                        &mut |event| {
-                            let _ = tx.send(PortInput {
-                                path: name.clone(),
-                                event,
-                            });
-                        },
-                        &stop,
-                    );
+                    // Read while this relay holds the port; wait while another does.
+                    let mut said = false;
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(session_stop) = claims.session(&path) else {
+                            if !said {
+                                tracing::info!(port = %path, "another relay reads this port; waiting to take over");
+                                said = true;
+                            }
+                            std::thread::sleep(Duration::from_millis(100));
+                            continue;
+                        };
+                        said = false;
+                        let mut cfg = SessionConfig::new(&path, mode);
+                        cfg.in_use = Some(in_use.clone());
+                        let name = path.clone();
+                        boards::transport::run(
+                            cfg,
+                            &mut |event| {
+                                let _ = tx.send(PortInput {
+                                    path: name.clone(),
+                                    event,
+                                });
+                            },
+                            &session_stop,
+                        );
+                    }
                 }));
             }
             for _ in 0..10 {
@@ -247,6 +262,19 @@ impl Hall {
                         let answer = self.continue_from_board(&serial, white_to_move);
                         let _ = reply.send(answer);
                     }
+                    HallCommand::TakeOver { port, reply } => self.take_over(&port, reply),
+                    HallCommand::Adopt { serial, game_id, moves, result } => {
+                        self.adopt(&serial, game_id, &moves, &result);
+                        let _ = self.jobs.send(Job::Adopted { serial });
+                    }
+                    HallCommand::Resumed { resume, reply } => {
+                        for (serial, r) in resume {
+                            if !self.desks.contains_key(&serial) {
+                                self.resume.insert(serial, r);
+                            }
+                        }
+                        let _ = reply.send(());
+                    }
                 },
                 // The loop ends when every reader has stopped and its readings are taken
                 // in: nothing read is left behind at shutdown.
@@ -261,6 +289,33 @@ impl Hall {
                 self.after(&serial, &outs);
             }
         }
+    }
+
+    /// Before reading `port`, which another relay may have been reading: its boards' desks
+    /// are stale, so they go, and the writer reads from the store every game it has no board
+    /// here for (the others are this relay's own, stored by it); the hall resumes from what
+    /// it reads (`HallCommand::Resumed`), and then `reply` lets the port be opened.
+    fn take_over(&mut self, port: &str, reply: tokio::sync::oneshot::Sender<()>) {
+        self.desks.retain(|_, d| d.port != port);
+        self.ids.remove(port);
+        let live: Vec<String> = self.desks.keys().cloned().collect();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self
+            .jobs
+            .send(Job::Reload {
+                keep: live,
+                reply: tx,
+            })
+            .is_err()
+        {
+            return;
+        }
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            if let Ok(resume) = rx.await {
+                shared.to_hall(HallCommand::Resumed { resume, reply });
+            }
+        });
     }
 
     /// The e-board id of `serial` as reported on `port`. Serial numbers are unique in
@@ -359,6 +414,7 @@ impl Hall {
                 round_id: None,
                 proposal: None,
                 warning: None,
+                read_by: super::claims::instance_name().to_string(),
             };
             self.desks.insert(
                 serial.to_string(),
@@ -716,6 +772,32 @@ impl Hall {
             d.view.proposal = None;
         }
         let _ = self.jobs.send(Job::Edit(edit));
+    }
+}
+
+impl Hall {
+    /// Another relay's arbiter changed the game `serial` plays: its recorder carries on from
+    /// the stored game (as after an edit made here, but nothing is sent to be stored).
+    fn adopt(&mut self, serial: &str, game_id: i64, moves: &[StoredMove], result: &str) {
+        let on = self.shared.boards.game_of(serial);
+        let Some(d) = self.desks.get_mut(serial) else {
+            return;
+        };
+        if on != Some((game_id, d.game_no)) {
+            return;
+        }
+        let Some(game) = d.recorder.game().cloned() else {
+            return;
+        };
+        let orientation = d.recorder.orientation().unwrap_or_default();
+        let mut g = rebuild(&game, moves).unwrap_or(game);
+        if let Ok(r) = result.parse() {
+            g.result = r;
+        }
+        d.recorder = Recorder::resume(self.cfg.clone(), g, orientation);
+        d.sent = moves.to_vec();
+        d.sent_result = result.to_string();
+        d.view.proposal = None;
     }
 }
 

@@ -76,6 +76,10 @@ pub struct EboardView {
     /// reported one with `@` and its port, so both games are recorded apart.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// The relay reading the board (`host:pid`): with a standby on the same ports, the
+    /// console shows which of them holds each board.
+    #[serde(default)]
+    pub read_by: String,
 }
 
 /// One thing that happened, ready to send. `text` is the JSON message every client of the
@@ -307,6 +311,9 @@ pub struct Health {
     pub last_store_error: Mutex<Option<String>>,
     /// Jobs (moves, readings) waiting for the store.
     pub pending_writes: AtomicU64,
+    /// Each port this relay wants and whether it reads it now (another relay on the same
+    /// PostgreSQL may hold it: see `claims`).
+    pub ports: Mutex<Vec<(String, bool)>>,
 }
 
 /// Counters for `/metrics`.
@@ -323,6 +330,8 @@ pub struct Metrics {
     pub ws_snapshots: AtomicU64,
     /// WebSocket clients closed because they answered nothing (stopped reading).
     pub silent_closed: AtomicU64,
+    /// Changes read from the change log (committed by another relay, or filling a hole).
+    pub changes_followed: AtomicU64,
 }
 
 /// An arbiter's change to a game, computed by the HTTP layer and applied by the hall (to the
@@ -333,6 +342,8 @@ pub struct GameEdit {
     pub action: EditAction,
     /// The moves the game has afterwards.
     pub moves: Vec<StoredMove>,
+    /// The game's edit count the change was made on (`None`: whatever it is).
+    pub edits: Option<i64>,
     pub reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
 }
 
@@ -340,6 +351,26 @@ pub struct GameEdit {
 #[derive(Debug)]
 pub enum HallCommand {
     Edit(GameEdit),
+    /// This relay is about to read `port`, which another relay may have been reading: the
+    /// boards last seen on it are forgotten and every e-board's game without a board here is
+    /// read again from the store (see `claims`). `reply` once the hall has what to resume.
+    TakeOver {
+        port: String,
+        reply: tokio::sync::oneshot::Sender<()>,
+    },
+    /// Another relay changed the game this e-board plays (see `writer::Job::Foreign`): the
+    /// recorder carries on from the stored `moves` and `result`.
+    Adopt {
+        serial: String,
+        game_id: i64,
+        moves: Vec<relay_store::StoredMove>,
+        result: String,
+    },
+    /// The games read for a take-over, to resume from (see [`HallCommand::TakeOver`]).
+    Resumed {
+        resume: HashMap<String, super::hall::Resume>,
+        reply: tokio::sync::oneshot::Sender<()>,
+    },
     /// The game on an e-board goes on from the position on the board, `white` to move or not.
     ContinueFromBoard {
         serial: String,
@@ -401,6 +432,8 @@ pub struct Shared {
     pub store: Store,
     /// Every round's feeds: what spectators follow.
     pub feeds: super::feeds::Feeds,
+    /// Committed changes go to the feeds through this, in change-number order.
+    pub order: super::follow::Order,
     pub boards: Boards,
     pub health: Health,
     pub metrics: Metrics,
@@ -431,10 +464,12 @@ impl Shared {
         edits: mpsc::UnboundedSender<HallCommand>,
         jobs: mpsc::UnboundedSender<super::writer::Job>,
         limits: Limits,
+        order: super::follow::Order,
     ) -> Shared {
         Shared {
             store,
             feeds: Default::default(),
+            order,
             admin_token,
             boards: Default::default(),
             health: Default::default(),
@@ -515,7 +550,20 @@ impl Shared {
     }
 
     /// Hands a committed change (or running clock, or e-board news) to its round's live feed.
+    /// Committed changes go out in change-number order (see `follow::Order`): one whose
+    /// predecessor, committed elsewhere, has not gone out yet waits for it.
     pub fn publish(&self, e: Event) {
+        if !e.change {
+            self.push_in_order(e);
+            return;
+        }
+        for e in self.order.offer(e) {
+            self.push_in_order(e);
+        }
+    }
+
+    /// Hands an event whose turn it is to its round's live feed.
+    pub fn push_in_order(&self, e: Event) {
         self.feeds.live(e.round_id).push(Arc::new(e));
     }
 

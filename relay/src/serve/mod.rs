@@ -10,8 +10,10 @@
 //! the store and the only part that announces changes, always after the commit.
 
 pub mod api;
+pub mod claims;
 pub mod connections;
 pub mod feeds;
+pub mod follow;
 pub mod hall;
 pub mod live;
 pub mod pages;
@@ -72,6 +74,10 @@ pub struct ServeOptions {
     /// closed (default 60, 10..=3600).
     #[arg(long, env = "RELAY_CLIENT_SILENCE_SECS")]
     pub client_silence_secs: Option<u64>,
+    /// Read no ports: serve spectators, platforms and arbiters only, from a PostgreSQL that
+    /// board-reading relays write to.
+    #[arg(long, env = "RELAY_NO_BOARDS", num_args = 0..=1, default_missing_value = "true")]
+    pub no_boards: Option<bool>,
 }
 
 /// The same options as read from a TOML file.
@@ -87,6 +93,7 @@ struct FileOptions {
     settle_ms: Option<u64>,
     web_dir: Option<PathBuf>,
     client_silence_secs: Option<u64>,
+    no_boards: Option<bool>,
 }
 
 /// Options with every default filled in.
@@ -101,6 +108,8 @@ pub struct Settings {
     pub settle_ms: u64,
     pub web_dir: Option<PathBuf>,
     pub client_silence: std::time::Duration,
+    /// Read no ports (a relay serving clients only).
+    pub no_boards: bool,
 }
 
 impl ServeOptions {
@@ -114,6 +123,7 @@ impl ServeOptions {
             }
             None => FileOptions::default(),
         };
+        let ports_given = !self.ports.is_empty();
         let ports = if self.ports.is_empty() {
             file.ports.unwrap_or_else(|| vec!["auto".into()])
         } else {
@@ -141,7 +151,12 @@ impl ServeOptions {
         if !(10..=3600).contains(&client_silence_secs) {
             bail!("--client-silence-secs must be between 10 and 3600");
         }
+        let no_boards = self.no_boards.or(file.no_boards).unwrap_or(false);
+        if no_boards && ports_given {
+            bail!("--no-boards reads no ports: leave out --port");
+        }
         Ok(Settings {
+            no_boards,
             client_silence: std::time::Duration::from_secs(client_silence_secs),
             ports,
             mode: if self.bus.or(file.bus).unwrap_or(false) {
@@ -195,6 +210,62 @@ pub struct Carry {
     pub slots: HashMap<String, writer::Slot>,
     /// What each e-board's recorder resumes from.
     pub resume: HashMap<String, hall::Resume>,
+    /// Each round's change number at start-up, where publishing in order starts from
+    /// (`None`: from each round's first change published; in-process tests).
+    pub seqs: Option<Vec<(i64, i64)>>,
+    /// Other relays' commits on the same PostgreSQL (taken before `seqs` were read).
+    pub listener: Option<relay_store::Listener>,
+}
+
+/// Each e-board's game in the newest open round it is assigned in, as the writer's picture of
+/// it and as what its recorder resumes from (at start-up, and when this relay takes over a
+/// port another relay was reading).
+pub async fn load_carry(
+    store: &Store,
+) -> Result<(HashMap<String, writer::Slot>, HashMap<String, hall::Resume>), relay_store::StoreError>
+{
+    let mut slots = HashMap::new();
+    let mut resume = HashMap::new();
+    let mut rounds: HashMap<i64, Vec<relay_store::StoredGame>> = HashMap::new();
+    for (round, board_no, serial) in store.open_assignments().await? {
+        if slots.contains_key(&serial) {
+            continue;
+        }
+        if let std::collections::hash_map::Entry::Vacant(e) = rounds.entry(round) {
+            e.insert(store.round_games(round).await?);
+        }
+        let Some(g) = rounds
+            .get(&round)
+            .and_then(|gs| gs.iter().find(|g| g.pairing.board_no == board_no))
+        else {
+            continue;
+        };
+        slots.insert(
+            serial.clone(),
+            writer::Slot {
+                game_id: g.id,
+                round_id: g.round_id,
+                board_no,
+                game_no: 0,
+                moves: g.moves.clone(),
+                result: g.result.clone(),
+                status: g.status.clone(),
+                orientation: g.orientation.clone(),
+                start_fen: g.start_fen.clone(),
+            },
+        );
+        if let Some(o) = g.orientation.as_deref().and_then(hall::parse_orientation) {
+            resume.insert(
+                serial,
+                hall::Resume {
+                    game: relay_store::to_game(g, "", None, ""),
+                    orientation: o,
+                    moves: g.moves.clone(),
+                },
+            );
+        }
+    }
+    Ok((slots, resume))
 }
 
 /// The service without its ports and listener: the shared state, the writer and the hall,
@@ -220,14 +291,17 @@ impl Core {
     ) -> Core {
         let (edits_tx, edits_rx) = tokio::sync::mpsc::unbounded_channel();
         let (jobs_tx, jobs_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (order, holes) = follow::Order::new(carry.seqs);
         let shared = Arc::new(Shared::new(
             stores.readers,
             admin_token,
             edits_tx,
             jobs_tx.clone(),
             limits,
+            order,
         ));
         shared.feeds.attach(&shared);
+        tokio::spawn(follow::follow(shared.clone(), holes, carry.listener));
         shared.health.store_ok.store(true, Ordering::Relaxed);
         let writer =
             writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
@@ -273,9 +347,23 @@ async fn serve(
         .await
         .with_context(|| format!("database {}", settings.db))?;
     tracing::info!(backend = store.backend(), "database open");
-    // The round boards play in: the newest open one, or one made now.
+    // Other relays' commits on the same PostgreSQL: listened for before the change numbers
+    // are read, so nothing committed in between is missed.
+    let listener = store.listen().await?;
+    // The round boards play in: the newest open one, or one made now (a relay without
+    // boards makes none: it has no boards to put in it).
     let current = match store.current_round().await? {
         Some(r) => r,
+        None if settings.no_boards => relay_store::RoundInfo {
+            id: 0,
+            tournament_id: 0,
+            number: String::new(),
+            date: None,
+            delay_secs: None,
+            is_final: false,
+            seq: 0,
+            auto: true,
+        },
         None => {
             let date = today();
             let r = store
@@ -289,6 +377,7 @@ async fn serve(
     // setting of a configured one is never overwritten.
     if let Some(d) = settings.delay
         && current.auto
+        && current.id != 0
     {
         store
             .update_tournament(
@@ -302,49 +391,12 @@ async fn serve(
     }
     // Games to carry on with: each e-board's game in the newest open round it is assigned in
     // (boards still finishing the previous round carry on there).
-    let mut slots = HashMap::new();
-    let mut resume = HashMap::new();
-    let mut rounds: HashMap<i64, Vec<relay_store::StoredGame>> = HashMap::new();
-    for (round, board_no, serial) in store.open_assignments().await? {
-        if slots.contains_key(&serial) {
-            continue;
-        }
-        if let std::collections::hash_map::Entry::Vacant(e) = rounds.entry(round) {
-            e.insert(store.round_games(round).await?);
-        }
-        let Some(g) = rounds
-            .get(&round)
-            .and_then(|gs| gs.iter().find(|g| g.pairing.board_no == board_no))
-        else {
-            continue;
-        };
-        slots.insert(
-            serial.clone(),
-            writer::Slot {
-                game_id: g.id,
-                round_id: g.round_id,
-                board_no,
-                game_no: 0,
-                moves: g.moves.clone(),
-                result: g.result.clone(),
-                status: g.status.clone(),
-                orientation: g.orientation.clone(),
-                start_fen: g.start_fen.clone(),
-            },
-        );
-        if let Some(o) = g.orientation.as_deref().and_then(hall::parse_orientation) {
-            resume.insert(
-                serial,
-                hall::Resume {
-                    game: relay_store::to_game(g, "", None, ""),
-                    orientation: o,
-                    moves: g.moves.clone(),
-                },
-            );
-        }
-    }
-    // The writer has connections of its own: readers (pages, platforms polling) can never
-    // keep a move from being stored.
+    let (slots, resume) = if settings.no_boards {
+        Default::default()
+    } else {
+        load_carry(&store).await?
+    };
+    let store_seqs = store.round_seqs().await?;
     let writer_store = Store::open(&settings.db)
         .await
         .with_context(|| format!("database {}", settings.db))?;
@@ -359,7 +411,12 @@ async fn serve(
         },
         settings.admin_token.clone(),
         current,
-        Carry { slots, resume },
+        Carry {
+            slots,
+            resume,
+            seqs: Some(store_seqs),
+            listener,
+        },
         cfg,
         live::Limits {
             client_silence: settings.client_silence,
@@ -371,12 +428,20 @@ async fn serve(
         hall: hall_task,
         ports: ports_tx,
     } = core;
-    let watcher = hall::watch_ports(
-        settings.ports.clone(),
-        settings.mode,
-        ports_tx,
+    let ports = if settings.no_boards {
+        tracing::info!("reading no ports (--no-boards)");
+        Vec::new()
+    } else {
+        settings.ports.clone()
+    };
+    // On PostgreSQL a port is read only under its lock: a second relay started on the same
+    // ports waits as a standby and takes over when this one dies (`claims`).
+    let claims = Arc::new(claims::PortClaims::new(
+        matches!(shared.store, Store::Postgres(_)),
         stop.clone(),
-    );
+    ));
+    tokio::spawn(claims::keep(shared.clone(), claims.clone()));
+    let watcher = hall::watch_ports(ports, settings.mode, ports_tx, stop.clone(), claims);
 
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await

@@ -606,6 +606,7 @@ mod tests {
                 round_id: Some(1),
                 proposal: None,
                 warning: None,
+                read_by: String::new(),
             },
         };
         r.apply(&on(Some(5)), false);

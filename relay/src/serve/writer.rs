@@ -65,6 +65,22 @@ pub enum Job {
         serial: String,
         reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
     },
+    /// This relay takes over a port another relay may have been reading: every e-board's
+    /// game but those of `keep` (boards this relay reads, whose games it stored itself) is
+    /// read again from the store; `reply` gets what their recorders resume from.
+    Reload {
+        keep: Vec<String>,
+        reply: tokio::sync::oneshot::Sender<HashMap<String, super::hall::Resume>>,
+    },
+    /// Another relay on the same database changed this game (an arbiter's edit there): if
+    /// one of our boards plays it, our picture and its recorder take the stored game.
+    Foreign {
+        game: i64,
+    },
+    /// The hall's recorder has the game adopted for `Foreign`: the board's changes count again.
+    Adopted {
+        serial: String,
+    },
     /// Everything before this is stored: stop.
     Shutdown,
 }
@@ -138,6 +154,26 @@ pub struct Writer {
     in_hand: usize,
     /// Running-clock readings waiting to be announced together, per round and game.
     bundled: HashMap<i64, std::collections::BTreeMap<i64, ClockView>>,
+    /// Boards whose recorder is taking another relay's edit of their game: what the hall
+    /// sends before it has (built on the game as it was) is not stored.
+    adopting: std::collections::HashSet<String>,
+}
+
+/// An arbiter's change committed with its guard: refused when the game's edit count is no
+/// longer the one the change was made on. Returns the change's number.
+async fn guarded(store: &relay_store::Store, edit: &GameEdit, op: Op) -> Result<i64, StoreError> {
+    let game = op.game();
+    let ops = match edit.edits {
+        Some(edits) => vec![Op::Guard { game, edits }, op],
+        None => vec![op],
+    };
+    store
+        .commit(&[], &ops)
+        .await?
+        .last()
+        .copied()
+        .flatten()
+        .ok_or_else(|| StoreError::Conflict(format!("game {game}: the change was not stored")))
 }
 
 fn transient(e: &StoreError) -> bool {
@@ -162,6 +198,7 @@ impl Writer {
             jobs,
             in_hand: 0,
             bundled: HashMap::new(),
+            adopting: Default::default(),
         };
         for (serial, slot) in slots {
             w.bind(&serial, slot);
@@ -262,6 +299,9 @@ impl Writer {
             for job in batch {
                 match job {
                     Job::Raw(e) => group.raws.push(e),
+                    Job::Sync(snap) if self.adopting.contains(&snap.serial) => {
+                        tracing::debug!(serial = %snap.serial, "a change made before another relay's edit was adopted is not stored");
+                    }
                     Job::Sync(snap) if self.plannable(&snap, &group) => self.plan(snap, &mut group),
                     Job::Clock { .. } | Job::Eboard(_) | Job::Touch { .. } => {
                         group.after.push(After::Job(job))
@@ -689,6 +729,41 @@ impl Writer {
                 };
                 let _ = edit.reply.send(result);
             }
+            Job::Foreign { game } => {
+                if let Err(e) = self.foreign(game, false).await {
+                    tracing::warn!(game, error = %e, "another relay's edit could not be read");
+                }
+            }
+            Job::Adopted { serial } => {
+                self.adopting.remove(&serial);
+            }
+            Job::Reload { keep, reply } => {
+                let (slots, mut resume) = loop {
+                    match super::load_carry(&self.store).await {
+                        Ok(c) => {
+                            self.stored_ok();
+                            break c;
+                        }
+                        Err(e) if transient(&e) => self.store_failed(&e).await,
+                        Err(e) => {
+                            tracing::error!(error = %e, "stored games not readable for the take-over");
+                            break Default::default();
+                        }
+                    }
+                };
+                self.slots.retain(|serial, _| keep.contains(serial));
+                let mut out = HashMap::new();
+                for (serial, slot) in slots {
+                    if self.slots.contains_key(&serial) {
+                        continue;
+                    }
+                    if let Some(r) = resume.remove(&serial) {
+                        out.insert(serial.clone(), r);
+                    }
+                    self.bind(&serial, slot);
+                }
+                let _ = reply.send(out);
+            }
             Job::Assign {
                 round_id,
                 board_no,
@@ -708,6 +783,44 @@ impl Writer {
                 let _ = reply.send(result);
             }
         }
+    }
+
+    /// A change to `game` committed by another relay: when one of our boards plays the game
+    /// and the store no longer holds what we stored (an arbiter corrected it there), our
+    /// picture takes the stored game and the board's recorder carries on from it.
+    async fn foreign(&mut self, game: i64, force: bool) -> Result<(), StoreError> {
+        let Some(serial) = self
+            .slots
+            .iter()
+            .find(|(_, s)| s.game_id == game)
+            .map(|(k, _)| k.clone())
+        else {
+            return Ok(());
+        };
+        let g = self.store.game(game).await?;
+        let Some(slot) = self.slots.get_mut(&serial) else {
+            return Ok(());
+        };
+        let same_moves = slot.moves.len() == g.moves.len()
+            && slot.moves.iter().zip(&g.moves).all(|(a, b)| a.uci == b.uci);
+        if !force && same_moves && slot.result == g.result && slot.status == g.status {
+            // Our own change, read back before we announced it.
+            return Ok(());
+        }
+        tracing::info!(game, %serial, "another relay changed this board's game: the board carries on from the stored game");
+        slot.moves = g.moves.clone();
+        slot.result = g.result.clone();
+        slot.status = g.status.clone();
+        self.adopting.insert(serial.clone());
+        if !self.shared.to_hall(super::live::HallCommand::Adopt {
+            serial: serial.clone(),
+            game_id: game,
+            moves: g.moves,
+            result: g.result,
+        }) {
+            self.adopting.remove(&serial);
+        }
+        Ok(())
     }
 
     /// Puts an e-board on a board: its moves go to that game from now on (the recorder's
@@ -942,14 +1055,36 @@ impl Writer {
     }
 
     async fn edit(&mut self, edit: &GameEdit) -> Result<i64, StoreError> {
+        match self.edit_stored(edit).await {
+            Err(StoreError::Conflict(m)) => {
+                // Another arbiter's edit came first: the hall has already given the board's
+                // recorder this one, so it takes the stored game back.
+                if let Err(e) = self.foreign(edit.game_id, true).await {
+                    tracing::warn!(game = edit.game_id, error = %e, "stored game not re-read after a conflict");
+                }
+                Err(StoreError::Conflict(m))
+            }
+            other => other,
+        }
+    }
+
+    async fn edit_stored(&mut self, edit: &GameEdit) -> Result<i64, StoreError> {
         let store = self.store.clone();
         let g = store.game(edit.game_id).await?;
         let (game, round) = (g.id, g.round_id);
         let seq = match &edit.action {
             EditAction::Truncate { from_ply } => {
-                let seq = store
-                    .truncate_moves(game, *from_ply, "arbiter", "truncated by the arbiter")
-                    .await?;
+                let seq = guarded(
+                    &store,
+                    edit,
+                    Op::Truncate {
+                        game,
+                        from_ply: *from_ply,
+                        actor: "arbiter".into(),
+                        reason: "truncated by the arbiter".into(),
+                    },
+                )
+                .await?;
                 self.shared.publish(Event::new(
                     round,
                     Some(game),
@@ -963,7 +1098,9 @@ impl Writer {
                 seq
             }
             EditAction::Replace { what } => {
-                let seq = store.replace_moves(game, &edit.moves, "arbiter").await?;
+                let seq = store
+                    .replace_moves_on(game, edit.edits, &edit.moves, "arbiter")
+                    .await?;
                 tracing::info!(game, %what, "game corrected by the arbiter");
                 self.publish_game(game, seq, true).await?;
                 seq
@@ -973,9 +1110,18 @@ impl Writer {
                 termination,
                 status,
             } => {
-                let seq = store
-                    .set_result(game, result, termination.as_deref(), status, "arbiter")
-                    .await?;
+                let seq = guarded(
+                    &store,
+                    edit,
+                    Op::Result {
+                        game,
+                        result: result.clone(),
+                        termination: termination.clone(),
+                        status: status.clone(),
+                        actor: "arbiter".into(),
+                    },
+                )
+                .await?;
                 self.shared.publish(Event::new(
                     round,
                     Some(game),

@@ -31,6 +31,10 @@ pub enum Op {
         actor: String,
         reason: String,
     },
+    /// An arbiter's edit of `game` made on its `edits`-th version: counts the edit, and
+    /// refuses the whole batch ([`StoreError::Conflict`]) when another edit came first. No
+    /// change number of its own.
+    Guard { game: i64, edits: i64 },
     /// Sets a game's result and status.
     Result {
         game: i64,
@@ -47,13 +51,15 @@ impl Op {
             Op::Move { game, .. }
             | Op::MoveClock { game, .. }
             | Op::Truncate { game, .. }
+            | Op::Guard { game, .. }
             | Op::Result { game, .. } => *game,
         }
     }
 
-    /// The change as recorded in `changes`.
+    /// The change as recorded in `changes` (a guard records none).
     pub fn record(&self) -> ChangeRecord {
         match self {
+            Op::Guard { .. } => ChangeRecord::Game,
             Op::Move { m, .. } => ChangeRecord::Move(MoveRecord::from(m)),
             Op::MoveClock {
                 ply,
@@ -94,6 +100,7 @@ impl Store {
         let mut seqs = Vec::with_capacity(ops.len());
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
             // Many rows a statement: with SQLite every statement is a round trip to its
             // worker thread, and 1000 boards send about 2000 readings a second.
             for chunk in raws.chunks(RAWS_PER_STATEMENT) {
@@ -146,6 +153,21 @@ impl Store {
                             .execute(&mut *tx).await?;
                         true
                     }
+                    Op::Guard { edits, .. } => {
+                        let n = sqlx::query("UPDATE games SET edits = edits + 1 WHERE id = $1 AND edits = $2")
+                            .bind(game).bind(*edits).execute(&mut *tx).await?.rows_affected();
+                        if n == 0 {
+                            let now: Option<(i64,)> = sqlx::query_as("SELECT edits FROM games WHERE id = $1")
+                                .bind(game).fetch_optional(&mut *tx).await?;
+                            return Err(match now {
+                                None => StoreError::NotFound { what: "game", id: game.to_string() },
+                                Some((now,)) => StoreError::Conflict(format!(
+                                    "game {game} was edited meanwhile by another arbiter (it is at edit {now}, this change was made on edit {edits}); read the game again and redo the change if it is still needed"
+                                )),
+                            });
+                        }
+                        false
+                    }
                     Op::Result { result, termination, status, actor, .. } => {
                         let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5")
                             .bind(result).bind(termination).bind(status).bind(now_ms()).bind(game)
@@ -160,12 +182,13 @@ impl Store {
                     }
                 };
                 if applied {
-                    let seq = bump!(tx, game, record.kind(), &payload);
+                    let seq = bump!(tx, touched, game, record.kind(), &payload);
                     seqs.push(Some(seq));
                 } else {
                     seqs.push(None);
                 }
             }
+            notify!(self, tx, touched);
             tx.commit().await?;
         });
         Ok(seqs)

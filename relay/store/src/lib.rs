@@ -108,9 +108,10 @@ macro_rules! on_pool {
 }
 
 /// Raises the round's change number for a change to `game` and records the change, inside the
-/// transaction `tx` (a macro so that it is written once for both backends' types).
+/// transaction `tx` (a macro so that it is written once for both backends' types). The round's
+/// newest number is noted in `$touched` for [`notify!`].
 macro_rules! bump {
-    ($tx:expr, $game:expr, $kind:expr, $payload:expr) => {{
+    ($tx:expr, $touched:expr, $game:expr, $kind:expr, $payload:expr) => {{
         let row: Option<(i64, i64)> = sqlx::query_as(
             "UPDATE rounds SET seq = seq + 1 WHERE id = (SELECT round_id FROM games WHERE id = $1) RETURNING id, seq",
         )
@@ -127,18 +128,56 @@ macro_rules! bump {
             .bind(crate::now_ms())
             .execute(&mut *$tx)
             .await?;
+        $touched.note(round, seq);
         seq
     }};
 }
 
+/// Tells every other relay on the same PostgreSQL which rounds the transaction `tx` changed,
+/// up to which change number: one notification per round, sent by the server at the commit
+/// (never if it rolls back). Only the numbers travel; listeners read the changes from the
+/// log. SQLite has one relay per file and nobody to tell.
+macro_rules! notify {
+    ($store:expr, $tx:expr, $touched:expr) => {{
+        if matches!($store, Store::Postgres(_)) {
+            for (round, seq) in $touched.rounds() {
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind($crate::CHANGES_CHANNEL)
+                    .bind(format!("{round}:{seq}"))
+                    .execute(&mut *$tx)
+                    .await?;
+            }
+        }
+    }};
+}
+
+/// The PostgreSQL notification channel that carries `round:seq` after each commit.
+pub const CHANGES_CHANNEL: &str = "relay_changes";
+
+/// The rounds a transaction changed, each with its newest change number.
+#[derive(Default)]
+struct Touched(std::collections::BTreeMap<i64, i64>);
+
+impl Touched {
+    fn note(&mut self, round: i64, seq: i64) {
+        let e = self.0.entry(round).or_insert(seq);
+        *e = (*e).max(seq);
+    }
+    fn rounds(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.0.iter().map(|(r, s)| (*r, *s))
+    }
+}
+
 mod batch;
 mod change;
+mod cluster;
 mod export;
 mod migrate;
 mod model;
 mod rounds;
 pub use batch::Op;
 pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
+pub use cluster::{Heard, Listener, Locks, ROUNDS_CHANNEL, lock_key};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
 pub use export::to_game;

@@ -17,10 +17,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0002_service.sql"),
         include_str!("../../../migrations/postgres/0002_service.sql"),
     ),
+    (
+        3,
+        include_str!("../../../migrations/sqlite/0003_edits.sql"),
+        include_str!("../../../migrations/postgres/0003_edits.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.
@@ -36,16 +41,31 @@ fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
         .into_iter()
 }
 
+/// Lock number that makes relays starting together on one PostgreSQL migrate one at a time.
+const MIGRATION_LOCK: i64 = 0x7265_6c61_795f_6d69;
+
 pub async fn run(store: &Store) -> Result<(), StoreError> {
     on_pool!(store, pool => {
-        sqlx::query("CREATE TABLE IF NOT EXISTS relay_schema (version BIGINT NOT NULL)").execute(pool).await?;
-        let current: Option<(i64,)> = sqlx::query_as("SELECT MAX(version) FROM relay_schema").fetch_optional(pool).await?
-            .and_then(|(v,): (Option<i64>,)| v.map(|v| (v,)));
-        let current = current.map_or(0, |(v,)| v);
-        if current > SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema { found: current, known: SCHEMA_VERSION });
+        // Several relays may start at once on one PostgreSQL: each migration step (and the
+        // version table itself) is done under a transaction lock, reading the version again
+        // inside it, so exactly one of them applies each script.
+        let pg = matches!(store, Store::Postgres(_));
+        let mut tx = pool.begin().await?;
+        if pg {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(MIGRATION_LOCK).execute(&mut *tx).await?;
         }
+        sqlx::query("CREATE TABLE IF NOT EXISTS relay_schema (version BIGINT NOT NULL)").execute(&mut *tx).await?;
+        tx.commit().await?;
         for (version, sqlite, postgres) in MIGRATIONS {
+            let mut tx = pool.begin().await?;
+            if pg {
+                sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(MIGRATION_LOCK).execute(&mut *tx).await?;
+            }
+            let (current,): (Option<i64>,) = sqlx::query_as("SELECT MAX(version) FROM relay_schema").fetch_one(&mut *tx).await?;
+            let current = current.unwrap_or(0);
+            if current > SCHEMA_VERSION {
+                return Err(StoreError::NewerSchema { found: current, known: SCHEMA_VERSION });
+            }
             if *version <= current {
                 continue;
             }
@@ -53,7 +73,6 @@ pub async fn run(store: &Store) -> Result<(), StoreError> {
                 Store::Sqlite(_) => sqlite,
                 Store::Postgres(_) => postgres,
             };
-            let mut tx = pool.begin().await?;
             for stmt in statements(script) {
                 // Our own embedded scripts: the text is a constant of this binary.
                 sqlx::raw_sql(sqlx::AssertSqlSafe(stmt)).execute(&mut *tx).await?;

@@ -58,6 +58,9 @@ pub struct StoredGame {
     pub orientation: Option<String>,
     /// When the result was set (ms since the epoch).
     pub result_at_ms: Option<i64>,
+    /// How many arbiter edits the game has had: an edit names the count it was made on, and
+    /// is refused when another came first.
+    pub edits: i64,
     pub moves: Vec<StoredMove>,
 }
 
@@ -132,12 +135,12 @@ pub struct AuditRecord {
 pub(crate) const GAME_SELECT_BY_ID: &str = "SELECT id, round_id, board_no,
     white, white_title, white_elo, white_fide_id, white_fed,
     black, black_title, black_elo, black_fide_id, black_fed,
-    result, termination, status, start_fen, chess960, orientation, result_at FROM games WHERE id = $1";
+    result, termination, status, start_fen, chess960, orientation, result_at, edits FROM games WHERE id = $1";
 
 pub(crate) const GAME_SELECT_BY_ROUND: &str = "SELECT id, round_id, board_no,
     white, white_title, white_elo, white_fide_id, white_fed,
     black, black_title, black_elo, black_fide_id, black_fed,
-    result, termination, status, start_fen, chess960, orientation, result_at FROM games
+    result, termination, status, start_fen, chess960, orientation, result_at, edits FROM games
     WHERE round_id = $1 ORDER BY board_no";
 
 #[derive(sqlx::FromRow)]
@@ -162,6 +165,7 @@ pub(crate) struct GameRow {
     chess960: i64,
     orientation: Option<String>,
     result_at: Option<i64>,
+    edits: i64,
 }
 
 /// A move row with its game, for reading a whole round at once.
@@ -224,6 +228,7 @@ pub(crate) fn game_from_rows(g: GameRow, moves: Vec<MoveRow>) -> StoredGame {
         chess960: g.chess960 != 0,
         orientation: g.orientation,
         result_at_ms: g.result_at,
+        edits: g.edits,
         moves: moves
             .into_iter()
             .map(|m| StoredMove {

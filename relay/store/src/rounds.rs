@@ -138,7 +138,7 @@ impl Store {
         let delay = i64::from(p.delay_secs.unwrap_or(t.delay_secs));
         on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6 WHERE id = $7")
             .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(id).execute(pool).await?; });
-        Ok(())
+        self.notify_rounds_edited().await
     }
 
     /// Changes a round's number, date, own delay and/or whether it is final.
@@ -151,7 +151,10 @@ impl Store {
         let done = on_pool!(self, pool => sqlx::query("UPDATE rounds SET number = $1, date = $2, delay_secs = $3, final = $4 WHERE id = $5")
             .bind(&number).bind(date).bind(delay).bind(fin).bind(id).execute(pool).await.map(|_| ()));
         match done {
-            Ok(_) => self.round(id).await,
+            Ok(_) => {
+                self.notify_rounds_edited().await?;
+                self.round(id).await
+            }
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(StoreError::Conflict(
                 format!("round {number} exists already"),
             )),
@@ -247,6 +250,7 @@ impl Store {
         let board = i64::from(board_no);
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
             let exists: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE id = $1").bind(round).fetch_optional(&mut *tx).await?;
             if exists.is_none() {
                 return Err(StoreError::NotFound { what: "round", id: round.to_string() });
@@ -263,7 +267,8 @@ impl Store {
             let (game,): (i64,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
                 .bind(round).bind(board).fetch_one(&mut *tx).await?;
             let payload = serde_json::json!({"board_no": board_no, "serial": serial}).to_string();
-            let seq = bump!(tx, game, "game", &payload);
+            let seq = bump!(tx, touched, game, "game", &payload);
+            notify!(self, tx, touched);
             tx.commit().await?;
             Ok((game, seq))
         })
@@ -288,6 +293,7 @@ impl Store {
         self.round(round).await?;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
             let mut ids = Vec::with_capacity(pairings.len());
             for p in pairings {
                 let (id,): (i64,) = sqlx::query_as(sql)
@@ -300,9 +306,10 @@ impl Store {
                     .fetch_one(&mut *tx)
                     .await?;
                 let payload = serde_json::json!({"board_no": p.board_no}).to_string();
-                let seq = bump!(tx, id, "game", &payload);
+                let seq = bump!(tx, touched, id, "game", &payload);
                 ids.push((id, seq));
             }
+            notify!(self, tx, touched);
             tx.commit().await?;
             Ok(ids)
         })
@@ -327,9 +334,11 @@ impl Store {
         let payload = serde_json::json!({"start_fen": start_fen, "chess960": chess960}).to_string();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
             sqlx::query("UPDATE games SET start_fen = $1, chess960 = $2, orientation = $3 WHERE id = $4")
                 .bind(start_fen).bind(i64::from(chess960)).bind(orientation).bind(game).execute(&mut *tx).await?;
-            let seq = bump!(tx, game, "game", &payload);
+            let seq = bump!(tx, touched, game, "game", &payload);
+            notify!(self, tx, touched);
             tx.commit().await?;
             Ok(seq)
         })
@@ -356,6 +365,18 @@ impl Store {
     /// Replaces all moves of a game (an arbiter's upload), keeping the old ones in the audit
     /// trail. One transaction: either the whole new game is there or nothing changed.
     pub async fn replace_moves(&self, game: i64, moves: &[StoredMove], actor: &str) -> Result<i64> {
+        self.replace_moves_on(game, None, moves, actor).await
+    }
+
+    /// [`Store::replace_moves`] as an arbiter's edit made on the game's `edits`-th version
+    /// (`None`: whatever it is): refused as a conflict when another edit came first.
+    pub async fn replace_moves_on(
+        &self,
+        game: i64,
+        edits: Option<i64>,
+        moves: &[StoredMove],
+        actor: &str,
+    ) -> Result<i64> {
         let old = self.game(game).await?;
         let detail = serde_json::json!({
             "replaced": old.moves.iter().map(|m| m.san.as_str()).collect::<Vec<_>>(),
@@ -365,6 +386,16 @@ impl Store {
         let payload = serde_json::json!({"replace": moves.len()}).to_string();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
+            if let Some(edits) = edits {
+                let n = sqlx::query("UPDATE games SET edits = edits + 1 WHERE id = $1 AND edits = $2")
+                    .bind(game).bind(edits).execute(&mut *tx).await?.rows_affected();
+                if n == 0 {
+                    return Err(StoreError::Conflict(format!(
+                        "game {game} was edited meanwhile by another arbiter (this change was made on edit {edits}); read the game again and redo the change if it is still needed"
+                    )));
+                }
+            }
             sqlx::query("DELETE FROM moves WHERE game_id = $1").bind(game).execute(&mut *tx).await?;
             for m in moves {
                 sqlx::query("INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
@@ -377,7 +408,8 @@ impl Store {
             sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
                 .bind(now_ms()).bind(actor).bind("replace").bind(game).bind(&detail)
                 .execute(&mut *tx).await?;
-            let seq = bump!(tx, game, "game", &payload);
+            let seq = bump!(tx, touched, game, "game", &payload);
+            notify!(self, tx, touched);
             tx.commit().await?;
             Ok(seq)
         })

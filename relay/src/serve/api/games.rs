@@ -2,17 +2,50 @@
 
 use super::*;
 
+/// The version of the game an arbiter's edit is made on: `If-Match: "N"` when the client
+/// names the `edits` count it read (refused at once when the game has moved on), else the
+/// version read for this request. Either way the store refuses the edit if another arbiter's
+/// (on this relay or another on the same database) is committed first: 409, never a silent
+/// overwrite.
+fn made_on(h: &HeaderMap, g: &StoredGame) -> Result<i64, ApiError> {
+    let Some(v) = h.get(header::IF_MATCH) else {
+        return Ok(g.edits);
+    };
+    let n: i64 = v
+        .to_str()
+        .ok()
+        .map(|t| t.trim().trim_start_matches("W/").trim_matches('"'))
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| {
+            ApiError::bad("If-Match must be the game's edit count as a quoted number (\"3\")")
+        })?;
+    if n != g.edits {
+        return Err(ApiError(
+            StatusCode::CONFLICT,
+            format!(
+                "game {} was edited by another arbiter since you read it (it is at edit {}, you read edit {n}); read it again and redo the change if it is still needed",
+                g.id, g.edits
+            ),
+        ));
+    }
+    Ok(n)
+}
+
 pub(super) async fn send_edit(
     s: &Shared,
-    game_id: i64,
+    g: &StoredGame,
+    h: &HeaderMap,
     action: EditAction,
     moves: Vec<StoredMove>,
 ) -> ApiResult {
+    let edits = made_on(h, g)?;
+    let game_id = g.id;
     let (tx, rx) = tokio::sync::oneshot::channel();
     if !s.to_hall(HallCommand::Edit(GameEdit {
         game_id,
         action,
         moves,
+        edits: Some(edits),
         reply: tx,
     })) {
         return Err(ApiError(
@@ -53,13 +86,14 @@ pub(super) async fn set_result(
     };
     send_edit(
         &s,
-        id,
+        &g,
+        &h,
         EditAction::Result {
             result: result.to_string(),
             termination: b.termination,
             status: status.into(),
         },
-        g.moves,
+        g.moves.clone(),
     )
     .await
 }
@@ -92,13 +126,14 @@ pub(super) async fn confirm_result(
     };
     send_edit(
         &s,
-        id,
+        &g,
+        &h,
         EditAction::Result {
             result,
             termination,
             status: "confirmed".into(),
         },
-        g.moves,
+        g.moves.clone(),
     )
     .await
 }
@@ -126,7 +161,7 @@ pub(super) async fn truncate(
         )));
     }
     let keep = g.moves[..b.ply as usize - 1].to_vec();
-    send_edit(&s, id, EditAction::Truncate { from_ply: b.ply }, keep).await
+    send_edit(&s, &g, &h, EditAction::Truncate { from_ply: b.ply }, keep).await
 }
 
 pub(super) fn start_position(g: &StoredGame) -> Result<Chess, ApiError> {
@@ -236,7 +271,7 @@ pub(super) async fn replace_move(
         out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
     }
     let what = format!("ply {} replaced by {}", b.ply, b.san);
-    send_edit(&s, id, EditAction::Replace { what }, out).await
+    send_edit(&s, &g, &h, EditAction::Replace { what }, out).await
 }
 
 pub(super) async fn replace_game(
@@ -277,7 +312,7 @@ pub(super) async fn replace_game(
         out.push(sm);
     }
     let what = format!("replaced from PGN ({} moves)", out.len());
-    send_edit(&s, id, EditAction::Replace { what }, out).await
+    send_edit(&s, &g, &h, EditAction::Replace { what }, out).await
 }
 
 #[derive(Deserialize)]

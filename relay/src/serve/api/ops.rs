@@ -36,6 +36,10 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
             "out_of_sync": out_of_sync,
         },
         "uptime_s": s.uptime_s(),
+        "instance": crate::serve::claims::instance_name(),
+        "ports": h.ports.lock().unwrap_or_else(|e| e.into_inner()).iter()
+            .map(|(port, held)| json!({"port": port, "read_here": held}))
+            .collect::<Vec<_>>(),
     });
     let code = if ok && writer_ok {
         StatusCode::OK
@@ -53,7 +57,7 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
         eboards.iter().filter(|e| f(e)).count() as i64
     };
     // (name, type, help, value)
-    let rows: [(&str, &str, &str, i64); 15] = [
+    let rows: [(&str, &str, &str, i64); 16] = [
         (
             "board_messages_total",
             "counter",
@@ -107,6 +111,12 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
             "counter",
             "WebSocket clients closed because they stopped reading (no answer to pings).",
             c(&m.silent_closed) as i64,
+        ),
+        (
+            "changes_followed_total",
+            "counter",
+            "Changes read from the change log: committed by another relay on the same database, or filling a hole.",
+            c(&m.changes_followed) as i64,
         ),
         (
             "ws_clients",

@@ -63,7 +63,12 @@ pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiE
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
     let (cut, _) = cutoff(s, &r, arbiter).await?;
-    Ok(serde_json::to_value(game_view_of(s, &g, cut)).unwrap_or(Value::Null))
+    let mut v = serde_json::to_value(game_view_of(s, &g, cut)).unwrap_or(Value::Null);
+    if arbiter && let Some(o) = v.as_object_mut() {
+        // What an arbiter's edit names in `If-Match` (see `games::made_on`).
+        o.insert("edits".into(), g.edits.into());
+    }
+    Ok(v)
 }
 
 /// A game's view as of `cutoff` (ms; `None`: live), read from the store.

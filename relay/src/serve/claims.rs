@@ -1,0 +1,234 @@
+//! Which relay reads which port, when several board-reading relays share one PostgreSQL.
+//!
+//! A port is read only by the relay holding its PostgreSQL session advisory lock (named after
+//! the machine and the port's path). Every board-reading relay asks for the locks of its
+//! ports four times a second; the one that gets a lock reads the port, the others wait. The
+//! server lets go of a lock the moment the connection holding it closes, so when the reading
+//! relay dies (even by SIGKILL, even with the machine's power), the next ask of a waiting
+//! relay gets it: a standby takes over within a second or so, with no flag and no protocol of
+//! our own. A relay that loses its lock connection stops reading at once (another may take
+//! the port) and asks again once it is back.
+//!
+//! Taking over a port, the relay first reads the games of the e-boards from the store (the
+//! other relay stored moves meanwhile), so its recorders carry on where the store stands, as
+//! after a restart.
+//!
+//! On SQLite one relay owns the file, and every port is its own at once.
+
+use super::live::{HallCommand, Shared};
+use relay_store::Locks;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// How often a waiting relay asks for the ports it wants, and checks its lock connection.
+const ASK_EVERY: Duration = Duration::from_millis(250);
+
+/// This relay's name in logs, the console and `/health`: the machine and the process id.
+pub fn instance_name() -> &'static str {
+    static NAME: OnceLock<String> = OnceLock::new();
+    NAME.get_or_init(|| format!("{}:{}", host_name(), std::process::id()))
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// The lock a port is read under: the same port path on two machines is two ports.
+fn lock_name(port: &str) -> String {
+    let canonical =
+        std::fs::canonicalize(port).map_or_else(|_| port.to_string(), |p| p.display().to_string());
+    format!("relay-port:{}:{canonical}", host_name())
+}
+
+/// The ports this relay wants, and whether it holds each.
+#[derive(Debug)]
+pub struct PortClaims {
+    /// Ports are read only under a lock (PostgreSQL); otherwise every port is ours.
+    locking: bool,
+    /// The service's stop flag.
+    stop: Arc<AtomicBool>,
+    ports: Mutex<HashMap<String, Claim>>,
+}
+
+#[derive(Debug)]
+struct Claim {
+    held: bool,
+    /// Set to end the port's session: the service stops, or the lock was lost.
+    session_stop: Arc<AtomicBool>,
+}
+
+impl PortClaims {
+    pub fn new(locking: bool, stop: Arc<AtomicBool>) -> PortClaims {
+        PortClaims {
+            locking,
+            stop,
+            ports: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Claim>> {
+        self.ports.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The stop flag a session on `port` runs under while this relay holds the port; `None`
+    /// while another relay reads it (the port is wanted from now on).
+    pub fn session(&self, port: &str) -> Option<Arc<AtomicBool>> {
+        if !self.locking {
+            return Some(self.stop.clone());
+        }
+        let mut ports = self.lock();
+        let c = ports.entry(port.to_string()).or_insert_with(|| Claim {
+            held: false,
+            session_stop: Arc::new(AtomicBool::new(true)),
+        });
+        c.held.then(|| c.session_stop.clone())
+    }
+
+    /// Each wanted port and whether this relay reads it (for `/health`).
+    pub fn ports(&self) -> Vec<(String, bool)> {
+        let mut v: Vec<(String, bool)> = self
+            .lock()
+            .iter()
+            .map(|(p, c)| (p.clone(), c.held || !self.locking))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn waiting(&self) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, c)| !c.held)
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    fn grant(&self, port: &str) {
+        if let Some(c) = self.lock().get_mut(port) {
+            c.held = true;
+            c.session_stop = Arc::new(AtomicBool::new(false));
+        }
+    }
+
+    /// Every port's session ends (the lock connection is gone, or the service stops).
+    fn lose_all(&self) {
+        for (port, c) in self.lock().iter_mut() {
+            if c.held {
+                tracing::warn!(%port, "no longer holding the port: stopped reading it");
+            }
+            c.held = false;
+            c.session_stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Asks for the wanted ports' locks for the life of the service (PostgreSQL only).
+pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
+    if !claims.locking {
+        return;
+    }
+    let mut locks: Option<Locks> = None;
+    let mut complained = false;
+    let mut tick = tokio::time::interval(ASK_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if claims.stop.load(Ordering::Relaxed) {
+            claims.lose_all();
+            return;
+        }
+        publish_ports(&shared, &claims);
+        if locks.is_none() {
+            match shared.store.locks().await {
+                Ok(l) => {
+                    locks = l;
+                    complained = false;
+                }
+                Err(e) => {
+                    if !complained {
+                        tracing::warn!(error = %e, "cannot reach the database to hold ports; reading none until it answers");
+                        complained = true;
+                    }
+                    continue;
+                }
+            }
+        }
+        let Some(l) = locks.as_mut() else { continue };
+        if !l.alive().await {
+            // The server let go of every lock with the connection: another relay may be
+            // reading our ports already.
+            claims.lose_all();
+            locks = None;
+            continue;
+        }
+        for port in claims.waiting() {
+            match l.try_take(&lock_name(&port)).await {
+                Ok(true) => {
+                    take_over(&shared, &port).await;
+                    claims.grant(&port);
+                    tracing::info!(%port, instance = instance_name(), "this relay reads the port now");
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "lost the connection holding the ports");
+                    claims.lose_all();
+                    locks = None;
+                    break;
+                }
+            }
+        }
+        publish_ports(&shared, &claims);
+    }
+}
+
+/// Before reading a port another relay may have been reading: the hall forgets the boards it
+/// had on it and the writer reads their games from the store, so the recorders carry on from
+/// what is stored.
+async fn take_over(shared: &Shared, port: &str) {
+    let (reply, done) = tokio::sync::oneshot::channel();
+    if shared.to_hall(HallCommand::TakeOver {
+        port: port.to_string(),
+        reply,
+    }) {
+        let _ = done.await;
+    }
+}
+
+fn publish_ports(shared: &Shared, claims: &PortClaims) {
+    *shared
+        .health
+        .ports
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = claims.ports();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_locking_every_port_is_ours_and_with_it_none_until_granted() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let free = PortClaims::new(false, stop.clone());
+        assert!(free.session("/dev/ttyUSB0").is_some());
+        let locked = PortClaims::new(true, stop);
+        assert!(locked.session("/dev/ttyUSB0").is_none());
+        assert_eq!(locked.waiting(), ["/dev/ttyUSB0"]);
+        locked.grant("/dev/ttyUSB0");
+        let s = locked.session("/dev/ttyUSB0").expect("held");
+        assert!(!s.load(Ordering::Relaxed));
+        locked.lose_all();
+        assert!(
+            s.load(Ordering::Relaxed),
+            "a lost port's session is told to stop"
+        );
+        assert!(locked.session("/dev/ttyUSB0").is_none());
+    }
+}
