@@ -18,6 +18,9 @@ const TOKEN: &str = "cluster-secret";
 /// uci), with the snapshot's change number first.
 type Log = Arc<Mutex<Vec<(i64, String, i64, u64, String)>>>;
 
+/// Move messages that came with a running clock.
+type Clocked = Arc<std::sync::atomic::AtomicUsize>;
+
 /// The moves a client was told, by (game, ply).
 fn moves(log: &[(i64, String, i64, u64, String)]) -> BTreeMap<(i64, u64), String> {
     let mut m = BTreeMap::new();
@@ -29,7 +32,12 @@ fn moves(log: &[(i64, String, i64, u64, String)]) -> BTreeMap<(i64, u64), String
     m
 }
 
-fn listen(base: String, log: Log, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+fn listen(
+    base: String,
+    log: Log,
+    clocked: Clocked,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut ws = Socket::connect(&format!(
             "{}/api/rounds/1/ws?moves=all",
@@ -43,6 +51,9 @@ fn listen(base: String, log: Log, stop: Arc<AtomicBool>) -> std::thread::JoinHan
             let kind = m["type"].as_str().unwrap_or("").to_string();
             let seq = m["seq"].as_i64().unwrap_or(-1);
             let game = m["game_id"].as_i64().unwrap_or(0);
+            if kind == "move" && m["clock"]["running"].is_string() {
+                clocked.fetch_add(1, Ordering::Relaxed);
+            }
             let (ply, uci) = match kind.as_str() {
                 "move" => (
                     m["move"]["ply"].as_u64().unwrap_or(0),
@@ -173,8 +184,19 @@ fn a_relay_without_boards_shows_every_change_of_another_once_and_arbiters_act_on
     });
     let stop = Arc::new(AtomicBool::new(false));
     let (on_reader, on_server): (Log, Log) = Default::default();
-    let t1 = listen(reader.base.clone(), on_reader.clone(), stop.clone());
-    let t2 = listen(server.base.clone(), on_server.clone(), stop.clone());
+    let clocked: Clocked = Default::default();
+    let t1 = listen(
+        reader.base.clone(),
+        on_reader.clone(),
+        Clocked::default(),
+        stop.clone(),
+    );
+    let t2 = listen(
+        server.base.clone(),
+        on_server.clone(),
+        clocked.clone(),
+        stop.clone(),
+    );
     // Spectators through a proxy in front of both, as docker-compose.yml runs it.
     let proxy = haproxy_in_front(&dir, &[&reader, &server]);
     let on_proxy: Log = Default::default();
@@ -182,7 +204,12 @@ fn a_relay_without_boards_shows_every_change_of_another_once_and_arbiters_act_on
         wait_until(10, "the proxy to pass requests", || {
             (get(&format!("{base}/health")).status == 200).then_some(())
         });
-        listen(base.clone(), on_proxy.clone(), stop.clone())
+        listen(
+            base.clone(),
+            on_proxy.clone(),
+            Clocked::default(),
+            stop.clone(),
+        )
     });
 
     std::thread::sleep(Duration::from_secs(6));
@@ -305,6 +332,13 @@ fn a_relay_without_boards_shows_every_change_of_another_once_and_arbiters_act_on
     for k in both {
         assert_eq!(a[k], b[k], "move {k:?} differs");
     }
+    // The relay without boards shows the clock running after each move, from the moves.
+    let clocked = clocked.load(Ordering::Relaxed);
+    assert!(
+        clocked * 2 >= b.len(),
+        "only {clocked} of {} moves came with a running clock on the server",
+        b.len()
+    );
     assert!(
         server
             .log_text()
@@ -325,8 +359,8 @@ fn a_relay_without_boards_shows_every_change_of_another_once_and_arbiters_act_on
         "{followed}"
     );
     eprintln!(
-        "two relays: {} moves told on the reader, {} on the server; PGN {} bytes; cut {cut} \
-         listening connections; first edit {}, second 409",
+        "two relays: {} moves told on the reader, {} on the server ({clocked} with a running \
+         clock); PGN {} bytes; cut {cut} listening connections; first edit {}, second 409",
         a.len(),
         b.len(),
         pgn.len(),

@@ -119,8 +119,9 @@ impl PortClaims {
 
     /// Every port's session ends (the lock connection is gone, or the service stops).
     fn lose_all(&self) {
+        let stopping = self.stop.load(Ordering::Relaxed);
         for (port, c) in self.lock().iter_mut() {
-            if c.held {
+            if c.held && !stopping {
                 tracing::warn!(%port, "no longer holding the port: stopped reading it");
             }
             c.held = false;

@@ -286,14 +286,69 @@ async fn catch_up(shared: &Arc<Shared>, round: i64) {
 
 /// A change from the log as the event spectators get.
 async fn event_of(shared: &Arc<Shared>, round: i64, c: &relay_store::Change) -> Option<Event> {
-    let message = match change_message(None, c)? {
+    let mut message = match change_message(None, c)? {
         Pending::Message(m) => *m,
         Pending::Game { seq, game } => ServerMessage::Game {
             seq,
             game: Box::new(game_view_at(shared, game, None).await.ok()?),
         },
     };
+    if let ServerMessage::Move {
+        game_id, mv, clock, ..
+    } = &mut message
+        && clock.is_none()
+    {
+        *clock = running_clock_after(shared, *game_id, mv.ply, &mv.fen, mv.clk_ms, c.at_ms).await;
+    }
     Some(Event::new(round, c.game_id, c.seq, &message))
+}
+
+/// The running clock after a move another relay read, as far as the moves tell it: the
+/// mover's clock as the move left it, the other side's as its last move left it, running
+/// from the move's commit. (The relay reading the board has the clock's own readings; a
+/// relay that reads no board would otherwise show clocks that never tick.) `None` when this
+/// relay reads the board itself, or a side's time is not known.
+async fn running_clock_after(
+    shared: &Arc<Shared>,
+    game: i64,
+    ply: u32,
+    fen_after: &str,
+    clk_ms: Option<u64>,
+    at_ms: i64,
+) -> Option<super::live::ClockView> {
+    if shared.boards.eboard_on(game).is_some() {
+        return None;
+    }
+    let mover_ms = clk_ms?;
+    // The side to move after the move is the one whose clock now runs.
+    let white_moved = fen_after.split(' ').nth(1) == Some("b");
+    let known = shared.boards.clock(game);
+    let other_ms = match known {
+        Some(k) => Some(if white_moved { k.black_ms } else { k.white_ms }),
+        None => {
+            // The first move this relay hears of in the game: its other side's last clock
+            // from the store, once.
+            let g = shared.store.game(game).await.ok()?;
+            g.moves
+                .iter()
+                .rev()
+                .filter(|m| m.ply < ply && m.ply % 2 != ply % 2)
+                .find_map(|m| m.clk_ms)
+        }
+    }?;
+    let (white_ms, black_ms) = if white_moved {
+        (mover_ms, other_ms)
+    } else {
+        (other_ms, mover_ms)
+    };
+    let clock = super::live::ClockView {
+        white_ms,
+        black_ms,
+        running: Some(if white_moved { "black" } else { "white" }),
+        at_ms,
+    };
+    shared.boards.set_clock(game, clock);
+    Some(clock)
 }
 
 /// Another relay edited rounds or tournaments: caches and open sockets learn the new delays.

@@ -34,7 +34,9 @@ pub struct BenchArgs {
     /// boards at 10x, 5000 spectators ramping at 2000/s, 40 s. crowd-real: 200 boards at real
     /// pace, 19,000 spectators (as many as one process holds under a 20,000 open-file limit)
     /// ramping at 2000/s, 40 s. delayed: 50 boards at 10x with a 30 s broadcast delay, 1000
-    /// spectators, 60 s.
+    /// spectators, 60 s. cluster10k / cluster40k: several relays on one PostgreSQL
+    /// (`--postgres`): one reading 200 boards at real pace, three `--no-boards` relays
+    /// serving 10,000 / 40,000 spectators between them (source addresses 127.0.0.2-9), 40 s.
     #[arg(long = "case", value_enum)]
     cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -77,6 +79,10 @@ pub struct BenchArgs {
     /// Concurrent connections polling the round PGN.
     #[arg(long, default_value_t = 16)]
     pgn_connections: usize,
+    /// PostgreSQL server for the cluster cases (a database `relay_bench_PID` is made on it
+    /// and dropped afterwards), e.g. postgres://postgres@127.0.0.1:5432/test.
+    #[arg(long, env = "RELAY_BENCH_POSTGRES")]
+    postgres: Option<String>,
     /// Directory with the `wsload` and `echo-server` binaries. Default: the release build in
     /// `<target>/wsload`, built from `../shared/tools/wsload` when missing.
     #[arg(long, env = "RELAY_WSLOAD_DIR")]
@@ -91,6 +97,8 @@ enum CaseName {
     Crowd,
     CrowdReal,
     Delayed,
+    Cluster10k,
+    Cluster40k,
 }
 
 /// One configuration measured.
@@ -103,6 +111,9 @@ struct Case {
     ramp_per_sec: f64,
     seconds: u64,
     delay: Option<u32>,
+    /// Relays started with `--no-boards` on the same PostgreSQL, serving the spectators
+    /// (0: the board-reading relay on SQLite serves them itself).
+    web: usize,
 }
 
 impl CaseName {
@@ -115,6 +126,7 @@ impl CaseName {
             ramp_per_sec: 2000.0,
             seconds,
             delay: None,
+            web: 0,
         };
         match self {
             CaseName::Smoke => c("smoke", 20, 10.0, 200, 10),
@@ -125,6 +137,14 @@ impl CaseName {
             CaseName::Delayed => Case {
                 delay: Some(30),
                 ..c("delayed", 50, 10.0, 1000, 60)
+            },
+            CaseName::Cluster10k => Case {
+                web: 3,
+                ..c("cluster10k", 200, 1.0, 10_000, 40)
+            },
+            CaseName::Cluster40k => Case {
+                web: 3,
+                ..c("cluster40k", 200, 1.0, 40_000, 40)
             },
         }
     }
@@ -213,7 +233,8 @@ fn file_out(path: &Path) -> Result<Stdio> {
 
 /// How wsload is run for one measurement.
 struct Load<'a> {
-    url: String,
+    /// Clients are spread round-robin over these.
+    urls: Vec<String>,
     clients: usize,
     ramp_per_sec: f64,
     duration: f64,
@@ -231,9 +252,10 @@ impl Load<'_> {
 
     fn spawn(&self, tools: &Tools) -> Result<Proc> {
         let mut cmd = Command::new(&tools.wsload);
-        cmd.arg("--url")
-            .arg(&self.url)
-            .args(["--clients", &self.clients.to_string()])
+        for url in &self.urls {
+            cmd.arg("--url").arg(url);
+        }
+        cmd.args(["--clients", &self.clients.to_string()])
             .args(["--ramp-per-sec", &self.ramp_per_sec.to_string()])
             .args(["--duration", &format!("{:.1}", self.duration)])
             .args(["--procs", &self.procs.to_string()])
@@ -251,7 +273,7 @@ impl Load<'_> {
         // Past about 10k connections from one source address, connect() hunts for free
         // ports; more source addresses each bring a port range of their own.
         if self.clients > 10_000 {
-            cmd.args(["--source-ips", "127.0.0.2-5"]);
+            cmd.args(["--source-ips", "127.0.0.2-9"]);
         }
         cmd.stdin(Stdio::null())
             .stdout(file_out(&self.path("wsload.txt"))?)
@@ -353,7 +375,18 @@ fn run_case(
         |l| l.starts_with("emulating ").then_some(()),
     )?;
 
-    let db = format!("sqlite://{}", dir.0.join("bench.db").display());
+    let pg = if case.web > 0 {
+        let server = args.postgres.as_deref().context(
+            "the cluster cases need a PostgreSQL server: --postgres URL (or RELAY_BENCH_POSTGRES)",
+        )?;
+        Some(BenchDatabase::create(server)?)
+    } else {
+        None
+    };
+    let db = match &pg {
+        Some(p) => p.url.clone(),
+        None => format!("sqlite://{}", dir.0.join("bench.db").display()),
+    };
     let mut cmd = relay_command()?;
     cmd.arg("serve")
         .arg("--port")
@@ -375,6 +408,25 @@ fn run_case(
         boards.pid(),
         serve.pid()
     );
+    // Relays serving the spectators only, on the same database.
+    let mut webs = Vec::new();
+    for _ in 0..case.web {
+        let mut cmd = relay_command()?;
+        cmd.arg("serve")
+            .args(["--db", &db, "--no-boards", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        let mut web = Proc::spawn("relay --no-boards", &mut cmd)?;
+        let lines = web
+            .lines()
+            .context("no output from relay serve --no-boards")?;
+        let at: SocketAddr = wait_line(&mut web, &lines, Duration::from_secs(60), stop, |l| {
+            l.strip_prefix("relay: serving on http://")
+                .and_then(|a| a.trim_end_matches('/').parse().ok())
+        })?;
+        println!("  processes: relay --no-boards pid {} on {at}", web.pid());
+        webs.push((web, at));
+    }
 
     sleep_until(started + Duration::from_secs_f64(startup), stop)?;
     if started.elapsed().as_secs_f64() > startup + 0.5 {
@@ -384,8 +436,20 @@ fn run_case(
         ));
     }
     let before = sample(serve.pid()).context("cannot read the service's /proc entry")?;
+    let webs_before: Vec<Sample> = webs
+        .iter()
+        .map(|(w, _)| sample(w.pid()).context("a --no-boards relay has gone"))
+        .collect::<Result<_>>()?;
+    let targets: Vec<SocketAddr> = if webs.is_empty() {
+        vec![addr]
+    } else {
+        webs.iter().map(|(_, a)| *a).collect()
+    };
     let load = Load {
-        url: format!("ws://{addr}/api/rounds/{ROUND}/ws"),
+        urls: targets
+            .iter()
+            .map(|a| format!("ws://{a}/api/rounds/{ROUND}/ws"))
+            .collect(),
         clients: case.clients,
         ramp_per_sec: case.ramp_per_sec,
         duration: case.seconds as f64 + 1.5,
@@ -403,10 +467,10 @@ fn run_case(
     let w0 = load_at + Duration::from_secs_f64(ramp_secs + 1.0);
     sleep_until(w0, stop)?;
     let w0_ms = (unix_ns() / 1_000_000) as i64;
-    let start = Window::sample(&serve, &boards, &wsload)?;
+    let start = Window::sample(&serve, &boards, &wsload, &webs)?;
     sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
     let w1_ms = (unix_ns() / 1_000_000) as i64;
-    let end = Window::sample(&serve, &boards, &wsload)?;
+    let end = Window::sample(&serve, &boards, &wsload, &webs)?;
 
     load.finish(&mut wsload, stop)?;
     let pgn = if args.pgn_seconds > 0 {
@@ -415,9 +479,13 @@ fn run_case(
         None
     };
     // Stopped gently, so the service flushes the store before it is read.
+    for (w, _) in &mut webs {
+        w.stop(Duration::from_secs(10));
+    }
     serve.stop(Duration::from_secs(20));
     boards.stop(Duration::from_secs(10));
     let changes = stored_moves(&db)?;
+    drop(pg);
 
     let baseline = if args.no_baseline {
         None
@@ -433,6 +501,7 @@ fn run_case(
         load_ns,
         ramp_secs,
         before,
+        webs_before,
         start,
         end,
         moves: changes,
@@ -460,16 +529,73 @@ struct Window {
     serve: Sample,
     boards: Option<Sample>,
     wsload: Option<Sample>,
+    /// The `--no-boards` relays, in order.
+    webs: Vec<Sample>,
 }
 
 impl Window {
-    fn sample(serve: &Proc, boards: &Proc, wsload: &Proc) -> Result<Window> {
+    fn sample(
+        serve: &Proc,
+        boards: &Proc,
+        wsload: &Proc,
+        webs: &[(Proc, SocketAddr)],
+    ) -> Result<Window> {
         Ok(Window {
             serve: sample(serve.pid()).context("the service has gone")?,
             boards: sample(boards.pid()),
             wsload: sample(wsload.pid()),
+            webs: webs
+                .iter()
+                .map(|(w, _)| sample(w.pid()).context("a --no-boards relay has gone"))
+                .collect::<Result<_>>()?,
         })
     }
+}
+
+/// A PostgreSQL database made for one bench run, dropped afterwards.
+struct BenchDatabase {
+    server: String,
+    name: String,
+    url: String,
+}
+
+impl BenchDatabase {
+    fn create(server: &str) -> Result<BenchDatabase> {
+        let name = format!("relay_bench_{}", std::process::id());
+        psql(server, &format!("DROP DATABASE IF EXISTS {name}"))?;
+        psql(server, &format!("CREATE DATABASE {name}"))?;
+        let (base, _) = server.rsplit_once('/').context(
+            "--postgres needs a URL with a database, e.g. postgres://postgres@127.0.0.1:5432/test",
+        )?;
+        Ok(BenchDatabase {
+            server: server.to_string(),
+            url: format!("{base}/{name}"),
+            name,
+        })
+    }
+}
+
+impl Drop for BenchDatabase {
+    fn drop(&mut self) {
+        let _ = psql(
+            &self.server,
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+        );
+    }
+}
+
+fn psql(server: &str, sql: &str) -> Result<()> {
+    let out = Command::new("psql")
+        .args([server, "-q", "-c", sql])
+        .output()
+        .context("psql (PostgreSQL's client) is needed for the cluster cases")?;
+    if !out.status.success() {
+        bail!(
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
 }
 
 /// Every `move` change the service stored: seq → when it was stored (ms since the epoch).
@@ -549,7 +675,7 @@ fn baseline(
         sleep_until(Instant::now() + Duration::from_millis(50), stop)?;
     }
     let load = Load {
-        url: format!("ws://127.0.0.1:{port}/"),
+        urls: vec![format!("ws://127.0.0.1:{port}/")],
         clients: case.clients,
         ramp_per_sec: case.ramp_per_sec,
         duration: case.seconds.min(15) as f64,
@@ -576,6 +702,8 @@ struct Run<'a> {
     load_ns: u64,
     ramp_secs: f64,
     before: Sample,
+    /// The `--no-boards` relays before spectators came.
+    webs_before: Vec<Sample>,
     start: Window,
     end: Window,
     /// Every stored move: seq → stored at (ms since the epoch).
@@ -591,20 +719,57 @@ impl Run<'_> {
         let summary = figures::summary(&load.path("summary.json"))?;
         let markers = figures::markers(&load.path("markers.tsv"))?;
 
+        // The relays serving spectators, when they are not the one reading the boards.
+        if !self.webs_before.is_empty() {
+            let (s0, s1) = (&self.start.serve, &self.end.serve);
+            println!(
+                "  board reader      CPU {:.2} cores over the {wall:.1} s window; RSS {} (peak {}); serves no spectator",
+                procs::cores(s0, s1, self.tck),
+                mib(s1.rss_kib),
+                mib(s1.hwm_kib),
+            );
+            let n = self.webs_before.len();
+            let mut grown = 0;
+            for (i, ((b, w0), w1)) in self
+                .webs_before
+                .iter()
+                .zip(&self.start.webs)
+                .zip(&self.end.webs)
+                .enumerate()
+            {
+                grown += w0.rss_kib.saturating_sub(b.rss_kib);
+                println!(
+                    "  --no-boards {}     CPU {:.2} cores; RSS {} before spectators, {} connected, {} at the end (peak {}); about {} spectators",
+                    i + 1,
+                    procs::cores(w0, w1, self.tck),
+                    mib(b.rss_kib),
+                    mib(w0.rss_kib),
+                    mib(w1.rss_kib),
+                    mib(w1.hwm_kib),
+                    clients as usize / n,
+                );
+            }
+            println!(
+                "  per spectator     {:.1} KiB of relay memory once connected (all --no-boards relays)",
+                grown as f64 / clients as f64
+            );
+        }
         // The service.
         let (s0, s1) = (&self.start.serve, &self.end.serve);
         let per_client_kib = s0.rss_kib.saturating_sub(self.before.rss_kib) as f64 / clients as f64;
         // At the end too: buffers that grow while spectators follow count as much as those
         // taken at connection.
         let at_end_kib = s1.hwm_kib.saturating_sub(self.before.rss_kib) as f64 / clients as f64;
-        println!(
-            "  service           CPU {:.2} cores over the {wall:.1} s window; RSS {} before spectators, {} connected, {} at the end (peak {}): {per_client_kib:.1} KiB per spectator once connected, {at_end_kib:.1} KiB at the peak",
-            procs::cores(s0, s1, self.tck),
-            mib(self.before.rss_kib),
-            mib(s0.rss_kib),
-            mib(s1.rss_kib),
-            mib(s1.hwm_kib),
-        );
+        if self.webs_before.is_empty() {
+            println!(
+                "  service           CPU {:.2} cores over the {wall:.1} s window; RSS {} before spectators, {} connected, {} at the end (peak {}): {per_client_kib:.1} KiB per spectator once connected, {at_end_kib:.1} KiB at the peak",
+                procs::cores(s0, s1, self.tck),
+                mib(self.before.rss_kib),
+                mib(s0.rss_kib),
+                mib(s1.rss_kib),
+                mib(s1.hwm_kib),
+            );
+        }
         let other = |a: &Option<Sample>, b: &Option<Sample>| match (a, b) {
             (Some(a), Some(b)) => format!("{:.2}", procs::cores(a, b, self.tck)),
             _ => "?".into(),
