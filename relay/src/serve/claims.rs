@@ -6,8 +6,9 @@
 //! server lets go of a lock the moment the connection holding it closes, so when the reading
 //! relay dies (even by SIGKILL, even with the machine's power), the next ask of a waiting
 //! relay gets it: a standby takes over within a second or so, with no flag and no protocol of
-//! our own. A relay that loses its lock connection stops reading at once (another may take
-//! the port) and asks again once it is back.
+//! our own. A relay that loses its lock connection reads on (the database may be down for
+//! every relay, and readings must not be lost meanwhile); once connected again it takes its
+//! locks back, and stops reading any port another relay took in between.
 //!
 //! Taking over a port, the relay first reads the games of the e-boards from the store (the
 //! other relay stored moves meanwhile), so its recorders carry on where the store stands, as
@@ -110,6 +111,22 @@ impl PortClaims {
             .collect()
     }
 
+    fn held(&self) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, c)| c.held)
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// One port's session ends: another relay holds it.
+    fn lose(&self, port: &str) {
+        if let Some(c) = self.lock().get_mut(port) {
+            c.held = false;
+            c.session_stop.store(true, Ordering::Relaxed);
+        }
+    }
+
     fn grant(&self, port: &str) {
         if let Some(c) = self.lock().get_mut(port) {
             c.held = true;
@@ -117,7 +134,7 @@ impl PortClaims {
         }
     }
 
-    /// Every port's session ends (the lock connection is gone, or the service stops).
+    /// Every port's session ends (the service stops).
     fn lose_all(&self) {
         let stopping = self.stop.load(Ordering::Relaxed);
         for (port, c) in self.lock().iter_mut() {
@@ -137,6 +154,8 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
     }
     let mut locks: Option<Locks> = None;
     let mut complained = false;
+    // After the lock connection came back: the ports still read must be taken again.
+    let mut reconfirm = false;
     let mut tick = tokio::time::interval(ASK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -151,10 +170,11 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
                 Ok(l) => {
                     locks = l;
                     complained = false;
+                    reconfirm = true;
                 }
                 Err(e) => {
                     if !complained {
-                        tracing::warn!(error = %e, "cannot reach the database to hold ports; reading none until it answers");
+                        tracing::warn!(error = %e, "cannot reach the database to hold ports; the ports read go on being read, no other is taken");
                         complained = true;
                     }
                     continue;
@@ -163,11 +183,34 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
         }
         let Some(l) = locks.as_mut() else { continue };
         if !l.alive().await {
-            // The server let go of every lock with the connection: another relay may be
-            // reading our ports already.
-            claims.lose_all();
+            // The server let go of our locks with the connection. The ports read are read
+            // on (the database may be down for every relay, and readings must not be lost
+            // meanwhile); once connected again they are taken back, and one another relay
+            // took in between is let go.
+            tracing::warn!("lost the connection holding the ports; reading on until it is back");
             locks = None;
             continue;
+        }
+        if reconfirm {
+            let mut ok = true;
+            for port in claims.held() {
+                match l.try_take(&lock_name(&port)).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(%port, "another relay took the port while the database was out of reach: stopped reading it");
+                        claims.lose(&port);
+                    }
+                    Err(_) => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if !ok {
+                locks = None;
+                continue;
+            }
+            reconfirm = false;
         }
         for port in claims.waiting() {
             match l.try_take(&lock_name(&port)).await {
@@ -179,7 +222,6 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
                 Ok(false) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, "lost the connection holding the ports");
-                    claims.lose_all();
                     locks = None;
                     break;
                 }
