@@ -3,3 +3,6 @@
 -- the game meanwhile, the count differs and the edit is refused as a conflict, never applied
 -- over the other's.
 ALTER TABLE games ADD COLUMN edits BIGINT NOT NULL DEFAULT 0;
+-- Each e-board's live state as the relay reading it last announced it (JSON), so relays that
+-- read no boards (behind the same proxy) show arbiters every e-board and who reads it.
+CREATE TABLE eboard_live (serial TEXT PRIMARY KEY, view TEXT NOT NULL, updated_at BIGINT NOT NULL);

@@ -340,6 +340,22 @@ fn a_relay_without_boards_shows_every_change_of_another_once_and_arbiters_act_on
     for k in both {
         assert_eq!(a[k], b[k], "move {k:?} differs");
     }
+    // Its console lists the e-boards the other reads, and says which relay reads them.
+    let reader_name = get_json(&reader.url("/health"))["instance"]
+        .as_str()
+        .map(str::to_string)
+        .expect("the reader's instance name");
+    let boards = get_json(&server.url("/api/eboards"));
+    let listed = boards.as_array().map_or(0, Vec::len);
+    assert_eq!(listed, 4, "{boards}");
+    assert!(
+        boards
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|e| e["read_by"] == reader_name.as_str() && e["game_id"].is_i64()),
+        "{boards}"
+    );
     // The relay without boards shows the clock running after each move, from the moves.
     let clocked = clocked.load(Ordering::Relaxed);
     assert!(

@@ -153,6 +153,11 @@ pub async fn follow(
 ) {
     let pg = listener.is_some();
     let mut down_since: Option<tokio::time::Instant> = None;
+    // E-board states read up to this moment (ms).
+    let mut eboards_seen = 0;
+    if pg {
+        eboards_seen = eboards_changed(&shared, eboards_seen).await;
+    }
     loop {
         if pg && listener.is_none() {
             match shared.store.listen().await {
@@ -189,6 +194,7 @@ pub async fn follow(
                     }
                 }
                 Ok(Heard::RoundsEdited) => rounds_edited(&shared).await,
+                Ok(Heard::EboardsChanged) => eboards_seen = eboards_changed(&shared, eboards_seen).await,
                 Ok(Heard::Reconnected) => {
                     tracing::info!("the database connection came back: catching up from the change log");
                     catch_up_all(&shared).await;
@@ -316,7 +322,13 @@ async fn running_clock_after(
     clk_ms: Option<u64>,
     at_ms: i64,
 ) -> Option<super::live::ClockView> {
-    if shared.boards.eboard_on(game).is_some() {
+    // The relay reading the board has the clock's own readings.
+    if let Some(serial) = shared.boards.eboard_on(game)
+        && shared
+            .boards
+            .eboard(&serial)
+            .is_some_and(|e| e.read_by == super::claims::instance_name())
+    {
         return None;
     }
     let mover_ms = clk_ms?;
@@ -349,6 +361,57 @@ async fn running_clock_after(
     };
     shared.boards.set_clock(game, clock);
     Some(clock)
+}
+
+/// E-boards other relays read, as they last announced them: the console of any relay shows
+/// every e-board and which relay reads it. Returns the moment read up to.
+async fn eboards_changed(shared: &Arc<Shared>, after_ms: i64) -> i64 {
+    // A second's overlap: a state written in the same millisecond as the last one read is
+    // not missed (one already known changes nothing).
+    let rows = match shared.store.eboards_live_since(after_ms - 1000).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "e-boards of other relays not read");
+            return after_ms;
+        }
+    };
+    let mut upto = after_ms;
+    for (text, at) in rows {
+        upto = upto.max(at);
+        let Ok(view) = serde_json::from_str::<super::live::EboardView>(&text) else {
+            continue;
+        };
+        if view.read_by == super::claims::instance_name()
+            || shared.boards.eboard(&view.serial).as_ref() == Some(&view)
+        {
+            continue;
+        }
+        // A board this relay reads itself is its own to show.
+        if shared
+            .boards
+            .eboard(&view.serial)
+            .is_some_and(|e| e.read_by == super::claims::instance_name() && e.connected)
+        {
+            continue;
+        }
+        if let (Some(game), Some(board), Some(round)) = (view.game_id, view.board_no, view.round_id)
+        {
+            shared.boards.bind(&view.serial, game, 0, board, round);
+        }
+        shared.boards.put_eboard(view.clone());
+        let Some(round) = view.round_id else { continue };
+        let seq = shared.order.last(round).unwrap_or(0);
+        let mut e = Event::new(
+            round,
+            view.game_id,
+            seq,
+            &ServerMessage::Eboard { seq, eboard: view },
+        );
+        e.change = false;
+        e.arbiters = true;
+        shared.push_in_order(e);
+    }
+    upto
 }
 
 /// Another relay edited rounds or tournaments: caches and open sockets learn the new delays.

@@ -8,7 +8,7 @@
 use super::wire::{Announcement, ServerMessage};
 use axum::extract::ws::Utf8Bytes;
 use relay_store::{RoundInfo, Store, StoredMove};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, RwLock};
@@ -38,7 +38,7 @@ impl ClockView {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Proposal {
     pub result: String,
     pub reason: String,
@@ -50,7 +50,7 @@ pub struct Proposal {
 }
 
 /// One e-board as the operator sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EboardView {
     pub serial: String,
     pub port: String,

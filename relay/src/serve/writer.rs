@@ -215,6 +215,28 @@ impl Writer {
             slot.round_id,
         );
         self.slots.insert(serial.to_string(), slot);
+        if let Some(view) = self.shared.boards.eboard(serial) {
+            self.share_eboard(&view);
+        }
+    }
+
+    /// Relays that read no boards show the e-boards this one reads (they read their states
+    /// from the store; PostgreSQL only). Not worth holding the queue for: news of a board is
+    /// rare, and a newer state is never overwritten by an older one.
+    fn share_eboard(&self, view: &EboardView) {
+        if !matches!(self.store, relay_store::Store::Postgres(_))
+            || view.read_by != super::claims::instance_name()
+        {
+            return;
+        }
+        let (store, serial) = (self.store.clone(), view.serial.clone());
+        let text = serde_json::to_string(view).unwrap_or_default();
+        let at = now_ms();
+        tokio::spawn(async move {
+            if let Err(e) = store.put_eboard_live(&serial, &text, at).await {
+                tracing::debug!(%serial, error = %e, "e-board state not shared");
+            }
+        });
     }
 
     fn note_pending(&self) {
@@ -663,6 +685,7 @@ impl Writer {
         view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
         let round = view.round_id.unwrap_or(self.current.id);
         self.shared.boards.put_eboard(view.clone());
+        self.share_eboard(&view);
         let seq = self.seq(round);
         let mut e = Event::new(
             round,

@@ -13,6 +13,8 @@ use sqlx::postgres::{PgConnection, PgListener};
 
 /// The channel that says "rounds or tournaments were edited" (delays, names, final).
 pub const ROUNDS_CHANNEL: &str = "relay_rounds";
+/// The channel that says "an e-board's live state changed" (see `Store::put_eboard_live`).
+pub const EBOARDS_CHANNEL: &str = "relay_eboards";
 
 /// What a listener heard.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,6 +23,8 @@ pub enum Heard {
     Changed { round: i64, seq: i64 },
     /// Rounds or tournaments were edited: delays and names may differ.
     RoundsEdited,
+    /// A relay announced news of an e-board it reads.
+    EboardsChanged,
     /// The connection was lost and made again: anything may have been missed meanwhile.
     Reconnected,
 }
@@ -48,6 +52,7 @@ impl Listener {
                     return Ok(Heard::Reconnected);
                 }
                 Some(n) if n.channel() == ROUNDS_CHANNEL => return Ok(Heard::RoundsEdited),
+                Some(n) if n.channel() == EBOARDS_CHANNEL => return Ok(Heard::EboardsChanged),
                 Some(n) => {
                     let parsed = n
                         .payload()
@@ -120,7 +125,8 @@ impl Store {
         let mut l = PgListener::connect_with(pool)
             .await
             .map_err(|e| StoreError::Connect(plain_message(&e)))?;
-        l.listen_all([CHANGES_CHANNEL, ROUNDS_CHANNEL]).await?;
+        l.listen_all([CHANGES_CHANNEL, ROUNDS_CHANNEL, EBOARDS_CHANNEL])
+            .await?;
         Ok(Some(Listener(l)))
     }
 
@@ -141,6 +147,36 @@ impl Store {
             on_pool!(self, pool => sqlx::query_as("SELECT id, seq FROM rounds")
             .fetch_all(pool).await?),
         )
+    }
+
+    /// Keeps an e-board's live state (`view`, JSON) for relays that do not read it, and tells
+    /// them (PostgreSQL only; on SQLite nobody else reads the file). A state older than the
+    /// one kept never replaces it.
+    pub async fn put_eboard_live(&self, serial: &str, view: &str, at_ms: i64) -> Result<()> {
+        if let Store::Postgres(pool) = self {
+            sqlx::query(
+                "INSERT INTO eboard_live (serial, view, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (serial) DO UPDATE SET view = excluded.view, updated_at = excluded.updated_at
+                 WHERE eboard_live.updated_at <= excluded.updated_at",
+            )
+            .bind(serial)
+            .bind(view)
+            .bind(at_ms)
+            .execute(pool)
+            .await?;
+            sqlx::query("SELECT pg_notify($1, '')")
+                .bind(EBOARDS_CHANNEL)
+                .execute(pool)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// E-boards' live states kept since `after_ms` (inclusive): (view JSON, updated at).
+    pub async fn eboards_live_since(&self, after_ms: i64) -> Result<Vec<(String, i64)>> {
+        Ok(on_pool!(self, pool => sqlx::query_as(
+            "SELECT view, updated_at FROM eboard_live WHERE updated_at >= $1 ORDER BY updated_at")
+            .bind(after_ms).fetch_all(pool).await?))
     }
 
     /// Tells other relays that rounds or tournaments were edited (PostgreSQL only).

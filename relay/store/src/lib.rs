@@ -177,7 +177,7 @@ mod model;
 mod rounds;
 pub use batch::Op;
 pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
-pub use cluster::{Heard, Listener, Locks, ROUNDS_CHANNEL, lock_key};
+pub use cluster::{EBOARDS_CHANNEL, Heard, Listener, Locks, ROUNDS_CHANNEL, lock_key};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
 pub use export::to_game;
