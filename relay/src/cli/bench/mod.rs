@@ -324,7 +324,8 @@ fn run_case(
         .max(1);
     let mut notes = Vec::new();
     if let Some(hard) = fd_hard_limit() {
-        let need = (case.clients + 2 * case.boards + 64) as u64;
+        // Per relay serving spectators (spread evenly over the --no-boards relays).
+        let need = (case.clients / case.web.max(1) + 2 * case.boards + 64) as u64;
         if need > hard {
             notes.push(format!(
                 "the service needs about {need} file descriptors (a socket per spectator, the boards' terminals) but the hard limit is {hard}: expect failed connections"
@@ -452,7 +453,9 @@ fn run_case(
             .collect(),
         clients: case.clients,
         ramp_per_sec: case.ramp_per_sec,
-        duration: case.seconds as f64 + 1.5,
+        // Spectators stay a little past the window for the moves stored at its end to
+        // reach them (several seconds under the load of the cluster cases).
+        duration: case.seconds as f64 + if case.web > 0 { 8.0 } else { 1.5 },
         procs: wsload_procs,
         marker: RELAY_MARKER,
         sample: args.sample.min(case.clients),
