@@ -660,6 +660,20 @@ fn bad_start_up_options_are_refused_clearly() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A relay that reads no boards has no ports to read.
+    let out = run(&[
+        "--no-boards",
+        "--port",
+        "/dev/ttyUSB0",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--no-boards reads no ports"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // `--bus` is a plain flag (the value is optional).
     let out = run(&["--bus", "--db", "mysql://x"]);
     assert!(

@@ -430,6 +430,11 @@ async fn serve(
     } = core;
     let ports = if settings.no_boards {
         tracing::info!("reading no ports (--no-boards)");
+        if matches!(shared.store, Store::Sqlite(_)) {
+            tracing::warn!(
+                "--no-boards on SQLite: changes another relay writes to the same file are not followed live (that needs PostgreSQL); this relay serves what the file holds"
+            );
+        }
         Vec::new()
     } else {
         settings.ports.clone()
