@@ -512,7 +512,7 @@ fn a_standby_takes_over_the_boards_when_the_reading_relay_is_killed() {
         return;
     };
     let db = postgres_database(&url, &format!("relay_standby_{}", std::process::id()));
-    killed_with_standby("serve-standby", &db, &temp_dir("serve-standby-dir"));
+    killed_at_random_moments_with("serve-standby", &db, &temp_dir("serve-standby-dir"), true);
 }
 
 /// Whether a relay reads every port it wants (from its `/health`).
@@ -521,10 +521,6 @@ fn reads_all_ports(r: &Relay) -> bool {
     h["ports"]
         .as_array()
         .is_some_and(|p| !p.is_empty() && p.iter().all(|p| p["read_here"] == true))
-}
-
-fn killed_with_standby(name: &str, db: &str, dir: &std::path::Path) {
-    killed_at_random_moments_with(name, db, dir, true);
 }
 
 /// The service reading 4 emulated boards into `db` is killed with SIGKILL [`kill_count`] times at random

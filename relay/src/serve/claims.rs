@@ -92,29 +92,23 @@ impl PortClaims {
         c.held.then(|| c.session_stop.clone())
     }
 
-    /// Each wanted port and whether this relay reads it (for `/health`).
+    /// Each wanted port and whether this relay reads it (for `/health`; none on SQLite, where
+    /// every port is read without asking).
     pub fn ports(&self) -> Vec<(String, bool)> {
         let mut v: Vec<(String, bool)> = self
             .lock()
             .iter()
-            .map(|(p, c)| (p.clone(), c.held || !self.locking))
+            .map(|(p, c)| (p.clone(), c.held))
             .collect();
         v.sort();
         v
     }
 
-    fn waiting(&self) -> Vec<String> {
+    /// The ports this relay reads (`true`) or waits for (`false`).
+    fn ports_held(&self, held: bool) -> Vec<String> {
         self.lock()
             .iter()
-            .filter(|(_, c)| !c.held)
-            .map(|(p, _)| p.clone())
-            .collect()
-    }
-
-    fn held(&self) -> Vec<String> {
-        self.lock()
-            .iter()
-            .filter(|(_, c)| c.held)
+            .filter(|(_, c)| c.held == held)
             .map(|(p, _)| p.clone())
             .collect()
     }
@@ -136,11 +130,7 @@ impl PortClaims {
 
     /// Every port's session ends (the service stops).
     fn lose_all(&self) {
-        let stopping = self.stop.load(Ordering::Relaxed);
-        for (port, c) in self.lock().iter_mut() {
-            if c.held && !stopping {
-                tracing::warn!(%port, "no longer holding the port: stopped reading it");
-            }
+        for c in self.lock().values_mut() {
             c.held = false;
             c.session_stop.store(true, Ordering::Relaxed);
         }
@@ -164,7 +154,6 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
             claims.lose_all();
             return;
         }
-        publish_ports(&shared, &claims);
         if locks.is_none() {
             match shared.store.locks().await {
                 Ok(l) => {
@@ -193,7 +182,7 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
         }
         if reconfirm {
             let mut ok = true;
-            for port in claims.held() {
+            for port in claims.ports_held(true) {
                 match l.try_take(&lock_name(&port)).await {
                     Ok(true) => {}
                     Ok(false) => {
@@ -212,7 +201,7 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
             }
             reconfirm = false;
         }
-        for port in claims.waiting() {
+        for port in claims.ports_held(false) {
             match l.try_take(&lock_name(&port)).await {
                 Ok(true) => {
                     take_over(&shared, &port).await;
@@ -227,7 +216,6 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
                 }
             }
         }
-        publish_ports(&shared, &claims);
     }
 }
 
@@ -244,14 +232,6 @@ async fn take_over(shared: &Shared, port: &str) {
     }
 }
 
-fn publish_ports(shared: &Shared, claims: &PortClaims) {
-    *shared
-        .health
-        .ports
-        .lock()
-        .unwrap_or_else(|e| e.into_inner()) = claims.ports();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,7 +243,7 @@ mod tests {
         assert!(free.session("/dev/ttyUSB0").is_some());
         let locked = PortClaims::new(true, stop);
         assert!(locked.session("/dev/ttyUSB0").is_none());
-        assert_eq!(locked.waiting(), ["/dev/ttyUSB0"]);
+        assert_eq!(locked.ports_held(false), ["/dev/ttyUSB0"]);
         locked.grant("/dev/ttyUSB0");
         let s = locked.session("/dev/ttyUSB0").expect("held");
         assert!(!s.load(Ordering::Relaxed));

@@ -51,6 +51,21 @@ struct RoundOrder {
     waiting: BTreeMap<i64, Event>,
 }
 
+impl RoundOrder {
+    /// The waiting changes whose turn it is now, taken out in order.
+    fn ready(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        while let Some(next) = self.waiting.first_entry() {
+            if *next.key() != self.last + 1 {
+                break;
+            }
+            self.last += 1;
+            out.push(next.remove());
+        }
+        out
+    }
+}
+
 impl Order {
     /// An order starting from `start` (round → change number); returns the receiver of the
     /// rounds that need filling from the log.
@@ -102,13 +117,7 @@ impl Order {
         }
         o.last = e.seq;
         let mut out = vec![e];
-        while let Some(next) = o.waiting.first_entry() {
-            if *next.key() != o.last + 1 {
-                break;
-            }
-            o.last += 1;
-            out.push(next.remove());
-        }
+        out.extend(o.ready());
         out
     }
 
@@ -122,15 +131,15 @@ impl Order {
             return Vec::new();
         }
         o.last = seq;
-        let mut out = Vec::new();
-        while let Some(next) = o.waiting.first_entry() {
-            if *next.key() != o.last + 1 {
-                break;
-            }
-            o.last += 1;
-            out.push(next.remove());
-        }
-        out
+        o.ready()
+    }
+
+    /// Starts a round again after `seq` (past a hole in the log).
+    fn restart(&self, round: i64, seq: i64) {
+        let mut rounds = self.lock();
+        let o = rounds.by_round.entry(round).or_default();
+        o.last = seq;
+        o.waiting.retain(|s, _| *s > seq);
     }
 
     /// Where a round has been published up to (`None`: not known, and not to be read).
@@ -152,7 +161,8 @@ pub async fn follow(
     mut listener: Option<Listener>,
 ) {
     let pg = listener.is_some();
-    let mut down_since: Option<tokio::time::Instant> = None;
+    // Whether a failure to listen was logged (once per outage).
+    let mut complained = false;
     // E-board states read up to this moment (ms).
     let mut eboards_seen = 0;
     if pg {
@@ -164,13 +174,13 @@ pub async fn follow(
                 Ok(l) => {
                     listener = l;
                     tracing::info!("listening to the database's changes again");
-                    down_since = None;
+                    complained = false;
                     catch_up_all(&shared).await;
                 }
                 Err(e) => {
-                    if down_since.is_none() {
+                    if !complained {
                         tracing::warn!(error = %e, "cannot listen to the database's changes; trying again");
-                        down_since = Some(tokio::time::Instant::now());
+                        complained = true;
                     }
                 }
             }
@@ -262,7 +272,7 @@ async fn catch_up(shared: &Arc<Shared>, round: i64) {
                 );
                 shared.order.restart(round, c.seq - 1);
             }
-            if matches!(c.kind.as_str(), "truncate" | "result" | "replace" | "game")
+            if matches!(c.kind.as_str(), "truncate" | "result" | "game")
                 && let Some(game) = c.game_id
             {
                 // Perhaps another relay's arbiter edited a game one of our boards plays.
@@ -281,7 +291,7 @@ async fn catch_up(shared: &Arc<Shared>, round: i64) {
                 None => shared.order.skip(round, c.seq),
             };
             for e in out {
-                shared.push_in_order(e);
+                shared.push_to_feed(e);
             }
         }
         if !full {
@@ -381,16 +391,13 @@ async fn eboards_changed(shared: &Arc<Shared>, after_ms: i64) -> i64 {
         let Ok(view) = serde_json::from_str::<super::live::EboardView>(&text) else {
             continue;
         };
-        if view.read_by == super::claims::instance_name()
-            || shared.boards.eboard(&view.serial).as_ref() == Some(&view)
-        {
-            continue;
-        }
-        // A board this relay reads itself is its own to show.
-        if shared
-            .boards
-            .eboard(&view.serial)
-            .is_some_and(|e| e.read_by == super::claims::instance_name() && e.connected)
+        let me = super::claims::instance_name();
+        // Known already, or a board this relay reads itself (its own to show).
+        let known = shared.boards.eboard(&view.serial);
+        if view.read_by == me
+            || known
+                .as_ref()
+                .is_some_and(|e| *e == view || (e.read_by == me && e.connected))
         {
             continue;
         }
@@ -401,15 +408,7 @@ async fn eboards_changed(shared: &Arc<Shared>, after_ms: i64) -> i64 {
         shared.boards.put_eboard(view.clone());
         let Some(round) = view.round_id else { continue };
         let seq = shared.order.last(round).unwrap_or(0);
-        let mut e = Event::new(
-            round,
-            view.game_id,
-            seq,
-            &ServerMessage::Eboard { seq, eboard: view },
-        );
-        e.change = false;
-        e.arbiters = true;
-        shared.push_in_order(e);
+        shared.push_to_feed(Event::eboard(round, seq, view));
     }
     upto
 }
@@ -425,16 +424,6 @@ async fn rounds_edited(shared: &Arc<Shared>) {
         }
     }
     shared.round_edited(delays);
-}
-
-impl Order {
-    /// Starts a round again after `seq` (past a hole in the log).
-    fn restart(&self, round: i64, seq: i64) {
-        let mut rounds = self.lock();
-        let o = rounds.by_round.entry(round).or_default();
-        o.last = seq;
-        o.waiting.retain(|s, _| *s > seq);
-    }
 }
 
 #[cfg(test)]

@@ -298,24 +298,8 @@ impl Hall {
     fn take_over(&mut self, port: &str, reply: tokio::sync::oneshot::Sender<()>) {
         self.desks.retain(|_, d| d.port != port);
         self.ids.remove(port);
-        let live: Vec<String> = self.desks.keys().cloned().collect();
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        if self
-            .jobs
-            .send(Job::Reload {
-                keep: live,
-                reply: tx,
-            })
-            .is_err()
-        {
-            return;
-        }
-        let shared = self.shared.clone();
-        tokio::spawn(async move {
-            if let Ok(resume) = rx.await {
-                shared.to_hall(HallCommand::Resumed { resume, reply });
-            }
-        });
+        let keep: Vec<String> = self.desks.keys().cloned().collect();
+        let _ = self.jobs.send(Job::Reload { keep, reply });
     }
 
     /// The e-board id of `serial` as reported on `port`. Serial numbers are unique in
@@ -735,69 +719,68 @@ impl Hall {
     /// An arbiter changed a game: if an e-board is on it, its recorder carries on from the
     /// changed game; then the writer stores the change.
     fn on_edit(&mut self, edit: GameEdit) {
-        let serial = self.shared.boards.eboard_on(edit.game_id);
         // The recorder is touched only if its game is the edited one (a new game set up on
         // the board may not be stored yet).
-        let current = serial.as_ref().is_some_and(|sn| {
-            let on = self.shared.boards.game_of(sn);
-            self.desks
-                .get(sn)
-                .is_some_and(|d| on == Some((edit.game_id, d.game_no)))
-        });
-        if current
-            && let Some(serial) = serial
-            && let Some(d) = self.desks.get_mut(&serial)
-            && let Some(game) = d.recorder.game().cloned()
+        let cfg = self.cfg.clone();
+        if let Some(serial) = self.shared.boards.eboard_on(edit.game_id)
+            && let Some(d) = self.desk_playing(&serial, edit.game_id)
         {
             match &edit.action {
                 super::live::EditAction::Result { result, .. } => {
                     // Only the result changes; moves the recorder has stay as they are.
-                    let r = result.parse().unwrap_or(game.result);
-                    d.recorder.set_result(r);
-                    d.sent_result = r.to_string();
+                    if let Some(game) = d.recorder.game() {
+                        let r = result.parse().unwrap_or(game.result);
+                        d.recorder.set_result(r);
+                        d.sent_result = r.to_string();
+                    }
                 }
-                _ => {
-                    let orientation = d.recorder.orientation().unwrap_or_default();
-                    let g = rebuild(&game, &edit.moves).unwrap_or(game);
-                    // The board may still show what the arbiter removed; the recorder will
-                    // say so (out of sync) until the board is put right.
-                    d.recorder = Recorder::resume(self.cfg.clone(), g, orientation);
-                    d.sent = edit.moves.clone();
-                    d.sent_result = d
-                        .recorder
-                        .game()
-                        .map_or("*".into(), |g| g.result.to_string());
-                }
+                // The board may still show what the arbiter removed; the recorder will say
+                // so (out of sync) until the board is put right.
+                _ => d.carry_on_from(cfg, &edit.moves, None),
             }
             d.view.proposal = None;
         }
         let _ = self.jobs.send(Job::Edit(edit));
     }
-}
 
-impl Hall {
     /// Another relay's arbiter changed the game `serial` plays: its recorder carries on from
     /// the stored game (as after an edit made here, but nothing is sent to be stored).
     fn adopt(&mut self, serial: &str, game_id: i64, moves: &[StoredMove], result: &str) {
-        let on = self.shared.boards.game_of(serial);
-        let Some(d) = self.desks.get_mut(serial) else {
-            return;
-        };
-        if on != Some((game_id, d.game_no)) {
-            return;
+        let cfg = self.cfg.clone();
+        if let Some(d) = self.desk_playing(serial, game_id) {
+            d.carry_on_from(cfg, moves, Some(result));
+            d.view.proposal = None;
         }
-        let Some(game) = d.recorder.game().cloned() else {
+    }
+
+    /// The desk of `serial` when its recorder's game is `game_id` (a new game set up on the
+    /// board may not be stored yet, and is not that game).
+    fn desk_playing(&mut self, serial: &str, game_id: i64) -> Option<&mut Desk> {
+        let on = self.shared.boards.game_of(serial);
+        self.desks
+            .get_mut(serial)
+            .filter(|d| on == Some((game_id, d.game_no)) && d.recorder.game().is_some())
+    }
+}
+
+impl Desk {
+    /// The recorder carries on from `moves` (and `result`, else the game's own), as the
+    /// store has them now: what was sent to be stored is those moves.
+    fn carry_on_from(&mut self, cfg: RecorderConfig, moves: &[StoredMove], result: Option<&str>) {
+        let Some(game) = self.recorder.game().cloned() else {
             return;
         };
-        let orientation = d.recorder.orientation().unwrap_or_default();
+        let orientation = self.recorder.orientation().unwrap_or_default();
         let mut g = rebuild(&game, moves).unwrap_or(game);
-        if let Ok(r) = result.parse() {
+        if let Some(r) = result.and_then(|r| r.parse().ok()) {
             g.result = r;
         }
-        d.recorder = Recorder::resume(self.cfg.clone(), g, orientation);
-        d.sent = moves.to_vec();
-        d.sent_result = result.to_string();
-        d.view.proposal = None;
+        self.recorder = Recorder::resume(cfg, g, orientation);
+        self.sent = moves.to_vec();
+        self.sent_result = self
+            .recorder
+            .game()
+            .map_or("*".into(), |g| g.result.to_string());
     }
 }
 

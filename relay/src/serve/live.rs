@@ -123,6 +123,20 @@ impl Event {
         }
     }
 
+    /// E-board news: for the clients that follow e-boards (the console), and no change of
+    /// its own (it repeats the round's latest change number).
+    pub fn eboard(round_id: i64, seq: i64, eboard: EboardView) -> Event {
+        let mut e = Event::new(
+            round_id,
+            eboard.game_id,
+            seq,
+            &ServerMessage::Eboard { seq, eboard },
+        );
+        e.change = false;
+        e.arbiters = true;
+        e
+    }
+
     /// A `clock` message's clock (a side to move changed with no move to carry it).
     pub fn clock(&self) -> Option<ClockView> {
         match &self.message {
@@ -311,9 +325,9 @@ pub struct Health {
     pub last_store_error: Mutex<Option<String>>,
     /// Jobs (moves, readings) waiting for the store.
     pub pending_writes: AtomicU64,
-    /// Each port this relay wants and whether it reads it now (another relay on the same
-    /// PostgreSQL may hold it: see `claims`).
-    pub ports: Mutex<Vec<(String, bool)>>,
+    /// The ports this relay wants and whether it reads each now (another relay on the same
+    /// PostgreSQL may hold one: see `claims`); set once the ports are watched.
+    pub claims: std::sync::OnceLock<Arc<super::claims::PortClaims>>,
 }
 
 /// Counters for `/metrics`.
@@ -554,16 +568,16 @@ impl Shared {
     /// predecessor, committed elsewhere, has not gone out yet waits for it.
     pub fn publish(&self, e: Event) {
         if !e.change {
-            self.push_in_order(e);
+            self.push_to_feed(e);
             return;
         }
         for e in self.order.offer(e) {
-            self.push_in_order(e);
+            self.push_to_feed(e);
         }
     }
 
     /// Hands an event whose turn it is to its round's live feed.
-    pub fn push_in_order(&self, e: Event) {
+    pub fn push_to_feed(&self, e: Event) {
         self.feeds.live(e.round_id).push(Arc::new(e));
     }
 

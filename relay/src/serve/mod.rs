@@ -354,16 +354,8 @@ async fn serve(
     // boards makes none: it has no boards to put in it).
     let current = match store.current_round().await? {
         Some(r) => r,
-        None if settings.no_boards => relay_store::RoundInfo {
-            id: 0,
-            tournament_id: 0,
-            number: String::new(),
-            date: None,
-            delay_secs: None,
-            is_final: false,
-            seq: 0,
-            auto: true,
-        },
+        // (No round: id 0, which the writer only uses for boards.)
+        None if settings.no_boards => relay_store::RoundInfo::default(),
         None => {
             let date = today();
             let r = store
@@ -377,7 +369,6 @@ async fn serve(
     // setting of a configured one is never overwritten.
     if let Some(d) = settings.delay
         && current.auto
-        && current.id != 0
     {
         store
             .update_tournament(
@@ -445,6 +436,7 @@ async fn serve(
         matches!(shared.store, Store::Postgres(_)),
         stop.clone(),
     ));
+    let _ = shared.health.claims.set(claims.clone());
     tokio::spawn(claims::keep(shared.clone(), claims.clone()));
     let watcher = hall::watch_ports(ports, settings.mode, ports_tx, stop.clone(), claims);
 

@@ -67,10 +67,11 @@ pub enum Job {
     },
     /// This relay takes over a port another relay may have been reading: every e-board's
     /// game but those of `keep` (boards this relay reads, whose games it stored itself) is
-    /// read again from the store; `reply` gets what their recorders resume from.
+    /// read again from the store, and what their recorders resume from goes to the hall
+    /// (`HallCommand::Resumed`, which answers `reply`).
     Reload {
         keep: Vec<String>,
-        reply: tokio::sync::oneshot::Sender<HashMap<String, super::hall::Resume>>,
+        reply: tokio::sync::oneshot::Sender<()>,
     },
     /// Another relay on the same database changed this game (an arbiter's edit there): if
     /// one of our boards plays it, our picture and its recorder take the stored game.
@@ -687,15 +688,7 @@ impl Writer {
         self.shared.boards.put_eboard(view.clone());
         self.share_eboard(&view);
         let seq = self.seq(round);
-        let mut e = Event::new(
-            round,
-            view.game_id,
-            seq,
-            &ServerMessage::Eboard { seq, eboard: view },
-        );
-        e.change = false;
-        e.arbiters = true;
-        self.shared.publish(e);
+        self.shared.publish(Event::eboard(round, seq, view));
     }
 
     /// Whether `running` is another side to move than the game's last reading.
@@ -761,31 +754,9 @@ impl Writer {
                 self.adopting.remove(&serial);
             }
             Job::Reload { keep, reply } => {
-                let (slots, mut resume) = loop {
-                    match super::load_carry(&self.store).await {
-                        Ok(c) => {
-                            self.stored_ok();
-                            break c;
-                        }
-                        Err(e) if transient(&e) => self.store_failed(&e).await,
-                        Err(e) => {
-                            tracing::error!(error = %e, "stored games not readable for the take-over");
-                            break Default::default();
-                        }
-                    }
-                };
-                self.slots.retain(|serial, _| keep.contains(serial));
-                let mut out = HashMap::new();
-                for (serial, slot) in slots {
-                    if self.slots.contains_key(&serial) {
-                        continue;
-                    }
-                    if let Some(r) = resume.remove(&serial) {
-                        out.insert(serial.clone(), r);
-                    }
-                    self.bind(&serial, slot);
-                }
-                let _ = reply.send(out);
+                let resume = self.reload(&keep).await;
+                self.shared
+                    .to_hall(super::live::HallCommand::Resumed { resume, reply });
             }
             Job::Assign {
                 round_id,
@@ -808,16 +779,49 @@ impl Writer {
         }
     }
 
+    /// Every e-board's stored game but those of `keep`, read again (see `Job::Reload`);
+    /// returns what their recorders resume from.
+    async fn reload(&mut self, keep: &[String]) -> HashMap<String, super::hall::Resume> {
+        let (slots, mut resume) = loop {
+            match super::load_carry(&self.store).await {
+                Ok(c) => {
+                    self.stored_ok();
+                    break c;
+                }
+                Err(e) if transient(&e) => self.store_failed(&e).await,
+                Err(e) => {
+                    tracing::error!(error = %e, "stored games not readable for the take-over");
+                    break Default::default();
+                }
+            }
+        };
+        self.slots.retain(|serial, _| keep.contains(serial));
+        let mut out = HashMap::new();
+        for (serial, slot) in slots {
+            if self.slots.contains_key(&serial) {
+                continue;
+            }
+            if let Some(r) = resume.remove(&serial) {
+                out.insert(serial.clone(), r);
+            }
+            self.bind(&serial, slot);
+        }
+        out
+    }
+
+    /// The e-board whose stored game is `game`.
+    fn serial_playing(&self, game: i64) -> Option<String> {
+        self.slots
+            .iter()
+            .find(|(_, s)| s.game_id == game)
+            .map(|(k, _)| k.clone())
+    }
+
     /// A change to `game` committed by another relay: when one of our boards plays the game
     /// and the store no longer holds what we stored (an arbiter corrected it there), our
     /// picture takes the stored game and the board's recorder carries on from it.
     async fn foreign(&mut self, game: i64, force: bool) -> Result<(), StoreError> {
-        let Some(serial) = self
-            .slots
-            .iter()
-            .find(|(_, s)| s.game_id == game)
-            .map(|(k, _)| k.clone())
-        else {
+        let Some(serial) = self.serial_playing(game) else {
             return Ok(());
         };
         let g = self.store.game(game).await?;
@@ -1161,12 +1165,7 @@ impl Writer {
             }
         };
         self.committed(round, seq);
-        let serial = self
-            .slots
-            .iter()
-            .find(|(_, s)| s.game_id == game)
-            .map(|(k, _)| k.clone());
-        if let Some(serial) = serial {
+        if let Some(serial) = self.serial_playing(game) {
             match &edit.action {
                 EditAction::Result { result, status, .. } => {
                     if let Some(s) = self.slots.get_mut(&serial) {

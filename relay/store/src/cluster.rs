@@ -16,6 +16,9 @@ pub const ROUNDS_CHANNEL: &str = "relay_rounds";
 /// The channel that says "an e-board's live state changed" (see `Store::put_eboard_live`).
 pub const EBOARDS_CHANNEL: &str = "relay_eboards";
 
+/// Every channel a listener listens on.
+const CHANNELS: [&str; 3] = [CHANGES_CHANNEL, ROUNDS_CHANNEL, EBOARDS_CHANNEL];
+
 /// What a listener heard.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Heard {
@@ -45,12 +48,10 @@ impl Listener {
     pub async fn next(&mut self) -> Result<Heard> {
         loop {
             match self.0.try_recv().await? {
-                None => {
-                    // Listening again on the new connection before saying so: whatever the
-                    // caller reads from the log after this cannot miss a later notification.
-                    self.0.listen_all([CHANGES_CHANNEL, ROUNDS_CHANNEL]).await?;
-                    return Ok(Heard::Reconnected);
-                }
+                // sqlx has connected again and listens on every channel before saying so
+                // (`eager_reconnect`, its default): whatever the caller reads from the log
+                // after this cannot miss a later notification.
+                None => return Ok(Heard::Reconnected),
                 Some(n) if n.channel() == ROUNDS_CHANNEL => return Ok(Heard::RoundsEdited),
                 Some(n) if n.channel() == EBOARDS_CHANNEL => return Ok(Heard::EboardsChanged),
                 Some(n) => {
@@ -125,8 +126,7 @@ impl Store {
         let mut l = PgListener::connect_with(pool)
             .await
             .map_err(|e| StoreError::Connect(plain_message(&e)))?;
-        l.listen_all([CHANGES_CHANNEL, ROUNDS_CHANNEL, EBOARDS_CHANNEL])
-            .await?;
+        l.listen_all(CHANNELS).await?;
         Ok(Some(Listener(l)))
     }
 

@@ -151,6 +151,32 @@ macro_rules! notify {
     }};
 }
 
+/// Counts an arbiter's edit of `game`, made on its `edits`-th version, inside the transaction
+/// `tx`; a conflict (returned from the caller) when another edit came first.
+macro_rules! guard {
+    ($tx:expr, $game:expr, $edits:expr) => {{
+        let (game, edits): (i64, i64) = ($game, $edits);
+        let n = sqlx::query("UPDATE games SET edits = edits + 1 WHERE id = $1 AND edits = $2")
+            .bind(game)
+            .bind(edits)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        if n == 0 {
+            let now: Option<(i64,)> = sqlx::query_as("SELECT edits FROM games WHERE id = $1")
+                .bind(game)
+                .fetch_optional(&mut *$tx)
+                .await?;
+            return Err(match now {
+                None => StoreError::NotFound { what: "game", id: game.to_string() },
+                Some((now,)) => StoreError::Conflict(format!(
+                    "game {game} was edited meanwhile by another arbiter (it is at edit {now}, this change was made on edit {edits}); read the game again and redo the change if it is still needed"
+                )),
+            });
+        }
+    }};
+}
+
 /// The PostgreSQL notification channel that carries `round:seq` after each commit.
 pub const CHANGES_CHANNEL: &str = "relay_changes";
 

@@ -89,7 +89,7 @@ pub struct TournamentInfo {
 }
 
 /// A round, without its games.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RoundInfo {
     pub id: i64,
     pub tournament_id: i64,

@@ -388,13 +388,7 @@ impl Store {
             let mut tx = pool.begin().await?;
             let mut touched = crate::Touched::default();
             if let Some(edits) = edits {
-                let n = sqlx::query("UPDATE games SET edits = edits + 1 WHERE id = $1 AND edits = $2")
-                    .bind(game).bind(edits).execute(&mut *tx).await?.rows_affected();
-                if n == 0 {
-                    return Err(StoreError::Conflict(format!(
-                        "game {game} was edited meanwhile by another arbiter (this change was made on edit {edits}); read the game again and redo the change if it is still needed"
-                    )));
-                }
+                guard!(tx, game, edits);
             }
             sqlx::query("DELETE FROM moves WHERE game_id = $1").bind(game).execute(&mut *tx).await?;
             for m in moves {

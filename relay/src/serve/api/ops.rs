@@ -37,7 +37,7 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
         },
         "uptime_s": s.uptime_s(),
         "instance": crate::serve::claims::instance_name(),
-        "ports": h.ports.lock().unwrap_or_else(|e| e.into_inner()).iter()
+        "ports": h.claims.get().map(|c| c.ports()).unwrap_or_default().iter()
             .map(|(port, held)| json!({"port": port, "read_here": held}))
             .collect::<Vec<_>>(),
     });
