@@ -8,6 +8,7 @@ mod serve_boards;
 mod serve_cluster;
 mod serve_faults;
 mod serve_outage;
+mod serve_upstream;
 mod service;
 mod sniff;
 

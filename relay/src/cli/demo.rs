@@ -131,6 +131,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         web_dir: args.web_dir.clone(),
         client_silence: std::time::Duration::from_secs(60),
         no_boards: false,
+        push_to: None,
+        accept_push_token: None,
     };
     let boards = args.hall.boards;
     let speed = args.hall.speed;

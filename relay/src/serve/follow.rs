@@ -142,6 +142,17 @@ impl Order {
         o.waiting.retain(|s, _| *s > seq);
     }
 
+    /// Asks the follower to read a round's changes from the log (committed by a part of this
+    /// relay that does not publish them itself: pushes from a venue).
+    pub fn want(&self, round: i64) {
+        let _ = self.fill.send(round);
+    }
+
+    /// Where a round has been published up to (`None`: not known).
+    pub fn last_published(&self, round: i64) -> Option<i64> {
+        self.last(round)
+    }
+
     /// Where a round has been published up to (`None`: not known, and not to be read).
     fn last(&self, round: i64) -> Option<i64> {
         let rounds = self.lock();
@@ -414,7 +425,7 @@ async fn eboards_changed(shared: &Arc<Shared>, after_ms: i64) -> i64 {
 }
 
 /// Another relay edited rounds or tournaments: caches and open sockets learn the new delays.
-async fn rounds_edited(shared: &Arc<Shared>) {
+pub(crate) async fn rounds_edited(shared: &Arc<Shared>) {
     let mut delays = Vec::new();
     for round in shared.feeds.rounds() {
         if let Ok(info) = shared.store.round(round).await

@@ -328,6 +328,8 @@ pub struct Health {
     /// The ports this relay wants and whether it reads each now (another relay on the same
     /// PostgreSQL may hold one: see `claims`); set once the ports are watched.
     pub claims: std::sync::OnceLock<Arc<super::claims::PortClaims>>,
+    /// Each push target's state (see `upstream`).
+    pub upstream: Mutex<Vec<super::upstream::TargetStatus>>,
 }
 
 /// Counters for `/metrics`.
@@ -469,6 +471,11 @@ pub struct Shared {
     /// Each round's public delay (ms) as last read, so sockets opening need not ask the
     /// store; forgotten at every edit of rounds or tournaments.
     delays: Mutex<HashMap<i64, i64>>,
+    /// The token venue relays push with (`--accept-push-token`), set once at start-up.
+    push_token: std::sync::OnceLock<String>,
+    /// Counts committed changes and e-board news handed to the feeds: what pushes to other
+    /// services wait on.
+    news: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -496,7 +503,23 @@ impl Shared {
             closing: tokio::sync::watch::channel(false).0,
             round_edits: tokio::sync::watch::channel(Default::default()).0,
             delays: Default::default(),
+            push_token: Default::default(),
+            news: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Takes pushes from venue relays that send this token.
+    pub fn accept_pushes(&self, token: String) {
+        let _ = self.push_token.set(token);
+    }
+
+    pub fn push_token(&self) -> Option<&str> {
+        self.push_token.get().map(String::as_str)
+    }
+
+    /// Changes each time a committed change or e-board news goes to a feed.
+    pub fn news(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.news.subscribe()
     }
 
     pub fn admin_token(&self) -> Option<&str> {
@@ -578,6 +601,9 @@ impl Shared {
 
     /// Hands an event whose turn it is to its round's live feed.
     pub fn push_to_feed(&self, e: Event) {
+        if e.change || matches!(e.message, super::wire::ServerMessage::Eboard { .. }) {
+            self.news.send_modify(|n| *n = n.wrapping_add(1));
+        }
         self.feeds.live(e.round_id).push(Arc::new(e));
     }
 

@@ -17,6 +17,7 @@ pub mod follow;
 pub mod hall;
 pub mod live;
 pub mod pages;
+pub mod upstream;
 pub mod views;
 pub mod wire;
 pub mod writer;
@@ -78,6 +79,16 @@ pub struct ServeOptions {
     /// board-reading relays write to.
     #[arg(long, env = "RELAY_NO_BOARDS", num_args = 0..=1, default_missing_value = "true")]
     pub no_boards: Option<bool>,
+    /// Push everything this relay commits to another relay at this URL (a cloud relay
+    /// started with --accept-push-token), through any outage: see README "Pushing".
+    #[arg(long, env = "RELAY_PUSH_TO")]
+    pub push_to: Option<String>,
+    /// The token the relay named by --push-to accepts.
+    #[arg(long, env = "RELAY_PUSH_TOKEN", hide_env_values = true)]
+    pub push_token: Option<String>,
+    /// Take pushes from venue relays that send this token (`POST /api/push`).
+    #[arg(long, env = "RELAY_ACCEPT_PUSH_TOKEN", hide_env_values = true)]
+    pub accept_push_token: Option<String>,
 }
 
 /// The same options as read from a TOML file.
@@ -94,6 +105,9 @@ struct FileOptions {
     web_dir: Option<PathBuf>,
     client_silence_secs: Option<u64>,
     no_boards: Option<bool>,
+    push_to: Option<String>,
+    push_token: Option<String>,
+    accept_push_token: Option<String>,
 }
 
 /// Options with every default filled in.
@@ -110,6 +124,10 @@ pub struct Settings {
     pub client_silence: std::time::Duration,
     /// Read no ports (a relay serving clients only).
     pub no_boards: bool,
+    /// A cloud relay to push everything to.
+    pub push_to: Option<upstream::PushTarget>,
+    /// The token venues push here with.
+    pub accept_push_token: Option<String>,
 }
 
 impl ServeOptions {
@@ -155,7 +173,34 @@ impl ServeOptions {
         if no_boards && ports_given {
             bail!("--no-boards reads no ports: leave out --port");
         }
+        let push_to = match (
+            self.push_to.or(file.push_to).filter(|u| !u.is_empty()),
+            self.push_token
+                .or(file.push_token)
+                .filter(|t| !t.is_empty()),
+        ) {
+            (None, None) => None,
+            (None, Some(_)) => bail!("--push-token needs --push-to URL"),
+            (Some(_), None) => {
+                bail!("--push-to needs --push-token (the token the other relay accepts)")
+            }
+            (Some(url), Some(token)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    bail!("--push-to must be an http:// or https:// URL, not {url:?}");
+                }
+                Some(upstream::PushTarget { url, token })
+            }
+        };
+        let accept_push_token = self
+            .accept_push_token
+            .or(file.accept_push_token)
+            .filter(|t| !t.is_empty());
+        if accept_push_token.as_ref().is_some_and(|t| t.len() < 8) {
+            bail!("the push token must be at least 8 characters long");
+        }
         Ok(Settings {
+            push_to,
+            accept_push_token,
             no_boards,
             client_silence: std::time::Duration::from_secs(client_silence_secs),
             ports,
@@ -419,6 +464,13 @@ async fn serve(
         hall: hall_task,
         ports: ports_tx,
     } = core;
+    if let Some(token) = settings.accept_push_token.clone() {
+        shared.accept_pushes(token);
+        tracing::info!("taking pushes from venue relays (POST /api/push)");
+    }
+    if let Some(target) = settings.push_to.clone() {
+        tokio::spawn(upstream::push(shared.clone(), target));
+    }
     let ports = if settings.no_boards {
         tracing::info!("reading no ports (--no-boards)");
         if matches!(shared.store, Store::Sqlite(_)) {

@@ -200,10 +200,12 @@ mod cluster;
 mod export;
 mod migrate;
 mod model;
+mod push;
 mod rounds;
 pub use batch::Op;
 pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 pub use cluster::{EBOARDS_CHANNEL, Heard, Listener, Locks, ROUNDS_CHANNEL, lock_key};
+pub use push::{Applied, MirrorSource, PushBatch, PushConflict, PushReply};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
 pub use export::to_game;

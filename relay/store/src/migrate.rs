@@ -22,10 +22,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0003_edits.sql"),
         include_str!("../../../migrations/postgres/0003_edits.sql"),
     ),
+    (
+        4,
+        include_str!("../../../migrations/sqlite/0004_upstream.sql"),
+        include_str!("../../../migrations/postgres/0004_upstream.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

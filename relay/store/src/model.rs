@@ -1,6 +1,6 @@
 //! What the store keeps, as plain values.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NewTournament {
@@ -13,7 +13,7 @@ pub struct NewTournament {
     pub delay_secs: u32,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Player {
     pub name: Option<String>,
     pub title: Option<String>,
@@ -22,14 +22,14 @@ pub struct Player {
     pub federation: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pairing {
     pub board_no: u32,
     pub white: Player,
     pub black: Player,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredMove {
     /// 1 for White's first move.
     pub ply: u32,
@@ -43,7 +43,7 @@ pub struct StoredMove {
     pub fen_after: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredGame {
     pub id: i64,
     pub round_id: i64,
@@ -76,7 +76,7 @@ pub struct Change {
 }
 
 /// A tournament with its rounds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TournamentInfo {
     pub id: i64,
     pub name: String,
@@ -89,7 +89,7 @@ pub struct TournamentInfo {
 }
 
 /// A round, without its games.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundInfo {
     pub id: i64,
     pub tournament_id: i64,

@@ -35,6 +35,7 @@ mod arbiter;
 mod games;
 mod ops;
 mod pgn;
+mod push;
 mod reading;
 pub mod ws;
 
@@ -43,6 +44,7 @@ use arbiter::*;
 use games::*;
 pub use ops::*;
 use pgn::*;
+use push::*;
 pub use reading::*;
 
 pub type AppState = Arc<Shared>;
@@ -346,6 +348,22 @@ pub fn routes() -> Vec<Route> {
             true,
             "application/json",
             continue_from_board
+        ),
+        route!(
+            post,
+            "/api/push",
+            "A venue relay's batch (a relay started with --push-to; needs this relay's --accept-push-token as Bearer): tournaments, rounds and whole games, applied once",
+            false,
+            "application/json",
+            accept_push
+        ),
+        route!(
+            post,
+            "/api/games/{id}/take-venue",
+            "A game an arbiter here changed after the venue's last push: take the venue's version held back, and follow the venue again",
+            true,
+            "application/json",
+            take_venue
         ),
         route!(
             delete,

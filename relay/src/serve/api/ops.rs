@@ -19,6 +19,12 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
     let pending = h.pending_writes.load(Ordering::Relaxed);
     let writer_ok = h.store_ok.load(Ordering::Relaxed);
     let down_since = h.store_down_since_ms.load(Ordering::Relaxed);
+    let upstream = h.upstream.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // Venues pushing here, with the games whose venue version is held back.
+    let pushed_from = match s.push_token() {
+        Some(_) => s.store.mirror_sources().await.ok(),
+        None => None,
+    };
     let body = json!({
         "status": if ok && writer_ok { "ok" } else { "degraded" },
         "store": {
@@ -40,6 +46,8 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
         "ports": h.claims.get().map(|c| c.ports()).unwrap_or_default().iter()
             .map(|(port, held)| json!({"port": port, "read_here": held}))
             .collect::<Vec<_>>(),
+        "upstream": upstream,
+        "pushed_from": pushed_from,
     });
     let code = if ok && writer_ok {
         StatusCode::OK

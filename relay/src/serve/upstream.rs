@@ -1,0 +1,421 @@
+//! Pushing upstream: a venue relay sends everything it commits to a cloud relay
+//! (`--push-to URL --push-token TOKEN`), which serves it as its own (see
+//! `relay_store::push` for the batch and how it is applied, and `api::push` for the cloud's
+//! route).
+//!
+//! The outbox is the venue's change log: for each target the store keeps how far each
+//! round's changes were delivered, and only a reply from the cloud moves that on. So a
+//! restart of either side, a cut link or a lost reply costs nothing: the next batch carries
+//! the whole state of every game changed since, which the cloud applies once (a batch it
+//! already has changes nothing). The pusher wakes on every change handed to this relay's
+//! feeds, sends at most one request at a time, and after a failure tries again after 250 ms,
+//! doubling up to 5 s, so live moves flow again within seconds of the link coming back.
+
+use super::live::{Shared, now_ms};
+use relay_store::{PushBatch, PushConflict, PushReply, Store, StoredGame};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Games one batch carries at most (a whole game each: about 2–3 MiB of JSON for long
+/// games, well under the cloud's 8 MiB body limit).
+const GAMES_PER_BATCH: usize = 150;
+/// Changes read from the log in one query while planning a batch.
+const PAGE: u32 = 5000;
+/// How long a request may take.
+const TIMEOUT: Duration = Duration::from_secs(20);
+/// E-board news is sent at most this often (readings change `last_seen` all the time).
+const EBOARDS_EVERY_MS: i64 = 2000;
+/// With nothing to send, a request this often all the same: the console learns that the
+/// link works (or not) and which games the cloud still holds back.
+const HEARTBEAT_MS: i64 = 10_000;
+
+/// What `/health` and the console show of one push target.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TargetStatus {
+    /// Where to (a URL, or `lichess round ID`); never a token.
+    pub target: String,
+    /// `relay` or `lichess`.
+    pub kind: &'static str,
+    /// Changes committed here and not yet delivered.
+    pub queued: i64,
+    pub last_ok_ms: Option<i64>,
+    pub last_error: Option<String>,
+    pub last_error_ms: Option<i64>,
+    /// Requests that were answered with success.
+    pub delivered_batches: u64,
+    /// Changes delivered.
+    pub delivered_changes: u64,
+    /// Games the target did not take (the cloud: changed there by an arbiter; Lichess: its
+    /// per-game errors).
+    pub conflicts: Vec<PushConflict>,
+    /// No request before this moment (Lichess asked us to slow down).
+    pub waiting_until_ms: Option<i64>,
+}
+
+/// One push target's entry in `Health::upstream`.
+#[derive(Clone, Debug)]
+pub struct Slot(pub usize);
+
+impl Slot {
+    pub fn register(shared: &Shared, target: String, kind: &'static str) -> Slot {
+        let mut all = shared
+            .health
+            .upstream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        all.push(TargetStatus {
+            target,
+            kind,
+            ..Default::default()
+        });
+        Slot(all.len() - 1)
+    }
+
+    pub fn edit(&self, shared: &Shared, f: impl FnOnce(&mut TargetStatus)) {
+        let mut all = shared
+            .health
+            .upstream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = all.get_mut(self.0) {
+            f(t);
+        }
+    }
+
+    pub fn failed(&self, shared: &Shared, error: String) {
+        self.edit(shared, |t| {
+            if t.last_error.as_deref() != Some(error.as_str()) {
+                tracing::warn!(target = %t.target, error = %error, "push failed; trying again");
+            }
+            t.last_error = Some(error);
+            t.last_error_ms = Some(now_ms());
+        });
+    }
+}
+
+/// Where a venue pushes to.
+#[derive(Clone, Debug)]
+pub struct PushTarget {
+    /// The cloud relay's base URL (`https://cloud.example/`).
+    pub url: String,
+    pub token: String,
+}
+
+/// The next batch: the games to send and how far each round will then be delivered.
+#[derive(Debug, Default)]
+struct Plan {
+    games: BTreeSet<i64>,
+    upto: Vec<(i64, i64)>,
+    /// Changes the batch delivers.
+    changes: i64,
+    /// Changes waiting in all (this batch's and beyond).
+    queued: i64,
+}
+
+/// Reads the outbox: the rounds whose changes were not all delivered, and the games those
+/// changes touched, up to [`GAMES_PER_BATCH`]. A round is delivered only up to the last
+/// change whose game the batch carries.
+async fn plan(store: &Store, target: &str) -> Result<Plan, relay_store::StoreError> {
+    let sent = store.upstream_sent(target).await?;
+    let mut plan = Plan::default();
+    let mut full = false;
+    for (round, seq) in store.round_seqs().await? {
+        let from = sent.get(&round).copied().unwrap_or(0);
+        if seq <= from {
+            continue;
+        }
+        plan.queued += seq - from;
+        if full {
+            continue;
+        }
+        let mut after = from;
+        'round: loop {
+            let page = store.change_games_since(round, after, PAGE).await?;
+            if page.is_empty() {
+                break;
+            }
+            for (s, game) in &page {
+                if let Some(g) = game
+                    && !plan.games.contains(g)
+                {
+                    if plan.games.len() == GAMES_PER_BATCH {
+                        full = true;
+                        break 'round;
+                    }
+                    plan.games.insert(*g);
+                }
+                after = *s;
+            }
+            if page.len() < PAGE as usize {
+                break;
+            }
+        }
+        if after > from {
+            plan.changes += after - from;
+            plan.upto.push((round, after));
+        }
+    }
+    Ok(plan)
+}
+
+fn hash_of(v: &impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// The e-boards this relay reads, as its console shows them, and a hash of what matters in
+/// them (not `last_seen`, which every reading moves).
+fn own_eboards(shared: &Shared) -> (Vec<serde_json::Value>, u64) {
+    let me = super::claims::instance_name();
+    let mut views: Vec<_> = shared
+        .boards
+        .eboards()
+        .into_iter()
+        .filter(|e| e.read_by == me)
+        .collect();
+    views.sort_by(|a, b| a.serial.cmp(&b.serial));
+    let key: Vec<String> = views
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.last_seen_ms = 0;
+            serde_json::to_string(&e).unwrap_or_default()
+        })
+        .collect();
+    let values = views
+        .into_iter()
+        .filter_map(|e| serde_json::to_value(e).ok())
+        .collect();
+    (values, hash_of(&key))
+}
+
+/// An answer from the cloud, or why there was none.
+enum Answer {
+    Ok(PushReply),
+    Refused(u16, String),
+    Failed(String),
+}
+
+/// Sends one batch (blocking: run off the async threads).
+fn post(url: &str, token: &str, body: Vec<u8>) -> Answer {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(TIMEOUT))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let r = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Content-Type", "application/json")
+        .send(&body[..]);
+    match r {
+        Err(e) => Answer::Failed(e.to_string()),
+        Ok(mut resp) => {
+            let status = resp.status().as_u16();
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(1 << 20)
+                .read_to_string()
+                .unwrap_or_default();
+            if status == 200 {
+                match serde_json::from_str::<PushReply>(&text) {
+                    Ok(r) => Answer::Ok(r),
+                    Err(e) => Answer::Failed(format!("the answer does not read: {e}")),
+                }
+            } else {
+                let msg = serde_json::from_str::<serde_json::Value>(&text)
+                    .ok()
+                    .and_then(|v| v["error"].as_str().map(str::to_string))
+                    .unwrap_or(text);
+                Answer::Refused(status, msg)
+            }
+        }
+    }
+}
+
+/// Pushes to one cloud relay for the life of the service.
+pub async fn push(shared: Arc<Shared>, target: PushTarget) {
+    let endpoint = format!("{}/api/push", target.url.trim_end_matches('/'));
+    let slot = Slot::register(&shared, target.url.clone(), "relay");
+    let store = shared.store.clone();
+    let origin = loop {
+        match store.upstream_origin(&target.url).await {
+            Ok(o) => break o,
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    tracing::info!(to = %target.url, origin = %origin, "pushing every change to a cloud relay");
+    let name = super::claims::instance_name().to_string();
+    let mut news = shared.news();
+    let mut backoff_ms: u64 = 0;
+    let mut meta_sent: Option<u64> = None;
+    let mut eboards_sent: (Option<u64>, i64) = (None, 0);
+    let mut conflicts: BTreeMap<i64, PushConflict> = BTreeMap::new();
+    loop {
+        if backoff_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(backoff_ms)).await;
+        } else {
+            // Whatever came meanwhile is in the log; a second's wait at most, for news
+            // the feeds did not carry (a round edited, the e-boards' state).
+            let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
+        }
+        news.mark_unchanged();
+        let plan = match plan(&store, &target.url).await {
+            Ok(p) => p,
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                backoff_ms = 1000;
+                continue;
+            }
+        };
+        slot.edit(&shared, |t| t.queued = plan.queued);
+        let tournaments = match store.tournaments().await {
+            Ok(mut ts) => {
+                for r in ts.iter_mut().flat_map(|t| t.rounds.iter_mut()) {
+                    r.seq = 0;
+                }
+                ts
+            }
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                backoff_ms = 1000;
+                continue;
+            }
+        };
+        let meta = hash_of(&serde_json::to_string(&tournaments).unwrap_or_default());
+        let (eboards, eboards_hash) = own_eboards(&shared);
+        let eboards_due =
+            eboards_sent.0 != Some(eboards_hash) && now_ms() - eboards_sent.1 >= EBOARDS_EVERY_MS;
+        let last_ok = shared
+            .health
+            .upstream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(slot.0)
+            .and_then(|t| t.last_ok_ms)
+            .unwrap_or(0);
+        if plan.games.is_empty()
+            && meta_sent == Some(meta)
+            && !eboards_due
+            && now_ms() - last_ok < HEARTBEAT_MS
+        {
+            continue;
+        }
+        let mut games: Vec<StoredGame> = Vec::with_capacity(plan.games.len());
+        let mut failed = None;
+        for id in &plan.games {
+            match store.game(*id).await {
+                Ok(g) => games.push(g),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            slot.failed(&shared, format!("the store: {e}"));
+            backoff_ms = 1000;
+            continue;
+        }
+        let batch_no = match store.upstream_next_batch(&target.url).await {
+            Ok(n) => n,
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                backoff_ms = 1000;
+                continue;
+            }
+        };
+        let batch = PushBatch {
+            origin: origin.clone(),
+            name: name.clone(),
+            batch: batch_no,
+            tournaments,
+            games,
+            eboards: eboards_due.then_some(eboards),
+        };
+        let body = match serde_json::to_vec(&batch) {
+            Ok(b) => b,
+            Err(e) => {
+                slot.failed(&shared, format!("batch not encoded: {e}"));
+                backoff_ms = 5000;
+                continue;
+            }
+        };
+        let (url, token) = (endpoint.clone(), target.token.clone());
+        let answer = tokio::task::spawn_blocking(move || post(&url, &token, body))
+            .await
+            .unwrap_or_else(|e| Answer::Failed(e.to_string()));
+        match answer {
+            Answer::Ok(reply) if reply.stale => {
+                // The cloud applied a higher batch number than ours (this store was
+                // restored from a backup): number on from there.
+                tracing::warn!(to = %target.url, "the cloud has newer batch numbers from this venue; numbering on from them");
+                let _ = store
+                    .upstream_skip_batches(&target.url, reply.last_batch)
+                    .await;
+                backoff_ms = 0;
+            }
+            Answer::Ok(reply) => {
+                if let Err(e) = store.upstream_delivered(&target.url, &plan.upto).await {
+                    // Sent again next time; the cloud takes it once.
+                    slot.failed(&shared, format!("the store: {e}"));
+                    backoff_ms = 1000;
+                    continue;
+                }
+                for c in &reply.conflicts {
+                    if !conflicts.contains_key(&c.game_id) {
+                        tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");
+                    }
+                }
+                conflicts = reply
+                    .conflicts
+                    .iter()
+                    .map(|c| (c.game_id, c.clone()))
+                    .collect();
+                meta_sent = Some(meta);
+                if batch.eboards.is_some() {
+                    eboards_sent = (Some(eboards_hash), now_ms());
+                }
+                let queued = plan.queued - plan.changes;
+                slot.edit(&shared, |t| {
+                    t.queued = queued;
+                    t.last_ok_ms = Some(now_ms());
+                    t.delivered_batches += 1;
+                    t.delivered_changes += plan.changes.max(0) as u64;
+                    t.conflicts = conflicts.values().cloned().collect();
+                    if t.last_error.is_some() {
+                        tracing::info!(to = %t.target, "pushing again");
+                    }
+                    t.last_error = None;
+                });
+                // More waiting (a backlog): on at once.
+                backoff_ms = 0;
+                if queued > 0 {
+                    news.mark_changed();
+                }
+            }
+            Answer::Refused(status, msg) => {
+                let what = match status {
+                    401 | 403 => {
+                        format!("the cloud relay refused the push token ({status}): {msg}")
+                    }
+                    _ => format!("the cloud relay refused the batch ({status}): {msg}"),
+                };
+                slot.failed(&shared, what);
+                backoff_ms = 5000;
+            }
+            Answer::Failed(e) => {
+                slot.failed(&shared, format!("cannot reach {}: {e}", target.url));
+                backoff_ms = (backoff_ms * 2).clamp(250, 5000);
+            }
+        }
+    }
+}

@@ -1,0 +1,544 @@
+//! Pushing to another relay: a venue relay sends what it committed to a cloud relay, which
+//! keeps it as its own tournaments, rounds and games.
+//!
+//! The venue's outbox is its change log: for each target it keeps how far each round's
+//! changes were delivered (`upstream_sent`), so what was committed is sent after a restart of
+//! either side, and nothing is written on the path of a move. A batch carries the *whole*
+//! state of every game changed since (and every tournament with its rounds): applying it
+//! twice changes nothing, and a backlog of any length collapses to one state per game. Each
+//! batch has a number; the cloud applies a batch only when its number is above the last one
+//! it applied from that venue, so a request held up in the network cannot take a game back.
+//!
+//! The cloud stores the difference between what it has and the venue's state, as the
+//! writer does for boards (new moves, clocks filled in, a truncation, a result), each a
+//! change of its own, in one transaction. A game an arbiter changed here after the venue's
+//! last version is not overwritten: the venue's version is held back as a conflict until an
+//! arbiter here takes it ([`Store::take_held`]).
+
+use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
+use crate::model::{self, StoredGame, TournamentInfo};
+use crate::{Result, Store, StoreError, now_ms};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// What a venue sends in one request.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PushBatch {
+    /// The venue's name for itself, made once and kept in its store.
+    pub origin: String,
+    /// A name for people (the host it runs on).
+    pub name: String,
+    /// Numbers grow with every request a venue sends.
+    pub batch: i64,
+    /// Every tournament with its rounds (change numbers are the venue's and are ignored).
+    pub tournaments: Vec<TournamentInfo>,
+    /// The whole state of each game changed since the last delivered batch.
+    pub games: Vec<StoredGame>,
+    /// The venue's e-boards as its console shows them, when they changed (JSON views).
+    #[serde(default)]
+    pub eboards: Option<Vec<serde_json::Value>>,
+}
+
+/// What the cloud answers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PushReply {
+    /// The batch was older than one already applied: nothing was done.
+    pub stale: bool,
+    /// The newest batch number applied from this venue.
+    #[serde(default)]
+    pub last_batch: i64,
+    /// Changes stored (moves, clocks, truncations, results, pairings).
+    pub changes: usize,
+    /// Every game whose venue version is held back (not only this batch's).
+    pub conflicts: Vec<PushConflict>,
+}
+
+/// A game changed on the cloud by an arbiter after the venue's last version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushConflict {
+    /// The venue's id of the game.
+    pub game_id: i64,
+    /// The cloud's id of the game.
+    pub cloud_game_id: i64,
+    pub board_no: u32,
+    pub message: String,
+}
+
+/// A batch as applied: the reply, and what the cloud relay must tell its own clients.
+#[derive(Clone, Debug, Default)]
+pub struct Applied {
+    pub reply: PushReply,
+    /// Rounds changed, each with its newest change number.
+    pub rounds: Vec<(i64, i64)>,
+    /// Tournaments or rounds were made or edited.
+    pub meta_changed: bool,
+    /// The venue's ids as this relay's: (kind, venue id) → id.
+    pub ids: HashMap<(&'static str, i64), i64>,
+}
+
+/// A venue seen by the cloud: the last batch applied and the games held back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MirrorSource {
+    pub origin: String,
+    pub name: String,
+    pub batch: i64,
+    pub applied_at_ms: i64,
+    pub conflicts: Vec<PushConflict>,
+}
+
+/// A tournament's fields as stored: name, site, start and end date, time control, delay.
+type TournamentRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i64,
+);
+
+/// The venue's id for itself: 32 hex digits from the process's random hash keys and the time.
+fn new_origin(target: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = String::new();
+    for i in 0..2u8 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write(target.as_bytes());
+        h.write_u8(i);
+        h.write_i64(now_ms());
+        h.write_u32(std::process::id());
+        out.push_str(&format!("{:016x}", h.finish()));
+    }
+    out
+}
+
+/// The local id of a venue's tournament, round or game, with the game's edit count as of the
+/// last push applied.
+macro_rules! mapped {
+    ($tx:expr, $origin:expr, $kind:expr, $remote:expr) => {{
+        let row: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT local_id, local_edits FROM mirror_ids WHERE origin = $1 AND kind = $2 AND remote_id = $3",
+        )
+        .bind($origin)
+        .bind($kind)
+        .bind($remote)
+        .fetch_optional(&mut *$tx)
+        .await?;
+        row
+    }};
+}
+
+macro_rules! map_id {
+    ($tx:expr, $origin:expr, $kind:expr, $remote:expr, $local:expr) => {{
+        sqlx::query(
+            "INSERT INTO mirror_ids (origin, kind, remote_id, local_id) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (origin, kind, remote_id) DO UPDATE SET local_id = excluded.local_id",
+        )
+        .bind($origin)
+        .bind($kind)
+        .bind($remote)
+        .bind($local)
+        .execute(&mut *$tx)
+        .await?;
+    }};
+}
+
+/// A game as stored, read inside the transaction.
+macro_rules! game_in {
+    ($tx:expr, $id:expr) => {{
+        let row: Option<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ID)
+            .bind($id)
+            .fetch_optional(&mut *$tx)
+            .await?;
+        let row = row.ok_or(StoreError::NotFound {
+            what: "game",
+            id: $id.to_string(),
+        })?;
+        let moves: Vec<model::MoveRow> = sqlx::query_as(
+            "SELECT ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after FROM moves WHERE game_id = $1 ORDER BY ply",
+        )
+        .bind($id)
+        .fetch_all(&mut *$tx)
+        .await?;
+        model::game_from_rows(row, moves)
+    }};
+}
+
+/// Stores what differs between the local game `$old` and the venue's `$new`, each
+/// difference a change of its own; evaluates to the number of changes.
+macro_rules! apply_game {
+    ($tx:expr, $touched:expr, $id:expr, $old:expr, $new:expr) => {{
+        let (id, old, new): (i64, &StoredGame, &StoredGame) = ($id, $old, $new);
+        let mut n = 0usize;
+        if old.pairing.white != new.pairing.white || old.pairing.black != new.pairing.black {
+            let (w, b) = (&new.pairing.white, &new.pairing.black);
+            sqlx::query(
+                "UPDATE games SET white = $1, white_title = $2, white_elo = $3, white_fide_id = $4, white_fed = $5,
+                 black = $6, black_title = $7, black_elo = $8, black_fide_id = $9, black_fed = $10 WHERE id = $11",
+            )
+            .bind(&w.name).bind(&w.title).bind(w.rating.map(i64::from)).bind(w.fide_id.map(|v| v as i64)).bind(&w.federation)
+            .bind(&b.name).bind(&b.title).bind(b.rating.map(i64::from)).bind(b.fide_id.map(|v| v as i64)).bind(&b.federation)
+            .bind(id)
+            .execute(&mut *$tx)
+            .await?;
+            let payload = serde_json::json!({"board_no": old.pairing.board_no}).to_string();
+            bump!($tx, $touched, id, "game", &payload);
+            n += 1;
+        }
+        if old.start_fen != new.start_fen || old.chess960 != new.chess960 {
+            sqlx::query("UPDATE games SET start_fen = $1, chess960 = $2 WHERE id = $3")
+                .bind(&new.start_fen).bind(i64::from(new.chess960)).bind(id)
+                .execute(&mut *$tx).await?;
+            let payload = serde_json::json!({"start_fen": new.start_fen, "chess960": new.chess960}).to_string();
+            bump!($tx, $touched, id, "game", &payload);
+            n += 1;
+        }
+        if old.orientation != new.orientation {
+            sqlx::query("UPDATE games SET orientation = $1 WHERE id = $2")
+                .bind(&new.orientation).bind(id).execute(&mut *$tx).await?;
+        }
+        let common = old
+            .moves
+            .iter()
+            .zip(&new.moves)
+            .take_while(|(a, b)| a.ply == b.ply && a.uci == b.uci)
+            .count();
+        if common < old.moves.len() {
+            let from_ply = old.moves[common].ply;
+            sqlx::query("DELETE FROM moves WHERE game_id = $1 AND ply >= $2")
+                .bind(id).bind(i64::from(from_ply)).execute(&mut *$tx).await?;
+            let payload = ChangeRecord::Truncate(TruncateRecord { from_ply }).payload();
+            bump!($tx, $touched, id, "truncate", &payload);
+            n += 1;
+        }
+        for (a, b) in old.moves.iter().zip(&new.moves).take(common) {
+            if a.clk_ms != b.clk_ms || a.emt_ms != b.emt_ms {
+                sqlx::query("UPDATE moves SET clk_ms = $1, emt_ms = $2 WHERE game_id = $3 AND ply = $4")
+                    .bind(b.clk_ms.map(|v| v as i64)).bind(b.emt_ms.map(|v| v as i64)).bind(id).bind(i64::from(b.ply))
+                    .execute(&mut *$tx).await?;
+                let payload = ChangeRecord::MoveClock(MoveClockRecord { ply: b.ply, clk_ms: b.clk_ms, emt_ms: b.emt_ms }).payload();
+                bump!($tx, $touched, id, "move_clock", &payload);
+                n += 1;
+            }
+        }
+        for m in &new.moves[common..] {
+            sqlx::query(
+                "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(id).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
+            .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
+            .bind(m.accepted_at_ms).bind(&m.fen_after)
+            .execute(&mut *$tx)
+            .await?;
+            let payload = ChangeRecord::Move(MoveRecord::from(m)).payload();
+            bump!($tx, $touched, id, "move", &payload);
+            n += 1;
+        }
+        let playing = |s: &str| s == "pending" || s == "live";
+        let result_news = old.result != new.result
+            || old.termination != new.termination
+            || (old.status != new.status && !(playing(&old.status) && playing(&new.status)));
+        if result_news || old.status != new.status || old.result_at_ms != new.result_at_ms {
+            sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5")
+                .bind(&new.result).bind(&new.termination).bind(&new.status).bind(new.result_at_ms).bind(id)
+                .execute(&mut *$tx).await?;
+        }
+        if result_news {
+            let payload = ChangeRecord::Result(ResultRecord {
+                result: new.result.clone(),
+                termination: new.termination.clone(),
+                status: new.status.clone(),
+            })
+            .payload();
+            bump!($tx, $touched, id, "result", &payload);
+            n += 1;
+        }
+        n
+    }};
+}
+
+/// Whether the venue's game says anything the local one does not (what spectators see).
+fn differs(old: &StoredGame, new: &StoredGame) -> bool {
+    let moves = |g: &StoredGame| {
+        g.moves
+            .iter()
+            .map(|m| (m.ply, m.uci.clone(), m.clk_ms, m.emt_ms))
+            .collect::<Vec<_>>()
+    };
+    old.pairing.white != new.pairing.white
+        || old.pairing.black != new.pairing.black
+        || old.start_fen != new.start_fen
+        || old.chess960 != new.chess960
+        || old.result != new.result
+        || old.termination != new.termination
+        || old.status != new.status
+        || moves(old) != moves(new)
+}
+
+fn conflict_message(board_no: u32, round: &str, cloud_game: i64) -> String {
+    format!(
+        "board {board_no} of round {round}: an arbiter on this relay changed the game after the venue's last version; the venue's newer version is held back, not written over it (take it with POST /api/games/{cloud_game}/take-venue, or correct the game at the venue too)"
+    )
+}
+
+impl Store {
+    /// The venue's name for itself towards `target`, made on first use.
+    pub async fn upstream_origin(&self, target: &str) -> Result<String> {
+        let fresh = new_origin(target);
+        on_pool!(self, pool => {
+            sqlx::query("INSERT INTO upstream_targets (target, origin, batch) VALUES ($1, $2, 0) ON CONFLICT (target) DO NOTHING")
+                .bind(target).bind(&fresh).execute(pool).await?;
+            let (origin,): (String,) = sqlx::query_as("SELECT origin FROM upstream_targets WHERE target = $1")
+                .bind(target).fetch_one(pool).await?;
+            Ok(origin)
+        })
+    }
+
+    /// The next batch number for `target` (kept, so numbers grow across restarts).
+    pub async fn upstream_next_batch(&self, target: &str) -> Result<i64> {
+        on_pool!(self, pool => {
+            let row: Option<(i64,)> = sqlx::query_as("UPDATE upstream_targets SET batch = batch + 1 WHERE target = $1 RETURNING batch")
+                .bind(target).fetch_optional(pool).await?;
+            row.map(|(b,)| b).ok_or(StoreError::NotFound { what: "push target", id: target.to_string() })
+        })
+    }
+
+    /// Numbers batches for `target` on from `last` (the cloud has applied it already).
+    pub async fn upstream_skip_batches(&self, target: &str, last: i64) -> Result<()> {
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE upstream_targets SET batch = $1 WHERE target = $2 AND batch < $1")
+                .bind(last).bind(target).execute(pool).await?;
+        });
+        Ok(())
+    }
+
+    /// How far each round's changes were delivered to `target`.
+    pub async fn upstream_sent(&self, target: &str) -> Result<HashMap<i64, i64>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT round_id, seq FROM upstream_sent WHERE target = $1")
+                .bind(target).fetch_all(pool).await?;
+            Ok(rows.into_iter().collect())
+        })
+    }
+
+    /// Notes rounds' changes as delivered to `target` up to the given numbers (never back).
+    pub async fn upstream_delivered(&self, target: &str, upto: &[(i64, i64)]) -> Result<()> {
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            for (round, seq) in upto {
+                sqlx::query("INSERT INTO upstream_sent (target, round_id, seq) VALUES ($1, $2, $3)
+                             ON CONFLICT (target, round_id) DO UPDATE SET seq = excluded.seq WHERE upstream_sent.seq < excluded.seq")
+                    .bind(target).bind(round).bind(seq).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    /// The games of a round's changes after `after`, in change order: (seq, game), at most
+    /// `limit`.
+    pub async fn change_games_since(
+        &self,
+        round: i64,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Option<i64>)>> {
+        Ok(on_pool!(self, pool => sqlx::query_as(
+            "SELECT seq, game_id FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
+            .bind(round).bind(after).bind(i64::from(limit)).fetch_all(pool).await?))
+    }
+
+    /// Applies a venue's batch in one transaction (see the module's documentation).
+    pub async fn apply_push(&self, b: &PushBatch) -> Result<Applied> {
+        let mut out = Applied::default();
+        let now = now_ms();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
+            sqlx::query("INSERT INTO mirror_sources (origin, name, batch, applied_at) VALUES ($1, $2, 0, $3) ON CONFLICT (origin) DO NOTHING")
+                .bind(&b.origin).bind(&b.name).bind(now).execute(&mut *tx).await?;
+            // Also the row lock that makes two requests of one venue wait for each other.
+            let newer = sqlx::query("UPDATE mirror_sources SET batch = $1, name = $2, applied_at = $3 WHERE origin = $4 AND batch < $1")
+                .bind(b.batch).bind(&b.name).bind(now).bind(&b.origin)
+                .execute(&mut *tx).await?.rows_affected();
+            if newer == 0 {
+                let (last,): (i64,) = sqlx::query_as("SELECT batch FROM mirror_sources WHERE origin = $1")
+                    .bind(&b.origin).fetch_one(&mut *tx).await?;
+                out.reply.stale = true;
+                out.reply.last_batch = last;
+                return Ok(out);
+            }
+            out.reply.last_batch = b.batch;
+            for t in &b.tournaments {
+                let local_t = match mapped!(tx, &b.origin, "tournament", t.id) {
+                    Some((id, _)) => {
+                        let stored: Option<TournamentRow> = sqlx::query_as(
+                            "SELECT name, site, start_date, end_date, time_control, delay_secs FROM tournaments WHERE id = $1")
+                            .bind(id).fetch_optional(&mut *tx).await?;
+                        let want = (t.name.clone(), t.site.clone(), t.start_date.clone(), t.end_date.clone(), t.time_control.clone(), i64::from(t.delay_secs));
+                        if stored.as_ref() != Some(&want) {
+                            sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6 WHERE id = $7")
+                                .bind(&t.name).bind(&t.site).bind(&t.start_date).bind(&t.end_date).bind(&t.time_control)
+                                .bind(i64::from(t.delay_secs)).bind(id).execute(&mut *tx).await?;
+                            out.meta_changed = true;
+                        }
+                        id
+                    }
+                    None => {
+                        let (id,): (i64,) = sqlx::query_as(
+                            "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id")
+                            .bind(&t.name).bind(&t.site).bind(&t.start_date).bind(&t.end_date).bind(&t.time_control)
+                            .bind(i64::from(t.delay_secs)).bind(now).fetch_one(&mut *tx).await?;
+                        map_id!(tx, &b.origin, "tournament", t.id, id);
+                        out.meta_changed = true;
+                        id
+                    }
+                };
+                out.ids.insert(("tournament", t.id), local_t);
+                for r in &t.rounds {
+                    let delay = r.delay_secs.map(i64::from);
+                    let local_r = match mapped!(tx, &b.origin, "round", r.id) {
+                        Some((id, _)) => id,
+                        None => {
+                            // A round an arbiter here made already (pairings loaded ahead) is taken.
+                            let there: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
+                                .bind(local_t).bind(&r.number).fetch_optional(&mut *tx).await?;
+                            let id = match there {
+                                Some((id,)) => id,
+                                None => {
+                                    let (id,): (i64,) = sqlx::query_as("INSERT INTO rounds (tournament_id, number, date, delay_secs, final, auto) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id")
+                                        .bind(local_t).bind(&r.number).bind(&r.date).bind(delay).bind(i64::from(r.is_final)).bind(i64::from(r.auto))
+                                        .fetch_one(&mut *tx).await?;
+                                    id
+                                }
+                            };
+                            map_id!(tx, &b.origin, "round", r.id, id);
+                            out.meta_changed = true;
+                            id
+                        }
+                    };
+                    let stored: Option<(String, Option<String>, Option<i64>, i64)> = sqlx::query_as(
+                        "SELECT number, date, delay_secs, final FROM rounds WHERE id = $1")
+                        .bind(local_r).fetch_optional(&mut *tx).await?;
+                    let want = (r.number.clone(), r.date.clone(), delay, i64::from(r.is_final));
+                    if stored.as_ref() != Some(&want) {
+                        sqlx::query("UPDATE rounds SET number = $1, date = $2, delay_secs = $3, final = $4 WHERE id = $5")
+                            .bind(&r.number).bind(&r.date).bind(delay).bind(i64::from(r.is_final)).bind(local_r)
+                            .execute(&mut *tx).await?;
+                        out.meta_changed = true;
+                    }
+                    out.ids.insert(("round", r.id), local_r);
+                }
+            }
+            for g in &b.games {
+                let Some(round) = out.ids.get(&("round", g.round_id)).copied() else {
+                    return Err(StoreError::Conflict(format!(
+                        "game {} is in round {}, which the batch does not carry", g.id, g.round_id
+                    )));
+                };
+                let (local, baseline) = match mapped!(tx, &b.origin, "game", g.id) {
+                    Some((id, edits)) => (id, Some(edits)),
+                    None => {
+                        let board = i64::from(g.pairing.board_no);
+                        sqlx::query("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING")
+                            .bind(round).bind(board).execute(&mut *tx).await?;
+                        let (id,): (i64,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+                            .bind(round).bind(board).fetch_one(&mut *tx).await?;
+                        map_id!(tx, &b.origin, "game", g.id, id);
+                        (id, None)
+                    }
+                };
+                out.ids.insert(("game", g.id), local);
+                let old = game_in!(tx, local);
+                if differs(&old, g) {
+                    if baseline.is_some_and(|e| e != old.edits) {
+                        let round_no = b.tournaments.iter().flat_map(|t| &t.rounds).find(|r| r.id == g.round_id).map(|r| r.number.clone()).unwrap_or_default();
+                        let message = conflict_message(g.pairing.board_no, &round_no, local);
+                        let held = serde_json::to_string(g).unwrap_or_default();
+                        sqlx::query("UPDATE mirror_ids SET held = $1, conflict = $2 WHERE origin = $3 AND kind = 'game' AND remote_id = $4")
+                            .bind(&held).bind(&message).bind(&b.origin).bind(g.id).execute(&mut *tx).await?;
+                        continue;
+                    }
+                    out.reply.changes += apply_game!(tx, touched, local, &old, g);
+                }
+                sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1), held = NULL, conflict = NULL
+                             WHERE origin = $2 AND kind = 'game' AND remote_id = $3")
+                    .bind(local).bind(&b.origin).bind(g.id).execute(&mut *tx).await?;
+            }
+            // Every game still held back from this venue, so its console shows the
+            // conflicts as they stand (one settled here disappears there).
+            let held: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+                "SELECT m.remote_id, m.local_id, g.board_no, m.conflict FROM mirror_ids m JOIN games g ON g.id = m.local_id
+                 WHERE m.origin = $1 AND m.kind = 'game' AND m.conflict IS NOT NULL ORDER BY m.local_id")
+                .bind(&b.origin).fetch_all(&mut *tx).await?;
+            out.reply.conflicts = held.into_iter().map(|(game_id, cloud_game_id, board, message)| PushConflict {
+                game_id, cloud_game_id, board_no: u32::try_from(board).unwrap_or(0), message,
+            }).collect();
+            notify!(self, tx, touched);
+            if out.meta_changed && matches!(self, Store::Postgres(_)) {
+                sqlx::query("SELECT pg_notify($1, '')").bind(crate::ROUNDS_CHANNEL).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            out.rounds = touched.rounds().collect();
+        });
+        Ok(out)
+    }
+
+    /// An arbiter here takes the venue's version held back for `game` (see
+    /// [`PushConflict`]): it replaces this relay's, and the game follows the venue again.
+    /// Returns the rounds changed.
+    pub async fn take_held(&self, game: i64) -> Result<Vec<(i64, i64)>> {
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut touched = crate::Touched::default();
+            let row: Option<(String, i64, Option<String>)> = sqlx::query_as(
+                "SELECT origin, remote_id, held FROM mirror_ids WHERE kind = 'game' AND local_id = $1")
+                .bind(game).fetch_optional(&mut *tx).await?;
+            let Some((origin, remote, Some(held))) = row else {
+                return Err(StoreError::NotFound { what: "venue version held back for game", id: game.to_string() });
+            };
+            let new: StoredGame = serde_json::from_str(&held)
+                .map_err(|e| StoreError::Conflict(format!("the venue's version of game {game} does not read: {e}")))?;
+            let old = game_in!(tx, game);
+            apply_game!(tx, touched, game, &old, &new);
+            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                .bind(now_ms()).bind("arbiter").bind("take-venue").bind(game).bind(&held)
+                .execute(&mut *tx).await?;
+            sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1), held = NULL, conflict = NULL
+                         WHERE origin = $2 AND kind = 'game' AND remote_id = $3")
+                .bind(game).bind(&origin).bind(remote).execute(&mut *tx).await?;
+            notify!(self, tx, touched);
+            tx.commit().await?;
+            Ok(touched.rounds().collect())
+        })
+    }
+
+    /// A venue's ids as this relay's: (kind, venue id) → id.
+    pub async fn mirror_ids(&self, origin: &str) -> Result<HashMap<(String, i64), i64>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(String, i64, i64)> = sqlx::query_as("SELECT kind, remote_id, local_id FROM mirror_ids WHERE origin = $1")
+                .bind(origin).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(k, r, l)| ((k, r), l)).collect())
+        })
+    }
+
+    /// Every venue that pushed here, with the games held back from it.
+    pub async fn mirror_sources(&self) -> Result<Vec<MirrorSource>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
+                "SELECT origin, name, batch, applied_at FROM mirror_sources ORDER BY applied_at DESC")
+                .fetch_all(pool).await?;
+            let held: Vec<(String, i64, i64, i64, String)> = sqlx::query_as(
+                "SELECT m.origin, m.remote_id, m.local_id, g.board_no, m.conflict FROM mirror_ids m JOIN games g ON g.id = m.local_id
+                 WHERE m.kind = 'game' AND m.conflict IS NOT NULL ORDER BY m.local_id")
+                .fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(origin, name, batch, applied_at_ms)| {
+                let conflicts = held.iter().filter(|h| h.0 == origin).map(|h| PushConflict {
+                    game_id: h.1, cloud_game_id: h.2, board_no: u32::try_from(h.3).unwrap_or(0), message: h.4.clone(),
+                }).collect();
+                MirrorSource { origin, name, batch, applied_at_ms, conflicts }
+            }).collect())
+        })
+    }
+}
