@@ -133,6 +133,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         no_boards: false,
         push_to: None,
         accept_push_token: None,
+        lichess: None,
     };
     let boards = args.hall.boards;
     let speed = args.hall.speed;

@@ -15,6 +15,7 @@ pub mod connections;
 pub mod feeds;
 pub mod follow;
 pub mod hall;
+pub mod lichess;
 pub mod live;
 pub mod pages;
 pub mod upstream;
@@ -89,6 +90,23 @@ pub struct ServeOptions {
     /// Take pushes from venue relays that send this token (`POST /api/push`).
     #[arg(long, env = "RELAY_ACCEPT_PUSH_TOKEN", hide_env_values = true)]
     pub accept_push_token: Option<String>,
+    /// Push the round to these Lichess broadcast rounds (8-character ids; boards 1-100 to
+    /// the first, 101-200 to the second, ...).
+    #[arg(
+        long = "lichess-round",
+        env = "RELAY_LICHESS_ROUNDS",
+        value_delimiter = ','
+    )]
+    pub lichess_rounds: Vec<String>,
+    /// A Lichess API token with the study:write scope.
+    #[arg(long, env = "RELAY_LICHESS_TOKEN", hide_env_values = true)]
+    pub lichess_token: Option<String>,
+    /// Lichess itself (default https://lichess.org; another address for tests).
+    #[arg(long, env = "RELAY_LICHESS_URL")]
+    pub lichess_url: Option<String>,
+    /// This relay's round to push to Lichess (default: the newest open round at start-up).
+    #[arg(long, env = "RELAY_LICHESS_LOCAL_ROUND")]
+    pub lichess_local_round: Option<i64>,
 }
 
 /// The same options as read from a TOML file.
@@ -108,6 +126,10 @@ struct FileOptions {
     push_to: Option<String>,
     push_token: Option<String>,
     accept_push_token: Option<String>,
+    lichess_rounds: Option<Vec<String>>,
+    lichess_token: Option<String>,
+    lichess_url: Option<String>,
+    lichess_local_round: Option<i64>,
 }
 
 /// Options with every default filled in.
@@ -128,6 +150,8 @@ pub struct Settings {
     pub push_to: Option<upstream::PushTarget>,
     /// The token venues push here with.
     pub accept_push_token: Option<String>,
+    /// Lichess broadcast rounds to push to.
+    pub lichess: Option<lichess::LichessTarget>,
 }
 
 impl ServeOptions {
@@ -198,7 +222,48 @@ impl ServeOptions {
         if accept_push_token.as_ref().is_some_and(|t| t.len() < 8) {
             bail!("the push token must be at least 8 characters long");
         }
+        let lichess_rounds = if self.lichess_rounds.is_empty() {
+            file.lichess_rounds.unwrap_or_default()
+        } else {
+            self.lichess_rounds
+        };
+        let lichess = match (
+            lichess_rounds.is_empty(),
+            self.lichess_token
+                .or(file.lichess_token)
+                .filter(|t| !t.is_empty()),
+        ) {
+            (true, None) => None,
+            (true, Some(_)) => bail!("--lichess-token needs --lichess-round ID"),
+            (false, None) => bail!(
+                "--lichess-round needs --lichess-token (a Lichess API token with study:write)"
+            ),
+            (false, Some(token)) => {
+                if let Some(bad) = lichess_rounds
+                    .iter()
+                    .find(|r| r.len() != 8 || !r.chars().all(|c| c.is_ascii_alphanumeric()))
+                {
+                    bail!(
+                        "{bad:?} is not a Lichess round id (8 letters and digits, as in lichess.org/broadcast/…/ROUNDID)"
+                    );
+                }
+                let url = self
+                    .lichess_url
+                    .or(file.lichess_url)
+                    .unwrap_or_else(|| "https://lichess.org".into());
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    bail!("--lichess-url must be an http:// or https:// URL, not {url:?}");
+                }
+                Some(lichess::LichessTarget {
+                    rounds: lichess_rounds,
+                    token,
+                    url,
+                    local_round: self.lichess_local_round.or(file.lichess_local_round),
+                })
+            }
+        };
         Ok(Settings {
+            lichess,
             push_to,
             accept_push_token,
             no_boards,
@@ -470,6 +535,9 @@ async fn serve(
     }
     if let Some(target) = settings.push_to.clone() {
         tokio::spawn(upstream::push(shared.clone(), target));
+    }
+    if let Some(target) = settings.lichess.clone() {
+        tokio::spawn(lichess::push(shared.clone(), target));
     }
     let ports = if settings.no_boards {
         tracing::info!("reading no ports (--no-boards)");

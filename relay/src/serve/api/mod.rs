@@ -43,6 +43,7 @@ pub use access::*;
 use arbiter::*;
 use games::*;
 pub use ops::*;
+pub(crate) use pgn::cut_game;
 use pgn::*;
 use push::*;
 pub use reading::*;

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Keeps only what was known at `cutoff`.
-pub(super) fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
+pub(crate) fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
     let Some(c) = cutoff else {
         return g.clone();
     };

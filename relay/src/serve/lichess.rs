@@ -1,0 +1,404 @@
+//! Pushing a round to Lichess broadcasts (`--lichess-round ID --lichess-token TOKEN`):
+//! `POST {lichess}/api/broadcast/round/{id}/push` with the games as PGN (`text/plain`), a
+//! token with `study:write`.
+//!
+//! What Lichess documents and its code does (see `../shared/research/lichess-push-and-lcc.md`):
+//! a request carries at most 100 games (more are dropped silently) and about 512 KiB (more is
+//! refused); a game is matched to its chapter by `[GameId]` first, so a push may carry only
+//! the games that changed; `[WhiteClock]`/`[BlackClock]` give the clocks of the last moves;
+//! the reply lists each game with `moves` or an `error`; a 429 means wait a minute.
+//!
+//! So: each game gets a stable `[GameId]` (`relay-<game id>`), `[Round "r.b"]`, FIDE ids when
+//! known, `[%clk]` after every move whose clock is known (never a made-up one), the two clock
+//! tags, and Chess960 as `[Variant]` + `[FEN]` (the PGN writer's). Moves come from the store,
+//! replayed from the start position, so an illegal move or a kings-in-the-centre gesture
+//! (never recorded as a move) cannot go out. Games are sent when their PGN changed since
+//! Lichess last took it, at most one request a second per Lichess round; boards 1–100 go to
+//! the first Lichess round given, 101–200 to the second, and so on. After a 429 nothing is
+//! sent for 60 s; after a network error or a 5xx, again after 1 s doubling to 60 s. What was
+//! not taken stays due: the outbox is the store itself, and a restart sends every game once
+//! more (Lichess matches them by `[GameId]`, so nothing is doubled). The round's broadcast
+//! delay applies: Lichess gets what spectators here see.
+
+use super::live::{Shared, now_ms};
+use super::upstream::Slot;
+use relay_store::{PushConflict, StoredGame};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Games Lichess takes in one request (it drops the rest).
+pub const GAMES_PER_REQUEST: usize = 100;
+/// Bytes of PGN per request, under Lichess's 512 KiB body limit.
+pub const BYTES_PER_REQUEST: usize = 500 * 1024;
+/// Games one Lichess round shows.
+pub const GAMES_PER_ROUND: u32 = 100;
+/// Requests to one Lichess round are at least this far apart.
+const SPACING_MS: i64 = 1000;
+/// After a 429.
+const SLOW_DOWN_MS: i64 = 60_000;
+
+/// Where to push on Lichess.
+#[derive(Clone, Debug)]
+pub struct LichessTarget {
+    /// Lichess round ids: boards 1–100 go to the first, 101–200 to the second, ...
+    pub rounds: Vec<String>,
+    pub token: String,
+    /// `https://lichess.org`, or a stand-in for tests.
+    pub url: String,
+    /// The relay's round to push (default: the newest open round when the service starts).
+    pub local_round: Option<i64>,
+}
+
+/// One game's PGN as Lichess gets it.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub game_id: i64,
+    pub board_no: u32,
+    pub pgn: String,
+}
+
+/// Cuts the games for one Lichess round into requests of at most [`GAMES_PER_REQUEST`]
+/// games and [`BYTES_PER_REQUEST`] bytes, in board order.
+pub fn requests(mut games: Vec<Entry>) -> Vec<Vec<Entry>> {
+    games.sort_by_key(|e| e.board_no);
+    let mut out: Vec<Vec<Entry>> = Vec::new();
+    let mut bytes = 0;
+    for e in games {
+        let fits = out.last().is_some_and(|last| {
+            last.len() < GAMES_PER_REQUEST && bytes + e.pgn.len() + 2 <= BYTES_PER_REQUEST
+        });
+        if !fits {
+            out.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += e.pgn.len() + 2;
+        if let Some(last) = out.last_mut() {
+            last.push(e);
+        }
+    }
+    out
+}
+
+/// Which of the configured Lichess rounds a board goes to (`None`: more boards than rounds).
+pub fn lichess_round_of(board_no: u32, rounds: usize) -> Option<usize> {
+    let i = ((board_no.max(1) - 1) / GAMES_PER_ROUND) as usize;
+    (i < rounds).then_some(i)
+}
+
+/// The PGN of one game for Lichess.
+pub fn game_pgn(g: &StoredGame, event: &str, site: Option<&str>, round: &str) -> String {
+    let mut game = relay_store::to_game(g, event, site, round);
+    game.tags.set("GameId", format!("relay-{}", g.id));
+    // The clocks as the last move of each side left them (seconds, H:MM:SS).
+    for (tag, white) in [("WhiteClock", true), ("BlackClock", false)] {
+        let last = g
+            .moves
+            .iter()
+            .rev()
+            .filter(|m| (m.ply % 2 == 1) == white)
+            .find_map(|m| m.clk_ms);
+        if let Some(ms) = last {
+            game.tags
+                .set(tag, relay_core::clock_time::ClockTime(ms).to_string());
+        }
+    }
+    let opts = relay_core::pgn::WriteOptions::default();
+    relay_core::pgn::write_game(&game, &opts)
+        .trim_end()
+        .to_string()
+}
+
+fn hash_of(s: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// What Lichess answered one request.
+enum Answer {
+    /// Per game, in order: `None` when taken, else Lichess's error.
+    Ok(Vec<Option<String>>),
+    SlowDown,
+    Refused(u16, String),
+    Failed(String),
+}
+
+fn post(url: &str, token: &str, body: String) -> Answer {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(20)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let r = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("Content-Type", "text/plain; charset=utf-8")
+        .header(
+            "User-Agent",
+            &format!("relay/{} (DGT live relay)", env!("CARGO_PKG_VERSION")),
+        )
+        .send(body.as_bytes());
+    let mut resp = match r {
+        Ok(r) => r,
+        Err(e) => return Answer::Failed(e.to_string()),
+    };
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .with_config()
+        .limit(4 << 20)
+        .read_to_string()
+        .unwrap_or_default();
+    match status {
+        200 => {
+            let v: serde_json::Value = match serde_json::from_str(&text) {
+                Ok(v) => v,
+                Err(e) => return Answer::Failed(format!("the answer does not read: {e}")),
+            };
+            let games = v["games"].as_array().cloned().unwrap_or_default();
+            Answer::Ok(
+                games
+                    .iter()
+                    .map(|g| g["error"].as_str().map(str::to_string))
+                    .collect(),
+            )
+        }
+        429 => Answer::SlowDown,
+        _ => {
+            let msg = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_string))
+                .unwrap_or(text);
+            Answer::Refused(status, msg)
+        }
+    }
+}
+
+/// The round's games as Lichess should have them now (the broadcast delay applied).
+async fn entries(shared: &Shared, round: i64) -> Result<Vec<Entry>, relay_store::StoreError> {
+    let info = shared.store.round(round).await?;
+    let t = shared.store.tournament(info.tournament_id).await?;
+    let delay = shared.delay_ms(&info).await?;
+    let cut = (delay > 0).then(|| now_ms() - delay);
+    let games = shared.store.round_games(round).await?;
+    Ok(games
+        .iter()
+        .map(|g| {
+            let g = super::api::cut_game(g, cut);
+            Entry {
+                game_id: g.id,
+                board_no: g.pairing.board_no,
+                pgn: game_pgn(&g, &t.name, t.site.as_deref(), &info.number),
+            }
+        })
+        .collect())
+}
+
+/// Pushes one round to Lichess for the life of the service.
+pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
+    let slot = Slot::register(
+        &shared,
+        format!("lichess round {}", target.rounds.join(", ")),
+        "lichess",
+    );
+    let round = match target.local_round {
+        Some(r) => r,
+        None => loop {
+            match shared.store.current_round().await {
+                Ok(Some(r)) => break r.id,
+                Ok(None) => {
+                    slot.failed(&shared, "no round to push yet".into());
+                }
+                Err(e) => slot.failed(&shared, format!("the store: {e}")),
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        },
+    };
+    tracing::info!(round, lichess = %target.rounds.join(","), "pushing the round to Lichess");
+    let base = target.url.trim_end_matches('/').to_string();
+    // What Lichess took of each game (a hash of the PGN sent).
+    let mut taken: HashMap<i64, u64> = HashMap::new();
+    let mut errors: HashMap<i64, PushConflict> = HashMap::new();
+    let mut last_request: HashMap<usize, i64> = HashMap::new();
+    let mut not_before: i64 = 0;
+    let mut backoff_ms: i64 = 0;
+    let mut warned_beyond = false;
+    let mut news = shared.news();
+    let mut cycle_ms: i64 = 0;
+    loop {
+        let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
+        // One look at the round a second at most: a thousand boards commit many times a
+        // second, and each look writes the round's PGN.
+        let since = now_ms() - cycle_ms;
+        if since < SPACING_MS {
+            tokio::time::sleep(Duration::from_millis((SPACING_MS - since) as u64)).await;
+        }
+        cycle_ms = now_ms();
+        news.mark_unchanged();
+        if now_ms() < not_before {
+            continue;
+        }
+        let all = match entries(&shared, round).await {
+            Ok(e) => e,
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                continue;
+            }
+        };
+        let due: Vec<Entry> = all
+            .into_iter()
+            .filter(|e| taken.get(&e.game_id) != Some(&hash_of(&e.pgn)))
+            .collect();
+        slot.edit(&shared, |t| t.queued = due.len() as i64);
+        let mut by_round: HashMap<usize, Vec<Entry>> = HashMap::new();
+        for e in due {
+            match lichess_round_of(e.board_no, target.rounds.len()) {
+                Some(i) => by_round.entry(i).or_default().push(e),
+                None => {
+                    if !warned_beyond {
+                        tracing::warn!(
+                            board = e.board_no,
+                            "this board has no Lichess round: give one --lichess-round per 100 boards"
+                        );
+                        warned_beyond = true;
+                    }
+                }
+            }
+        }
+        let mut order: Vec<usize> = by_round.keys().copied().collect();
+        order.sort_unstable();
+        'rounds: for i in order {
+            if now_ms() - last_request.get(&i).copied().unwrap_or(0) < SPACING_MS {
+                continue;
+            }
+            let Some(games) = by_round.remove(&i) else {
+                continue;
+            };
+            let url = format!("{base}/api/broadcast/round/{}/push", target.rounds[i]);
+            for chunk in requests(games) {
+                let body = chunk
+                    .iter()
+                    .map(|e| e.pgn.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+                    + "\n";
+                last_request.insert(i, now_ms());
+                let (u, tok) = (url.clone(), target.token.clone());
+                let answer = tokio::task::spawn_blocking(move || post(&u, &tok, body))
+                    .await
+                    .unwrap_or_else(|e| Answer::Failed(e.to_string()));
+                match answer {
+                    Answer::Ok(results) => {
+                        backoff_ms = 0;
+                        for (k, e) in chunk.iter().enumerate() {
+                            // A game the answer does not list was not taken: due again.
+                            match results.get(k) {
+                                None => continue,
+                                Some(None) => {
+                                    errors.remove(&e.game_id);
+                                }
+                                Some(Some(err)) => {
+                                    if !errors.contains_key(&e.game_id) {
+                                        tracing::warn!(board = e.board_no, error = %err, "Lichess refused a game");
+                                    }
+                                    errors.insert(
+                                        e.game_id,
+                                        PushConflict {
+                                            game_id: e.game_id,
+                                            cloud_game_id: 0,
+                                            board_no: e.board_no,
+                                            message: format!(
+                                                "Lichess refused board {}: {err}",
+                                                e.board_no
+                                            ),
+                                        },
+                                    );
+                                }
+                            }
+                            // Taken or refused, it is not sent again until it changes.
+                            taken.insert(e.game_id, hash_of(&e.pgn));
+                        }
+                        let mut list: Vec<PushConflict> = errors.values().cloned().collect();
+                        list.sort_by_key(|c| c.board_no);
+                        slot.edit(&shared, |t| {
+                            t.last_ok_ms = Some(now_ms());
+                            t.last_error = None;
+                            t.waiting_until_ms = None;
+                            t.delivered_batches += 1;
+                            t.delivered_changes += chunk.len() as u64;
+                            t.conflicts = list;
+                        });
+                    }
+                    Answer::SlowDown => {
+                        not_before = now_ms() + SLOW_DOWN_MS;
+                        slot.failed(
+                            &shared,
+                            "Lichess asked to slow down (429): waiting a minute".into(),
+                        );
+                        slot.edit(&shared, |t| t.waiting_until_ms = Some(not_before));
+                        break 'rounds;
+                    }
+                    Answer::Refused(status, msg) => {
+                        let what = match status {
+                            401 | 403 => format!(
+                                "Lichess refused the token ({status}): {msg} (it needs the study:write scope and a round this account may push to)"
+                            ),
+                            _ => format!("Lichess answered {status}: {msg}"),
+                        };
+                        slot.failed(&shared, what);
+                        backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
+                        not_before = now_ms() + backoff_ms;
+                        break 'rounds;
+                    }
+                    Answer::Failed(e) => {
+                        slot.failed(&shared, format!("cannot reach Lichess: {e}"));
+                        backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
+                        not_before = now_ms() + backoff_ms;
+                        break 'rounds;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(board: u32, bytes: usize) -> Entry {
+        Entry {
+            game_id: i64::from(board),
+            board_no: board,
+            pgn: "x".repeat(bytes),
+        }
+    }
+
+    #[test]
+    fn requests_hold_at_most_100_games_and_512_kib() {
+        let games: Vec<Entry> = (1..=250).rev().map(|b| entry(b, 100)).collect();
+        let reqs = requests(games);
+        assert_eq!(
+            reqs.iter().map(Vec::len).collect::<Vec<_>>(),
+            [100, 100, 50]
+        );
+        assert_eq!(reqs[0][0].board_no, 1, "in board order");
+        let big: Vec<Entry> = (1..=10).map(|b| entry(b, 120 * 1024)).collect();
+        let reqs = requests(big);
+        assert!(
+            reqs.iter()
+                .all(|r| r.iter().map(|e| e.pgn.len() + 2).sum::<usize>() <= BYTES_PER_REQUEST)
+        );
+        assert_eq!(reqs.iter().map(Vec::len).sum::<usize>(), 10);
+    }
+
+    #[test]
+    fn boards_go_to_lichess_rounds_by_hundreds() {
+        assert_eq!(lichess_round_of(1, 2), Some(0));
+        assert_eq!(lichess_round_of(100, 2), Some(0));
+        assert_eq!(lichess_round_of(101, 2), Some(1));
+        assert_eq!(lichess_round_of(201, 2), None);
+    }
+}

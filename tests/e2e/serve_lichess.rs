@@ -1,0 +1,301 @@
+//! Pushing a round to Lichess, against a stand-in server that keeps Lichess's documented
+//! contract (Lichess itself cannot be reached from here): `POST
+//! /api/broadcast/round/{id}/push` with a Bearer token, at most 100 games and 512 KiB a
+//! request, a JSON answer with `moves` or `error` per game, and 429 when asked too often.
+//! The stand-in answers one 429 and refuses board 4 every time; the relay must wait a minute
+//! after the 429, show the refusal, and end with the stand-in holding every other game as the
+//! relay does.
+
+use super::service::{Emulator, Relay, get_json, wait_until};
+use super::temp_dir;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const LICHESS_TOKEN: &str = "lip_standin_token";
+const ROUND_ID: &str = "Ab3dE5gH";
+
+/// One request the stand-in got.
+#[derive(Clone, Debug)]
+struct Seen {
+    at: Instant,
+    status: u16,
+    games: usize,
+}
+
+#[derive(Default)]
+struct StandIn {
+    requests: Vec<Seen>,
+    /// The last PGN taken for each `[GameId]`, with its board.
+    games: HashMap<String, (String, relay_core::game::Game)>,
+    /// Each board's `[GameId]`s over time (must stay one).
+    ids_of_board: HashMap<String, std::collections::BTreeSet<String>>,
+    slowed_at: Option<Instant>,
+}
+
+type Shared = Arc<Mutex<StandIn>>;
+
+fn answer(stream: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
+    let text = body.to_string();
+    let reason = match status {
+        200 => "OK",
+        401 => "Unauthorized",
+        413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        _ => "Bad Request",
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+        text.len()
+    )?;
+    stream.flush()
+}
+
+/// Serves one connection (keep-alive: requests one after another).
+fn serve(stream: TcpStream, state: Shared) {
+    let mut writer = match stream.try_clone() {
+        Ok(w) => w,
+        Err(_) => return,
+    };
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        let mut length = 0usize;
+        let mut auth = String::new();
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':') {
+                match k.to_ascii_lowercase().as_str() {
+                    "content-length" => length = v.trim().parse().unwrap_or(0),
+                    "authorization" => auth = v.trim().to_string(),
+                    _ => {}
+                }
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&body).replace('\r', "");
+        let (status, reply) = handle(&state, &path, &auth, &text);
+        if answer(&mut writer, status, &reply).is_err() {
+            return;
+        }
+    }
+}
+
+fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
+    let mut s = state.lock().expect("lock");
+    let n = s.requests.len();
+    let games: Vec<&str> = text.split("\n\n[").collect();
+    let mut seen = Seen {
+        at: Instant::now(),
+        status: 200,
+        games: games.len(),
+    };
+    let out = if path != format!("/api/broadcast/round/{ROUND_ID}/push") {
+        (404, json!({"error": "Not found"}))
+    } else if auth != format!("Bearer {LICHESS_TOKEN}") {
+        (401, json!({"error": "No such token"}))
+    } else if text.len() > 512 * 1024 {
+        (413, json!({"error": "too large"}))
+    } else if n == 2 {
+        // The third request is told to slow down.
+        s.slowed_at = Some(Instant::now());
+        (429, json!({"error": "Too many requests. Try again later."}))
+    } else {
+        let mut results = Vec::new();
+        // Lichess keeps the first 100 games.
+        for (i, g) in games.iter().take(100).enumerate() {
+            let pgn = if i == 0 {
+                g.to_string()
+            } else {
+                format!("[{g}")
+            };
+            match relay_core::pgn::read_game(&pgn) {
+                Err(e) => results.push(json!({"error": e.to_string()})),
+                Ok(game) => {
+                    let board = game.tags.get("Board").unwrap_or("").to_string();
+                    let id = game.tags.get("GameId").unwrap_or("").to_string();
+                    s.ids_of_board
+                        .entry(board.clone())
+                        .or_default()
+                        .insert(id.clone());
+                    if board == "4" {
+                        results.push(json!({"tags": {}, "error": "stand-in: board 4 is refused in this test"}));
+                    } else {
+                        results.push(json!({"tags": {}, "moves": game.moves.len()}));
+                        s.games.insert(id, (board, game));
+                    }
+                }
+            }
+        }
+        (200, json!({"games": results}))
+    };
+    seen.status = out.0;
+    s.requests.push(seen);
+    out
+}
+
+fn start_standin() -> (String, Shared) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let state: Shared = Default::default();
+    let st = state.clone();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let st = st.clone();
+            std::thread::spawn(move || serve(c, st));
+        }
+    });
+    (url, state)
+}
+
+#[test]
+fn a_round_is_pushed_to_a_lichess_stand_in_that_slows_it_down_and_refuses_a_game() {
+    let (url, state) = start_standin();
+    let dir = temp_dir("serve-lichess");
+    let emu = Emulator::start(
+        "serve-lichess-emu",
+        &[
+            "--boards", "4", "--speed", "4", "--noise", "0", "--seed", "3",
+        ],
+    );
+    let db = format!("sqlite://{}", dir.join("venue.db").display());
+    let ports = emu.ports();
+    let relay = Relay::serve(
+        &dir,
+        &[
+            "--db",
+            &db,
+            "--port",
+            &ports,
+            "--lichess-round",
+            ROUND_ID,
+            "--lichess-token",
+            LICHESS_TOKEN,
+            "--lichess-url",
+            &url,
+        ],
+    );
+    let lichess = |r: &Relay| get_json(&r.url("/health"))["upstream"][0].clone();
+
+    // The 429: the relay says it waits, and sends nothing for a minute.
+    wait_until(60, "the stand-in to ask the relay to slow down", || {
+        state.lock().expect("lock").slowed_at
+    });
+    let h = wait_until(5, "the wait on the relay's health", || {
+        let u = lichess(&relay);
+        u["waiting_until_ms"].as_i64().map(|_| u)
+    });
+    eprintln!("after the 429: {h}");
+    assert!(
+        h["last_error"].as_str().unwrap_or("").contains("429"),
+        "{h}"
+    );
+    wait_until(80, "a request after the minute", || {
+        (state.lock().expect("lock").requests.len() > 3).then_some(())
+    });
+    {
+        let s = state.lock().expect("lock");
+        let slowed = s.slowed_at.expect("slowed");
+        let next = s.requests[3].at;
+        let waited = next.duration_since(slowed);
+        eprintln!(
+            "the next request came {} ms after the 429",
+            waited.as_millis()
+        );
+        assert!(
+            waited >= Duration::from_secs(60),
+            "the relay came back after {waited:?}"
+        );
+    }
+
+    // Board 4's refusal is an alert on the relay.
+    let u = wait_until(10, "Lichess's refusal in the relay's health", || {
+        let u = lichess(&relay);
+        let refused = u["conflicts"].as_array().is_some_and(|c| !c.is_empty());
+        refused.then_some(u)
+    });
+    assert_eq!(u["conflicts"][0]["board_no"], 4, "{u}");
+    assert!(
+        u["conflicts"][0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("board 4"),
+        "{u}"
+    );
+
+    // In the end the stand-in holds boards 1-3 as the relay does: the same moves, a clock
+    // after every move the relay has one for, one GameId per board.
+    let round = get_json(&relay.url("/api/rounds/1"));
+    let boards_played = round["games"].as_array().map_or(0, Vec::len);
+    assert!(boards_played >= 3, "{round}");
+    wait_until(20, "the stand-in to hold what the relay holds", || {
+        let round = get_json(&relay.url("/api/rounds/1"));
+        let s = state.lock().expect("lock");
+        for g in round["games"].as_array()? {
+            let board = g["board_no"].as_u64()?.to_string();
+            if board == "4" {
+                continue;
+            }
+            let id = format!("relay-{}", g["id"].as_i64()?);
+            let (_, taken) = s.games.get(&id)?;
+            let want: Vec<&str> = g["moves"]
+                .as_array()?
+                .iter()
+                .filter_map(|m| m["san"].as_str())
+                .collect();
+            let have: Vec<String> = taken.moves.iter().map(|m| m.san.to_string()).collect();
+            if want != have {
+                return None;
+            }
+            for (m, t) in g["moves"].as_array()?.iter().zip(&taken.moves) {
+                if m["clk_ms"].is_u64() {
+                    assert!(
+                        t.clk.is_some(),
+                        "board {board}: a move with a clock went without [%clk]"
+                    );
+                }
+            }
+            assert_eq!(taken.tags.get("Round"), Some(format!("1.{board}").as_str()));
+        }
+        Some(())
+    });
+    let s = state.lock().expect("lock");
+    for (board, ids) in &s.ids_of_board {
+        assert_eq!(ids.len(), 1, "board {board} was sent with GameIds {ids:?}");
+    }
+    assert!(s.requests.iter().all(|r| r.games <= 100));
+    // At most a request a second (one Lichess round here).
+    for w in s.requests.windows(2) {
+        let gap = w[1].at.duration_since(w[0].at);
+        assert!(
+            gap >= Duration::from_millis(900),
+            "two requests {gap:?} apart"
+        );
+    }
+    let moves: usize = s.games.values().map(|(_, g)| g.moves.len()).sum();
+    eprintln!(
+        "{} requests ({} refused with 429), {moves} moves on {} boards at the stand-in",
+        s.requests.len(),
+        s.requests.iter().filter(|r| r.status == 429).count(),
+        s.games.len()
+    );
+    let _ = emu;
+}
