@@ -599,3 +599,205 @@ async fn moves_after_a_flag_fall_are_recorded_and_counted_on_the_eboard() {
     );
     assert_eq!(g["result"], "*", "a proposal ends nothing: {g}");
 }
+
+/// A venue's batch for the cloud route: one tournament, one round, one game with `ucis`.
+fn push_batch(batch: i64, ucis: &[&str], result: &str) -> Value {
+    let moves: Vec<Value> = ucis
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            json!({"ply": i + 1, "san": "?", "uci": u, "clk_ms": 5_400_000 - i as u64 * 1000,
+                   "emt_ms": 1000, "accepted_at_ms": 1_700_000_000_000i64 + i as i64, "fen_after": "?"})
+        })
+        .collect();
+    json!({
+        "origin": "venue-a", "name": "hall laptop", "batch": batch,
+        "tournaments": [{"id": 7, "name": "Venue Open", "site": "Hall", "start_date": null, "end_date": null,
+                         "time_control": null, "delay_secs": 0,
+                         "rounds": [{"id": 9, "tournament_id": 7, "number": "3", "date": null, "delay_secs": null,
+                                     "final": false, "seq": 0, "auto": false}]}],
+        "games": [{"id": 11, "round_id": 9,
+                   "pairing": {"board_no": 1, "white": {"name": "A"}, "black": {"name": "B"}},
+                   "result": result, "termination": null,
+                   "status": if result == "*" { "live" } else { "finished" },
+                   "start_fen": null, "chess960": false, "orientation": null, "result_at_ms": null,
+                   "edits": 0, "moves": moves}]
+    })
+}
+
+async fn tournaments(app: &Router) -> Value {
+    call(app, "GET", "/api/tournaments", None, None).await.body
+}
+
+async fn first_game(app: &Router, round: i64) -> Value {
+    call(app, "GET", &format!("/api/rounds/{round}"), None, None)
+        .await
+        .body["games"][0]
+        .clone()
+}
+
+async fn push(app: &Router, token: Option<&str>, body: &Value) -> Answer {
+    let text = body.to_string();
+    call(app, "POST", "/api/push", Some(text.as_bytes()), token).await
+}
+
+#[tokio::test]
+async fn pushed_batches_are_checked_applied_once_and_never_written_over_an_arbiters_edit() {
+    const PUSH: &str = "push-token-x";
+    let (core, app) = start().await;
+    // A relay that takes no pushes says so.
+    let off = push(&app, Some(PUSH), &push_batch(1, &["e2e4"], "*")).await;
+    assert_eq!(off.status, StatusCode::NOT_FOUND, "{:?}", off.body);
+    core.shared.accept_pushes(PUSH.into());
+    let before = tournaments(&app).await;
+
+    // No token, a wrong one, bad JSON, an illegal move: refused, nothing stored.
+    let b = push_batch(1, &["e2e4", "e7e5"], "*");
+    assert_eq!(push(&app, None, &b).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        push(&app, Some("wrong-token"), &b).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let bad = call(&app, "POST", "/api/push", Some(b"{\"origin\":"), Some(PUSH)).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let illegal = push(&app, Some(PUSH), &push_batch(1, &["e2e4", "e7e4"], "*")).await;
+    assert_eq!(illegal.status, StatusCode::BAD_REQUEST);
+    assert!(
+        illegal.body["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("e7e4"),
+        "{:?}",
+        illegal.body
+    );
+    assert_eq!(
+        tournaments(&app).await,
+        before,
+        "a refused push stored something"
+    );
+
+    // Applied: two moves; again (same number: stale; higher number: nothing differs) no more.
+    let ok = push(&app, Some(PUSH), &b).await;
+    assert_eq!(ok.status, StatusCode::OK, "{:?}", ok.body);
+    // The players (a pairing change) and two moves.
+    assert_eq!(ok.body["changes"], 3);
+    let again = push(&app, Some(PUSH), &b).await;
+    assert_eq!(again.body["stale"], true, "{:?}", again.body);
+    let same = push(&app, Some(PUSH), &push_batch(2, &["e2e4", "e7e5"], "*")).await;
+    assert_eq!(
+        (same.body["stale"].clone(), same.body["changes"].clone()),
+        (json!(false), json!(0))
+    );
+    let ts = tournaments(&app).await;
+    let t = ts
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|t| t["name"] == "Venue Open")
+        .expect("mirrored")
+        .clone();
+    let round = t["rounds"][0]["id"].as_i64().expect("round");
+    let g = first_game(&app, round).await;
+    let gid = g["id"].as_i64().expect("game");
+    assert_eq!(g["moves"][1]["san"], "e5", "SAN worked out by the cloud");
+    assert_eq!(g["white"]["name"], "A");
+
+    // A takeback and another move at the venue: a truncation and the new move.
+    let back = push(
+        &app,
+        Some(PUSH),
+        &push_batch(3, &["e2e4", "c7c5", "g1f3"], "*"),
+    )
+    .await;
+    assert_eq!(back.body["changes"], 3, "{:?}", back.body);
+    let moves = |g: &Value| {
+        g["moves"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .map(|m| m["uci"].as_str().unwrap_or("").to_string())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        moves(&first_game(&app, round).await),
+        ["e2e4", "c7c5", "g1f3"]
+    );
+    // The change log (what spectators are told) has each change once.
+    let changes = call(
+        &app,
+        "GET",
+        &format!("/api/rounds/{round}/changes?since=0"),
+        None,
+        None,
+    )
+    .await;
+    let kinds: Vec<String> = changes.body["changes"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|c| c["kind"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "move").count(),
+        4,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "truncate").count(),
+        1,
+        "{kinds:?}"
+    );
+
+    // An arbiter here sets a result; the venue's next version is held back, not written over.
+    let r = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{gid}/result"),
+        json!({"result": "0-1"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+    let held = push(
+        &app,
+        Some(PUSH),
+        &push_batch(4, &["e2e4", "c7c5", "g1f3", "d7d6"], "*"),
+    )
+    .await;
+    assert_eq!(held.body["changes"], 0);
+    assert_eq!(
+        held.body["conflicts"][0]["cloud_game_id"], gid,
+        "{:?}",
+        held.body
+    );
+    assert_eq!(first_game(&app, round).await["result"], "0-1");
+    let health = call(&app, "GET", "/health", None, None).await.body;
+    assert_eq!(
+        health["pushed_from"][0]["conflicts"][0]["game_id"], 11,
+        "{health}"
+    );
+    // Taking the venue's version settles it.
+    let take = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{gid}/take-venue"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(take.status, StatusCode::OK, "{:?}", take.body);
+    let g = first_game(&app, round).await;
+    assert_eq!((moves(&g).len(), g["result"].clone()), (4, json!("*")));
+    let next = push(
+        &app,
+        Some(PUSH),
+        &push_batch(5, &["e2e4", "c7c5", "g1f3", "d7d6", "d2d4"], "*"),
+    )
+    .await;
+    assert_eq!(
+        (next.body["changes"].clone(), next.body["conflicts"].clone()),
+        (json!(1), json!([]))
+    );
+}

@@ -14,6 +14,7 @@
 mod figures;
 mod pgn;
 mod procs;
+mod push;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -37,6 +38,9 @@ pub struct BenchArgs {
     /// spectators, 60 s. cluster10k / cluster40k: several relays on one PostgreSQL
     /// (`--postgres`): one reading 200 boards at real pace, three `--no-boards` relays
     /// serving 10,000 / 40,000 spectators between them (source addresses 127.0.0.2-9), 40 s.
+    /// push: a venue relay (50 boards at 10x, SQLite) pushing to a cloud relay (`--postgres`)
+    /// with 1000 spectators, 30 s: venue → cloud spectator per move. push-backlog: 100,000
+    /// changes (1000 games, `--boards`) waiting at the venue, drained to a cloud relay.
     #[arg(long = "case", value_enum)]
     cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -99,6 +103,8 @@ enum CaseName {
     Delayed,
     Cluster10k,
     Cluster40k,
+    Push,
+    PushBacklog,
 }
 
 /// One configuration measured.
@@ -146,6 +152,8 @@ impl CaseName {
                 web: 3,
                 ..c("cluster40k", 200, 1.0, 40_000, 40)
             },
+            // Run by `push` (never asked for here).
+            CaseName::Push | CaseName::PushBacklog => c("push", 50, 10.0, 1000, 30),
         }
     }
 }
@@ -179,6 +187,17 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let tools = procs::tools(args.wsload_dir.as_deref())?;
     let tck = procs::ticks_per_sec();
     for name in names {
+        match name {
+            CaseName::Push => {
+                push::latency(&args, &tools, &stop).context("bench case push")?;
+                continue;
+            }
+            CaseName::PushBacklog => {
+                push::backlog(&args, &stop).context("bench case push-backlog")?;
+                continue;
+            }
+            _ => {}
+        }
         let mut case = name.case();
         case.boards = args.boards.unwrap_or(case.boards);
         case.clients = args.clients.unwrap_or(case.clients);
