@@ -833,8 +833,8 @@ function renderUpstreamRow(row, t, now) {
   row.dataset.state = state;
   cell('target').textContent = t.target;
   cell('kind').textContent = t.kind;
-  cell('state').replaceChildren(el('span', { class: 'push-state', 'data-state': state, text }),
-    detail ? el('span', { class: 'push-detail', text: detail }) : null);
+  cell('state').replaceChildren(el('span', { class: 'push-badge', 'data-state': state, text }),
+    ...(detail ? [el('span', { class: 'push-detail', text: detail })] : []));
   cell('queued').textContent = t.queued;
   const ok = cell('ok');
   ok.textContent = ago(t.last_ok_ms, now);
