@@ -1,7 +1,7 @@
 //! A venue relay (SQLite, emulated boards on pseudo-terminals) pushing to a cloud relay
 //! (PostgreSQL, no boards), each a real process, with the link between them through a proxy
-//! this test cuts, and the cloud killed once: at the end both serve the same round, and the
-//! cloud's change log holds every move once.
+//! this test cuts (the venue killed and started again meanwhile), and the cloud killed once:
+//! at the end both serve the same rounds, and the cloud's change log holds every move once.
 
 use super::service::{
     Emulator, Relay, get, get_json, postgres_database, postgres_url, request, wait_until,
@@ -137,6 +137,42 @@ fn rounds_in_sync(venue: &Relay, cloud: &Relay) -> Option<Vec<(String, i64, i64)
     (!out.is_empty()).then_some(out)
 }
 
+/// Waits until both relays serve the same rounds; on a timeout, says how they differ.
+fn wait_in_sync(venue: &Relay, cloud: &Relay, secs: u64, what: &str) -> Vec<(String, i64, i64)> {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(r) = rounds_in_sync(venue, cloud) {
+            return r;
+        }
+        if Instant::now() > end {
+            let v = get(&venue.url("/api/tournaments")).text();
+            let c = get(&cloud.url("/api/tournaments")).text();
+            let first = |r: &Relay| games_of(r, 1);
+            panic!(
+                "timed out waiting for {what}\nvenue tournaments {v}\ncloud tournaments {c}\nvenue upstream {}\nvenue round 1:\n{}\ncloud round 1:\n{}\n--- venue log\n{}\n--- cloud log\n{}",
+                upstream(venue),
+                first(venue),
+                first(cloud),
+                venue
+                    .log_text()
+                    .lines()
+                    .rev()
+                    .take(40)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                cloud
+                    .log_text()
+                    .lines()
+                    .rev()
+                    .take(40)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Reads the cloud's change log and checks that no ply was announced twice without a
 /// truncation in between. Returns the number of moves announced.
 fn moves_announced_once(db: &str) -> usize {
@@ -242,21 +278,20 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     let proxy = CutProxy::start(cloud.base.trim_start_matches("http://"));
     let venue_db = format!("sqlite://{}", dir.join("venue.db").display());
     let ports = emu.ports();
-    let venue = Relay::serve(
-        &dir,
-        &[
-            "--db",
-            &venue_db,
-            "--port",
-            &ports,
-            "--push-to",
-            &proxy.url(),
-            "--push-token",
-            PUSH,
-            "--admin-token",
-            TOKEN,
-        ],
-    );
+    let proxy_url = proxy.url();
+    let venue_args = [
+        "--db",
+        venue_db.as_str(),
+        "--port",
+        ports.as_str(),
+        "--push-to",
+        proxy_url.as_str(),
+        "--push-token",
+        PUSH,
+        "--admin-token",
+        TOKEN,
+    ];
+    let mut venue = Relay::serve(&dir, &venue_args);
     wait_until(40, "the first moves on the cloud relay", || {
         let c = cloud_round(&cloud, "1")?;
         games_of(&cloud, c).contains("1. ").then_some(())
@@ -274,13 +309,17 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
         },
     );
     eprintln!("link cut: {down}");
+    // The venue is killed with changes queued, and started again: its outbox is its store.
+    venue.kill();
+    venue = Relay::serve(&dir, &venue_args);
+    wait_until(30, "the restarted venue to queue again", || {
+        (upstream(&venue)["queued"].as_i64().unwrap_or(0) > 0).then_some(())
+    });
     std::thread::sleep(Duration::from_secs(cut_secs).saturating_sub(cut_at.elapsed()));
     let queued = upstream(&venue)["queued"].as_i64().unwrap_or(0);
     proxy.set_cut(false);
     let back = Instant::now();
-    let rounds = wait_until(30, "the cloud to catch up after the cut", || {
-        rounds_in_sync(&venue, &cloud)
-    });
+    let rounds = wait_in_sync(&venue, &cloud, 30, "the cloud to catch up after the cut");
     eprintln!(
         "after a {cut_secs} s cut with {queued} changes queued, the cloud had everything {} ms after the link came back ({} rounds)",
         back.elapsed().as_millis(),
@@ -293,9 +332,12 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     cloud = Relay::serve(&dir, &cloud_args);
     proxy.retarget(&cloud.base);
     let back = Instant::now();
-    wait_until(30, "the cloud to catch up after its restart", || {
-        rounds_in_sync(&venue, &cloud)
-    });
+    wait_in_sync(
+        &venue,
+        &cloud,
+        30,
+        "the cloud to catch up after its restart",
+    );
     eprintln!(
         "the restarted cloud had everything {} ms after it came back",
         back.elapsed().as_millis()
@@ -370,9 +412,7 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     });
 
     // At the end both serve the same rounds, and the cloud announced every move once.
-    let rounds = wait_until(30, "both relays to serve the same rounds", || {
-        rounds_in_sync(&venue, &cloud)
-    });
+    let rounds = wait_in_sync(&venue, &cloud, 30, "both relays to serve the same rounds");
     let moves = moves_announced_once(&db);
     let venue_moves: usize = rounds
         .iter()

@@ -19,9 +19,12 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Games one batch carries at most (a whole game each: about 2–3 MiB of JSON for long
-/// games, well under the cloud's 8 MiB body limit).
+/// Games one request carries at most (a whole game each: about 2–3 MiB of JSON for long
+/// games, well under the cloud's 8 MiB body limit). A plan with more games goes out in
+/// several requests, and is delivered once the last is answered.
 const GAMES_PER_BATCH: usize = 150;
+/// Changes one plan reads at most (their game ids only).
+const PLAN_CHANGES: usize = 500_000;
 /// Changes read from the log in one query while planning a batch.
 const PAGE: u32 = 5000;
 /// How long a request may take.
@@ -104,47 +107,36 @@ pub struct PushTarget {
     pub token: String,
 }
 
-/// The next batch: the games to send and how far each round will then be delivered.
+/// The next delivery: the games to send and how far each round will then be delivered.
 #[derive(Debug, Default)]
 struct Plan {
     games: BTreeSet<i64>,
     upto: Vec<(i64, i64)>,
-    /// Changes the batch delivers.
+    /// Changes the delivery covers.
     changes: i64,
-    /// Changes waiting in all (this batch's and beyond).
+    /// Changes waiting in all (these and beyond).
     queued: i64,
 }
 
-/// Reads the outbox: the rounds whose changes were not all delivered, and the games those
-/// changes touched, up to [`GAMES_PER_BATCH`]. A round is delivered only up to the last
-/// change whose game the batch carries.
+/// Reads the outbox: the rounds whose changes were not all delivered, and every game those
+/// changes touched (reading at most [`PLAN_CHANGES`] changes: a round beyond that is
+/// delivered up to where the reading stopped, and the rest comes in the next plan).
 async fn plan(store: &Store, target: &str) -> Result<Plan, relay_store::StoreError> {
     let sent = store.upstream_sent(target).await?;
     let mut plan = Plan::default();
-    let mut full = false;
+    let mut read = 0usize;
     for (round, seq) in store.round_seqs().await? {
         let from = sent.get(&round).copied().unwrap_or(0);
         if seq <= from {
             continue;
         }
         plan.queued += seq - from;
-        if full {
-            continue;
-        }
         let mut after = from;
-        'round: loop {
+        while read < PLAN_CHANGES {
             let page = store.change_games_since(round, after, PAGE).await?;
-            if page.is_empty() {
-                break;
-            }
+            read += page.len();
             for (s, game) in &page {
-                if let Some(g) = game
-                    && !plan.games.contains(g)
-                {
-                    if plan.games.len() == GAMES_PER_BATCH {
-                        full = true;
-                        break 'round;
-                    }
+                if let Some(g) = game {
                     plan.games.insert(*g);
                 }
                 after = *s;
@@ -191,6 +183,16 @@ fn own_eboards(shared: &Shared) -> (Vec<serde_json::Value>, u64) {
         .filter_map(|e| serde_json::to_value(e).ok())
         .collect();
     (values, hash_of(&key))
+}
+
+/// How sending a plan went.
+enum Outcome {
+    /// Every request answered: the plan is delivered.
+    Delivered,
+    /// Plan again at once.
+    Again,
+    /// Why, and how long to wait (ms) before trying again.
+    Failed(String, u64),
 }
 
 /// An answer from the cloud, or why there was none.
@@ -309,92 +311,122 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
         {
             continue;
         }
-        let mut games: Vec<StoredGame> = Vec::with_capacity(plan.games.len());
-        let mut failed = None;
-        for id in &plan.games {
-            match store.game(*id).await {
-                Ok(g) => games.push(g),
+        let ids: Vec<i64> = plan.games.iter().copied().collect();
+        let chunks: Vec<&[i64]> = if ids.is_empty() {
+            vec![&[]]
+        } else {
+            ids.chunks(GAMES_PER_BATCH).collect()
+        };
+        let mut outcome = Outcome::Delivered;
+        for (k, chunk) in chunks.into_iter().enumerate() {
+            let first = k == 0;
+            let mut games: Vec<StoredGame> = Vec::with_capacity(chunk.len());
+            for id in chunk {
+                match store.game(*id).await {
+                    Ok(g) => games.push(g),
+                    Err(e) => {
+                        outcome = Outcome::Failed(format!("the store: {e}"), 1000);
+                        break;
+                    }
+                }
+            }
+            if !matches!(outcome, Outcome::Delivered) {
+                break;
+            }
+            let batch_no = match store.upstream_next_batch(&target.url).await {
+                Ok(n) => n,
                 Err(e) => {
-                    failed = Some(e);
+                    outcome = Outcome::Failed(format!("the store: {e}"), 1000);
+                    break;
+                }
+            };
+            let with_eboards = first && eboards_due;
+            let batch = PushBatch {
+                origin: origin.clone(),
+                name: name.clone(),
+                batch: batch_no,
+                tournaments: tournaments.clone(),
+                games,
+                eboards: with_eboards.then(|| eboards.clone()),
+            };
+            let body = match serde_json::to_vec(&batch) {
+                Ok(b) => b,
+                Err(e) => {
+                    outcome = Outcome::Failed(format!("batch not encoded: {e}"), 5000);
+                    break;
+                }
+            };
+            let (url, token) = (endpoint.clone(), target.token.clone());
+            let answer = tokio::task::spawn_blocking(move || post(&url, &token, body))
+                .await
+                .unwrap_or_else(|e| Answer::Failed(e.to_string()));
+            match answer {
+                Answer::Ok(reply) if reply.stale => {
+                    // The cloud applied a higher batch number than ours (this store was
+                    // restored from a backup): number on from there.
+                    tracing::warn!(to = %target.url, "the cloud has newer batch numbers from this venue; numbering on from them");
+                    let _ = store
+                        .upstream_skip_batches(&target.url, reply.last_batch)
+                        .await;
+                    outcome = Outcome::Again;
+                    break;
+                }
+                Answer::Ok(reply) => {
+                    for c in &reply.conflicts {
+                        if !conflicts.contains_key(&c.game_id) {
+                            tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");
+                        }
+                    }
+                    conflicts = reply
+                        .conflicts
+                        .iter()
+                        .map(|c| (c.game_id, c.clone()))
+                        .collect();
+                    if first {
+                        meta_sent = Some(meta);
+                    }
+                    if with_eboards {
+                        eboards_sent = (Some(eboards_hash), now_ms());
+                    }
+                    slot.edit(&shared, |t| {
+                        t.last_ok_ms = Some(now_ms());
+                        t.delivered_batches += 1;
+                        t.conflicts = conflicts.values().cloned().collect();
+                        if t.last_error.is_some() {
+                            tracing::info!(to = %t.target, "pushing again");
+                        }
+                        t.last_error = None;
+                    });
+                }
+                Answer::Refused(status, msg) => {
+                    let what = match status {
+                        401 | 403 => {
+                            format!("the cloud relay refused the push token ({status}): {msg}")
+                        }
+                        _ => format!("the cloud relay refused the batch ({status}): {msg}"),
+                    };
+                    outcome = Outcome::Failed(what, 5000);
+                    break;
+                }
+                Answer::Failed(e) => {
+                    let wait = (backoff_ms * 2).clamp(250, 5000);
+                    outcome = Outcome::Failed(format!("cannot reach {}: {e}", target.url), wait);
                     break;
                 }
             }
         }
-        if let Some(e) = failed {
-            slot.failed(&shared, format!("the store: {e}"));
-            backoff_ms = 1000;
-            continue;
-        }
-        let batch_no = match store.upstream_next_batch(&target.url).await {
-            Ok(n) => n,
-            Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
-                backoff_ms = 1000;
-                continue;
-            }
-        };
-        let batch = PushBatch {
-            origin: origin.clone(),
-            name: name.clone(),
-            batch: batch_no,
-            tournaments,
-            games,
-            eboards: eboards_due.then_some(eboards),
-        };
-        let body = match serde_json::to_vec(&batch) {
-            Ok(b) => b,
-            Err(e) => {
-                slot.failed(&shared, format!("batch not encoded: {e}"));
-                backoff_ms = 5000;
-                continue;
-            }
-        };
-        let (url, token) = (endpoint.clone(), target.token.clone());
-        let answer = tokio::task::spawn_blocking(move || post(&url, &token, body))
-            .await
-            .unwrap_or_else(|e| Answer::Failed(e.to_string()));
-        match answer {
-            Answer::Ok(reply) if reply.stale => {
-                // The cloud applied a higher batch number than ours (this store was
-                // restored from a backup): number on from there.
-                tracing::warn!(to = %target.url, "the cloud has newer batch numbers from this venue; numbering on from them");
-                let _ = store
-                    .upstream_skip_batches(&target.url, reply.last_batch)
-                    .await;
-                backoff_ms = 0;
-            }
-            Answer::Ok(reply) => {
+        match outcome {
+            Outcome::Delivered => {
                 if let Err(e) = store.upstream_delivered(&target.url, &plan.upto).await {
                     // Sent again next time; the cloud takes it once.
                     slot.failed(&shared, format!("the store: {e}"));
                     backoff_ms = 1000;
                     continue;
                 }
-                for c in &reply.conflicts {
-                    if !conflicts.contains_key(&c.game_id) {
-                        tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");
-                    }
-                }
-                conflicts = reply
-                    .conflicts
-                    .iter()
-                    .map(|c| (c.game_id, c.clone()))
-                    .collect();
-                meta_sent = Some(meta);
-                if batch.eboards.is_some() {
-                    eboards_sent = (Some(eboards_hash), now_ms());
-                }
                 let queued = plan.queued - plan.changes;
                 slot.edit(&shared, |t| {
                     t.queued = queued;
-                    t.last_ok_ms = Some(now_ms());
-                    t.delivered_batches += 1;
                     t.delivered_changes += plan.changes.max(0) as u64;
-                    t.conflicts = conflicts.values().cloned().collect();
-                    if t.last_error.is_some() {
-                        tracing::info!(to = %t.target, "pushing again");
-                    }
-                    t.last_error = None;
                 });
                 // More waiting (a backlog): on at once.
                 backoff_ms = 0;
@@ -402,19 +434,10 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                     news.mark_changed();
                 }
             }
-            Answer::Refused(status, msg) => {
-                let what = match status {
-                    401 | 403 => {
-                        format!("the cloud relay refused the push token ({status}): {msg}")
-                    }
-                    _ => format!("the cloud relay refused the batch ({status}): {msg}"),
-                };
+            Outcome::Again => backoff_ms = 0,
+            Outcome::Failed(what, wait) => {
                 slot.failed(&shared, what);
-                backoff_ms = 5000;
-            }
-            Answer::Failed(e) => {
-                slot.failed(&shared, format!("cannot reach {}: {e}", target.url));
-                backoff_ms = (backoff_ms * 2).clamp(250, 5000);
+                backoff_ms = wait;
             }
         }
     }
