@@ -4,7 +4,9 @@
 //! route).
 //!
 //! The outbox is the venue's change log: for each target the store keeps how far each
-//! round's changes were delivered, and only a reply from the cloud moves that on. So a
+//! round's changes were delivered (written at most every 2 s, so that the pusher hardly
+//! competes with the writer for SQLite's lock), and only a reply from the cloud moves that
+//! on. So a
 //! restart of either side, a cut link or a lost reply costs nothing: the next batch carries
 //! the whole state of every game changed since, which the cloud applies once (a batch it
 //! already has changes nothing). The pusher wakes on every change handed to this relay's
@@ -14,7 +16,7 @@
 use super::live::{Shared, now_ms};
 use relay_store::{PushBatch, PushConflict, PushReply, Store, StoredGame};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +27,12 @@ use std::time::Duration;
 const GAMES_PER_BATCH: usize = 150;
 /// Changes one plan reads at most (their game ids only).
 const PLAN_CHANGES: usize = 500_000;
+/// Batch numbers taken from the store at a time.
+const NUMBERS: i64 = 1000;
+/// How far rounds were delivered is written to the store at most this often: on the
+/// venue's SQLite every write competes with the writer's, and after a crash the games of
+/// the last moments are only sent again (the cloud takes them once).
+const NOTE_DELIVERED_MS: i64 = 2000;
 /// Changes read from the log in one query while planning a batch.
 const PAGE: u32 = 5000;
 /// How long a request may take.
@@ -121,8 +129,7 @@ struct Plan {
 /// Reads the outbox: the rounds whose changes were not all delivered, and every game those
 /// changes touched (reading at most [`PLAN_CHANGES`] changes: a round beyond that is
 /// delivered up to where the reading stopped, and the rest comes in the next plan).
-async fn plan(store: &Store, target: &str) -> Result<Plan, relay_store::StoreError> {
-    let sent = store.upstream_sent(target).await?;
+async fn plan(store: &Store, sent: &HashMap<i64, i64>) -> Result<Plan, relay_store::StoreError> {
     let mut plan = Plan::default();
     let mut read = 0usize;
     for (round, seq) in store.round_seqs().await? {
@@ -254,6 +261,20 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             }
         }
     };
+    // How far each round was delivered: read once, kept here, written back now and then.
+    let mut sent = loop {
+        match store.upstream_sent(&target.url).await {
+            Ok(s) => break s,
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    let mut noted_ms: i64 = 0;
+    let mut unnoted = false;
+    // Batch numbers reserved and not used yet: (next, last).
+    let mut numbers: (i64, i64) = (1, 0);
     tracing::info!(to = %target.url, origin = %origin, "pushing every change to a cloud relay");
     let name = super::claims::instance_name().to_string();
     let mut news = shared.news();
@@ -270,7 +291,17 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
         }
         news.mark_unchanged();
-        let plan = match plan(&store, &target.url).await {
+        if unnoted && now_ms() - noted_ms >= NOTE_DELIVERED_MS {
+            let upto: Vec<(i64, i64)> = sent.iter().map(|(r, s)| (*r, *s)).collect();
+            match store.upstream_delivered(&target.url, &upto).await {
+                Ok(()) => {
+                    unnoted = false;
+                    noted_ms = now_ms();
+                }
+                Err(e) => slot.failed(&shared, format!("the store: {e}")),
+            }
+        }
+        let plan = match plan(&store, &sent).await {
             Ok(p) => p,
             Err(e) => {
                 slot.failed(&shared, format!("the store: {e}"));
@@ -333,13 +364,17 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             if !matches!(outcome, Outcome::Delivered) {
                 break;
             }
-            let batch_no = match store.upstream_next_batch(&target.url).await {
-                Ok(n) => n,
-                Err(e) => {
-                    outcome = Outcome::Failed(format!("the store: {e}"), 1000);
-                    break;
+            if numbers.0 > numbers.1 {
+                match store.upstream_reserve_batches(&target.url, NUMBERS).await {
+                    Ok(last) => numbers = (last - NUMBERS + 1, last),
+                    Err(e) => {
+                        outcome = Outcome::Failed(format!("the store: {e}"), 1000);
+                        break;
+                    }
                 }
-            };
+            }
+            let batch_no = numbers.0;
+            numbers.0 += 1;
             let with_eboards = first && eboards_due;
             let batch = PushBatch {
                 origin: origin.clone(),
@@ -368,6 +403,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                     let _ = store
                         .upstream_skip_batches(&target.url, reply.last_batch)
                         .await;
+                    numbers = (1, 0);
                     outcome = Outcome::Again;
                     break;
                 }
@@ -417,11 +453,10 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
         }
         match outcome {
             Outcome::Delivered => {
-                if let Err(e) = store.upstream_delivered(&target.url, &plan.upto).await {
-                    // Sent again next time; the cloud takes it once.
-                    slot.failed(&shared, format!("the store: {e}"));
-                    backoff_ms = 1000;
-                    continue;
+                for (round, seq) in &plan.upto {
+                    let e = sent.entry(*round).or_insert(0);
+                    *e = (*e).max(*seq);
+                    unnoted = true;
                 }
                 let queued = plan.queued - plan.changes;
                 slot.edit(&shared, |t| {

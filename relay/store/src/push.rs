@@ -322,11 +322,12 @@ impl Store {
         })
     }
 
-    /// The next batch number for `target` (kept, so numbers grow across restarts).
-    pub async fn upstream_next_batch(&self, target: &str) -> Result<i64> {
+    /// Reserves `n` batch numbers for `target` and returns the last of them (kept, so
+    /// numbers grow across restarts, with one write per `n` requests).
+    pub async fn upstream_reserve_batches(&self, target: &str, n: i64) -> Result<i64> {
         on_pool!(self, pool => {
-            let row: Option<(i64,)> = sqlx::query_as("UPDATE upstream_targets SET batch = batch + 1 WHERE target = $1 RETURNING batch")
-                .bind(target).fetch_optional(pool).await?;
+            let row: Option<(i64,)> = sqlx::query_as("UPDATE upstream_targets SET batch = batch + $1 WHERE target = $2 RETURNING batch")
+                .bind(n).bind(target).fetch_optional(pool).await?;
             row.map(|(b,)| b).ok_or(StoreError::NotFound { what: "push target", id: target.to_string() })
         })
     }

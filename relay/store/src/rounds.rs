@@ -251,13 +251,16 @@ impl Store {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let mut touched = crate::Touched::default();
+            // A write first: with SQLite a transaction that reads first and writes later
+            // cannot wait for the write lock (it gets "busy" at once when another
+            // connection wrote meanwhile), so this one takes the lock from its start.
+            sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)
+                         ON CONFLICT (serial) DO UPDATE SET port = COALESCE(excluded.port, eboards.port), last_seen = excluded.last_seen")
+                .bind(serial).bind(port).bind(now_ms()).execute(&mut *tx).await?;
             let exists: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE id = $1").bind(round).fetch_optional(&mut *tx).await?;
             if exists.is_none() {
                 return Err(StoreError::NotFound { what: "round", id: round.to_string() });
             }
-            sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)
-                         ON CONFLICT (serial) DO UPDATE SET port = COALESCE(excluded.port, eboards.port), last_seen = excluded.last_seen")
-                .bind(serial).bind(port).bind(now_ms()).execute(&mut *tx).await?;
             sqlx::query("DELETE FROM assignments WHERE round_id = $1 AND (serial = $2 OR board_no = $3)")
                 .bind(round).bind(serial).bind(board).execute(&mut *tx).await?;
             sqlx::query("INSERT INTO assignments (round_id, board_no, serial) VALUES ($1, $2, $3)")

@@ -40,7 +40,8 @@ pub struct BenchArgs {
     /// serving 10,000 / 40,000 spectators between them (source addresses 127.0.0.2-9), 40 s.
     /// push: a venue relay (50 boards at 10x, SQLite) pushing to a cloud relay (`--postgres`)
     /// with 1000 spectators, 30 s: venue → cloud spectator per move. push-backlog: 100,000
-    /// changes (1000 games, `--boards`) waiting at the venue, drained to a cloud relay.
+    /// changes (`--clients` sets the number; games of 100 moves) waiting at the venue,
+    /// drained to a cloud relay.
     #[arg(long = "case", value_enum)]
     cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).

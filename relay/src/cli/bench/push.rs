@@ -217,9 +217,10 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
     Ok(())
 }
 
-/// A venue store with `games` games of `plies` random legal moves each, every move a change
-/// not yet delivered.
-async fn fill_venue(db: &str, games: u32, plies: u32) -> Result<u64> {
+/// A venue store with `changes` moves not yet delivered: games of up to `plies` random legal
+/// moves each (a game that ends sooner is followed by another).
+async fn fill_venue(db: &str, changes: u64, plies: u32) -> Result<(u64, usize)> {
+    let games = (changes / u64::from(plies)) as u32 * 2 + 1;
     use shakmaty::fen::Fen;
     use shakmaty::{Chess, EnPassantMode, Position};
     let store = relay_store::Store::open(db).await?;
@@ -244,12 +245,18 @@ async fn fill_venue(db: &str, games: u32, plies: u32) -> Result<u64> {
         seed ^= seed << 17;
         seed
     };
+    let want = changes;
     let mut changes = 0;
+    let mut used = 0;
     let now = relay_store::now_ms();
     for (game, _) in ids {
+        if changes >= want {
+            break;
+        }
+        used += 1;
         let mut ops = Vec::new();
         let mut pos = Chess::default();
-        for ply in 1..=plies {
+        for ply in 1..=plies.min((want - changes) as u32) {
             let legal = pos.legal_moves();
             if legal.is_empty() {
                 break;
@@ -272,11 +279,11 @@ async fn fill_venue(db: &str, games: u32, plies: u32) -> Result<u64> {
         changes += ops.len() as u64;
         store.commit(&[], &ops).await?;
     }
-    Ok(changes)
+    Ok((changes, used))
 }
 
 pub fn backlog(args: &BenchArgs, stop: &Arc<AtomicBool>) -> Result<()> {
-    let games = args.boards.unwrap_or(1000) as u32;
+    let want = args.clients.unwrap_or(100_000) as u64;
     let server = args
         .postgres
         .as_deref()
@@ -288,7 +295,7 @@ pub fn backlog(args: &BenchArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         .enable_all()
         .build()?;
     let made = Instant::now();
-    let changes = rt.block_on(fill_venue(&venue_db, games, 100))?;
+    let (changes, games) = rt.block_on(fill_venue(&venue_db, want, 100))?;
     println!(
         "== case push-backlog: {changes} changes ({games} games) waiting in the venue's store (written in {:.1} s), pushed to a cloud relay (PostgreSQL) ==",
         made.elapsed().as_secs_f64()
