@@ -801,3 +801,43 @@ async fn pushed_batches_are_checked_applied_once_and_never_written_over_an_arbit
         (json!(1), json!([]))
     );
 }
+
+#[tokio::test]
+async fn a_pushed_tournaments_delay_applies_on_the_cloud() {
+    const PUSH: &str = "push-token-y";
+    let (core, app) = start().await;
+    core.shared.accept_pushes(PUSH.into());
+    let mut b = push_batch(1, &["d2d4", "g8f6"], "*");
+    b["tournaments"][0]["delay_secs"] = json!(60);
+    let now = relay_store::now_ms();
+    for m in b["games"][0]["moves"].as_array_mut().expect("moves") {
+        m["accepted_at_ms"] = json!(now);
+    }
+    let ok = push(&app, Some(PUSH), &b).await;
+    assert_eq!(ok.status, StatusCode::OK, "{:?}", ok.body);
+    let ts = tournaments(&app).await;
+    let t = ts
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|t| t["name"] == "Venue Open")
+        .expect("mirrored")
+        .clone();
+    assert_eq!(t["delay_secs"], 60);
+    let round = t["rounds"][0]["id"].as_i64().expect("round");
+    // Spectators see the game without its moves for a minute; arbiters see them.
+    let public = first_game(&app, round).await;
+    assert_eq!(public["moves"], json!([]), "{public}");
+    let live = call(
+        &app,
+        "GET",
+        &format!("/api/rounds/{round}"),
+        None,
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(
+        live.body["games"][0]["moves"].as_array().map(Vec::len),
+        Some(2)
+    );
+}

@@ -91,10 +91,11 @@ pub fn lichess_round_of(board_no: u32, rounds: usize) -> Option<usize> {
 pub fn game_pgn(g: &StoredGame, event: &str, site: Option<&str>, round: &str) -> String {
     let mut game = relay_store::to_game(g, event, site, round);
     game.tags.set("GameId", format!("relay-{}", g.id));
-    // The clocks as the last move of each side left them (seconds, H:MM:SS).
+    // The clocks as the last move of each side left them (H:MM:SS), of the moves that go
+    // out (the writer's replay stops at a move that is not legal).
+    let out = &g.moves[..game.moves.len().min(g.moves.len())];
     for (tag, white) in [("WhiteClock", true), ("BlackClock", false)] {
-        let last = g
-            .moves
+        let last = out
             .iter()
             .rev()
             .filter(|m| (m.ply % 2 == 1) == white)
@@ -392,6 +393,64 @@ mod tests {
                 .all(|r| r.iter().map(|e| e.pgn.len() + 2).sum::<usize>() <= BYTES_PER_REQUEST)
         );
         assert_eq!(reqs.iter().map(Vec::len).sum::<usize>(), 10);
+    }
+
+    #[test]
+    fn a_game_carries_its_id_round_clocks_fide_ids_and_chess960_start() {
+        let start = "bqnrkrnb/pppppppp/8/8/8/8/PPPPPPPP/BQNRKRNB w KQkq - 0 1";
+        let mv = |ply, uci: &str, clk| relay_store::StoredMove {
+            ply,
+            san: String::new(),
+            uci: uci.into(),
+            clk_ms: clk,
+            emt_ms: None,
+            accepted_at_ms: 0,
+            fen_after: String::new(),
+        };
+        let g = StoredGame {
+            id: 42,
+            round_id: 1,
+            pairing: relay_store::Pairing {
+                board_no: 7,
+                white: relay_store::Player {
+                    name: Some("Moss, M".into()),
+                    fide_id: Some(400_017),
+                    ..Default::default()
+                },
+                black: Default::default(),
+            },
+            result: "*".into(),
+            termination: None,
+            status: "live".into(),
+            start_fen: Some(start.into()),
+            chess960: true,
+            orientation: None,
+            result_at_ms: None,
+            edits: 0,
+            moves: vec![
+                mv(1, "g2g3", Some(5_395_000)),
+                mv(2, "g7g6", None),
+                // Not legal here: it and anything after it never go out.
+                mv(3, "e1e8", Some(1)),
+            ],
+        };
+        let pgn = game_pgn(&g, "Open", Some("Hall"), "3");
+        for want in [
+            "[GameId \"relay-42\"]",
+            "[Round \"3.7\"]",
+            "[WhiteFideId \"400017\"]",
+            "[Variant \"Chess960\"]",
+            &format!("[FEN \"{start}\"]"),
+            "[WhiteClock \"1:29:55\"]",
+            "1. g3 {[%clk 1:29:55]} 1... g6 *",
+        ] {
+            assert!(pgn.contains(want), "{want} missing in\n{pgn}");
+        }
+        assert!(
+            !pgn.contains("BlackClock"),
+            "no clock was read for Black:\n{pgn}"
+        );
+        assert!(!pgn.contains("2."), "the illegal move went out:\n{pgn}");
     }
 
     #[test]
