@@ -647,7 +647,7 @@ async fn pushed_batches_are_checked_applied_once_and_never_written_over_an_arbit
     let (core, app) = start().await;
     // A relay that takes no pushes says so.
     let off = push(&app, Some(PUSH), &push_batch(1, &["e2e4"], "*")).await;
-    assert_eq!(off.status, StatusCode::NOT_FOUND, "{:?}", off.body);
+    assert_eq!(off.status, StatusCode::FORBIDDEN, "{:?}", off.body);
     core.shared.accept_pushes(PUSH.into());
     let before = tournaments(&app).await;
 

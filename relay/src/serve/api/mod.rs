@@ -353,8 +353,8 @@ pub fn routes() -> Vec<Route> {
         route!(
             post,
             "/api/push",
-            "A venue relay's batch (a relay started with --push-to; needs this relay's --accept-push-token as Bearer): tournaments, rounds and whole games, applied once",
-            false,
+            "A venue relay's batch (a relay started with --push-to; the Bearer token is this relay's --accept-push-token, not the admin token): tournaments, rounds and whole games, applied once",
+            true,
             "application/json",
             accept_push
         ),

@@ -11,15 +11,9 @@ use super::*;
 use crate::serve::live::{EboardView, Event};
 use relay_store::{PushBatch, StoredGame};
 
-/// Whether the request carries the push token; 401 without one, 403 for a wrong one, and
-/// 404 when this relay takes no pushes.
+/// Whether the request carries the push token: 401 without one, 403 for a wrong one, and 403
+/// when this relay takes no pushes at all.
 fn require_push_token(s: &Shared, h: &HeaderMap) -> Result<(), ApiError> {
-    let Some(expected) = s.push_token() else {
-        return Err(ApiError(
-            StatusCode::NOT_FOUND,
-            "this relay takes no pushes (start it with --accept-push-token)".into(),
-        ));
-    };
     let Some(given) = h
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -28,6 +22,12 @@ fn require_push_token(s: &Shared, h: &HeaderMap) -> Result<(), ApiError> {
         return Err(ApiError(
             StatusCode::UNAUTHORIZED,
             "a push needs the push token (Authorization: Bearer TOKEN)".into(),
+        ));
+    };
+    let Some(expected) = s.push_token() else {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "this relay takes no pushes (start it with --accept-push-token)".into(),
         ));
     };
     if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
