@@ -34,6 +34,8 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Turn a recorded board byte stream into PGN, with the code the live service uses.
     Replay(cli::replay::ReplayArgs),
+    /// Convert a PGN file: to PGN as the relay writes it, the archival order, or EPD.
+    Convert(cli::convert::ConvertArgs),
 }
 
 /// Errors end the program with one line an operator can act on ("relay: database …: cannot
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cli::demo::run(a),
         Command::Replay(a) => cli::replay::run(a),
         Command::Bench(a) => cli::bench::run(a),
+        Command::Convert(a) => cli::convert::main(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

@@ -841,3 +841,76 @@ async fn a_pushed_tournaments_delay_applies_on_the_cloud() {
         Some(2)
     );
 }
+
+#[tokio::test]
+async fn a_round_exports_as_pgn_archive_and_epd() {
+    let (core, app) = start().await;
+    core.shared.accept_pushes("push-token-z".into());
+    let ok = push(
+        &app,
+        Some("push-token-z"),
+        &push_batch(1, &["e2e4", "e7e5", "g1f3"], "*"),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{:?}", ok.body);
+    let ts = tournaments(&app).await;
+    let round = ts
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|t| t["name"] == "Venue Open")
+        .and_then(|t| t["rounds"][0]["id"].as_i64())
+        .expect("round");
+    let raw = |path: String| {
+        let app = app.clone();
+        async move {
+            let req = Request::builder()
+                .uri(path)
+                .body(Body::empty())
+                .expect("request");
+            let res = app.oneshot(req).await.expect("infallible router");
+            let status = res.status();
+            let headers = res.headers().clone();
+            let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+                .await
+                .expect("body");
+            (status, headers, String::from_utf8_lossy(&bytes).to_string())
+        }
+    };
+    let (status, headers, text) = raw(format!("/api/rounds/{round}/export?format=epd")).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+    assert!(
+        headers[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap_or("")
+            .contains("round-3.epd"),
+        "{headers:?}"
+    );
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap_or("")
+            .starts_with("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3"),
+        "{text}"
+    );
+    let (_, _, fin) = raw(format!("/api/rounds/{round}/export?format=epd&final=1")).await;
+    assert_eq!(fin.lines().count(), 1, "{fin}");
+    let (status, headers, pgn) = raw(format!("/api/rounds/{round}/export?format=archive")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap_or("")
+            .starts_with("application/x-chess-pgn")
+    );
+    assert!(
+        pgn.contains("1. e4") && pgn.contains("[Round \"3.1\"]"),
+        "{pgn}"
+    );
+    let (status, _, bad) = raw(format!("/api/rounds/{round}/export?format=cbf9")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    let (status, _, _) = raw("/api/rounds/999999/export".to_string()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

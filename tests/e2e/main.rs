@@ -2,6 +2,7 @@
 //! operator would run them from a shell.
 
 mod browser;
+mod convert;
 mod replay;
 mod serve_api;
 mod serve_boards;

@@ -23,6 +23,8 @@ pub struct EpdOps {
     pub fmvn: Option<u32>,
     /// `hmvc`: the halfmove clock (plies since the last capture or pawn move).
     pub hmvc: Option<u32>,
+    /// `id`: a label for the position (quotes become `'`).
+    pub id: Option<String>,
     /// `ptp`: PGN tag pairs, e.g. Event, White, Black. EPD strings cannot escape a quote, so a
     /// `"` in a value becomes `'`; names that are not EPD identifiers (1–15 letters, digits,
     /// underscores) are left out.
@@ -90,6 +92,9 @@ pub fn epd(pos: &Chess, ops: &EpdOps) -> String {
     if let Some(n) = ops.hmvc {
         let _ = write!(out, " hmvc {n};");
     }
+    if let Some(id) = &ops.id {
+        let _ = write!(out, " id \"{}\";", epd_string(id));
+    }
     let pairs: Vec<String> = ops
         .ptp
         .iter()
@@ -103,6 +108,61 @@ pub fn epd(pos: &Chess, ops: &EpdOps) -> String {
         && pos.is_legal(m)
     {
         let _ = write!(out, " sm {};", SanPlus::from_move(pos.clone(), m));
+    }
+    out
+}
+
+/// One EPD line for each position of a game, in order: the start and the position after
+/// each move (`final_only`: the last only). Each carries `id` (`"{id} ply N"`), `hmvc` and
+/// `fmvn`, `sm` (the move played from it) and, where the game has clocks, `cc`: the time each
+/// side had used — the sum of its moves' `[%emt]`, or, where a move has none, what its
+/// `[%clk]` says was used of the time the game's `[TimeControl]` gave so far. A side whose
+/// use is not known (a move with neither) has no `cc` from there on: never a guess.
+pub fn game_epds(game: &crate::game::Game, id: &str, final_only: bool) -> Vec<String> {
+    let tc = game
+        .tags
+        .get("TimeControl")
+        .and_then(|t| {
+            t.parse::<crate::time_control::TimeControl>()
+                .ok()
+                .or_else(|| crate::time_control::TimeControl::from_free_text(t))
+        })
+        .filter(|t| t.initial_ms().is_some());
+    let clocks = game
+        .moves
+        .iter()
+        .any(|m| m.emt.is_some() || (m.clk.is_some() && tc.is_some()));
+    let mut out = Vec::new();
+    let mut pos = game.start.clone();
+    // Per side (White, Black): time used so far, and moves made.
+    let mut used: [Option<u64>; 2] = [Some(0), Some(0)];
+    let mut made: [u32; 2] = [0, 0];
+    // Time the control had given each side so far (its start, plus what each move added).
+    let initial = tc.as_ref().and_then(|t| t.initial_ms()).unwrap_or(0);
+    let mut given: [u64; 2] = [initial, initial];
+    for i in 0..=game.moves.len() {
+        let next = game.moves.get(i);
+        if !final_only || next.is_none() {
+            let mut ops = EpdOps::counters(&pos);
+            ops.id = Some(format!("{id} ply {i}"));
+            ops.sm = next.map(|m| m.mv);
+            if clocks && let [Some(w), Some(b)] = used {
+                ops.cc = Some((ClockTime(w), ClockTime(b)));
+            }
+            out.push(epd(&pos, &ops));
+        }
+        let Some(m) = next else { break };
+        let side = usize::from(pos.turn().is_black());
+        made[side] += 1;
+        if let Some(t) = &tc {
+            given[side] += t.added_after_move(made[side]).total_ms();
+        }
+        used[side] = match (used[side], m.emt, m.clk, &tc) {
+            (Some(u), Some(e), _, _) => Some(u + e.0),
+            (_, None, Some(clk), Some(_)) => Some(given[side].saturating_sub(clk.0)),
+            _ => None,
+        };
+        pos.play_unchecked(m.mv);
     }
     out
 }

@@ -2,6 +2,7 @@
 //! come in as arguments, moves and PGN come out as values.
 
 pub mod clock_time;
+pub mod convert;
 pub mod epd;
 pub mod game;
 pub mod infer;

@@ -2,7 +2,9 @@
 //! [`write_game`] exports in the strict export format of the PGN standard (§8), with the clock
 //! commands of the PGN clock supplement (`[%clk]`, `[%emt]`).
 
+pub mod archive;
 mod reader;
+pub mod split;
 mod writer;
 
 pub use reader::{read_game, read_games};

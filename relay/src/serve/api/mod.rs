@@ -351,6 +351,30 @@ pub fn routes() -> Vec<Route> {
             continue_from_board
         ),
         route!(
+            get,
+            "/api/tournaments/{id}/export",
+            "A tournament's games as a file: ?format=pgn (default), archive (PGN in the standard's archival order) or epd (a line per position; &final=1 for final positions only)",
+            false,
+            "application/x-chess-pgn",
+            export_tournament
+        ),
+        route!(
+            get,
+            "/api/rounds/{id}/export",
+            "A round's games as a file: ?format=pgn|archive|epd[&final=1]",
+            false,
+            "application/x-chess-pgn",
+            export_round
+        ),
+        route!(
+            get,
+            "/api/games/{id}/export",
+            "A game as a file: ?format=pgn|archive|epd[&final=1]",
+            false,
+            "application/x-chess-pgn",
+            export_game
+        ),
+        route!(
             post,
             "/api/push",
             "A venue relay's batch (a relay started with --push-to; the Bearer token is this relay's --accept-push-token, not the admin token): tournaments, rounds and whole games, applied once",

@@ -190,3 +190,116 @@ pub(super) async fn game_pgn(
     let text = write_games(&pgn, &WriteOptions::default());
     Ok(pgn_response(text, &h, &format!("game-{id}.pgn")))
 }
+
+/// `?format=pgn|archive|epd` (default pgn) and `final=1` (EPD: final positions only).
+#[derive(Deserialize)]
+pub(super) struct ExportQuery {
+    format: Option<String>,
+    #[serde(rename = "final")]
+    final_only: Option<String>,
+}
+
+/// The games of a tournament, a round or a game as PGN games (the delay applied for the
+/// public), for the export routes.
+async fn games_of(
+    s: &Shared,
+    what: &str,
+    id: i64,
+    a: bool,
+) -> Result<(Vec<relay_core::game::Game>, String), ApiError> {
+    let mut out = Vec::new();
+    let (rounds, name, only) = match what {
+        "tournament" => {
+            let t = s.store.tournament(id).await?;
+            (t.rounds.clone(), format!("tournament-{id}"), None)
+        }
+        "round" => {
+            let r = s.store.round(id).await?;
+            let name = format!("round-{}", r.number);
+            (vec![r], name, None)
+        }
+        _ => {
+            let g = s.store.game(id).await?;
+            let r = s.store.round(g.round_id).await?;
+            (vec![r], format!("game-{id}"), Some(g))
+        }
+    };
+    for r in &rounds {
+        let t = s.store.tournament(r.tournament_id).await?;
+        let (cut, _) = cutoff(s, r, a).await?;
+        let games = match &only {
+            Some(g) => vec![g.clone()],
+            None => s.store.round_games(r.id).await?,
+        };
+        out.extend(round_pgn_games(
+            s,
+            &t.name,
+            t.site.as_deref(),
+            t.time_control.as_deref(),
+            r,
+            &games,
+            cut,
+        ));
+    }
+    Ok((out, name))
+}
+
+async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery) -> ApiResult {
+    let id = parse_id(id, what)?;
+    let fmt = q.format.as_deref().unwrap_or("pgn");
+    let Some(format) = relay_core::convert::Format::parse(fmt) else {
+        return Err(ApiError::bad(format!(
+            "format {fmt:?} is not one of pgn, archive, epd"
+        )));
+    };
+    let final_only = matches!(q.final_only.as_deref(), Some("1" | "true"));
+    let a = arbiter(s, h)?;
+    let (games, name) = games_of(s, what, id, a).await?;
+    let mut w = relay_core::convert::GameWriter::new(Vec::new(), format, final_only);
+    for g in &games {
+        w.add(g)
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    }
+    let body = w
+        .finish()
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(format.content_type()),
+    );
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "attachment; filename=\"{name}.{}\"",
+        format.extension()
+    )) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok((StatusCode::OK, headers, body).into_response())
+}
+
+pub(super) async fn export_tournament(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    axum::extract::Query(q): axum::extract::Query<ExportQuery>,
+) -> ApiResult {
+    export(&s, "tournament", &id, &h, q).await
+}
+
+pub(super) async fn export_round(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    axum::extract::Query(q): axum::extract::Query<ExportQuery>,
+) -> ApiResult {
+    export(&s, "round", &id, &h, q).await
+}
+
+pub(super) async fn export_game(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    axum::extract::Query(q): axum::extract::Query<ExportQuery>,
+) -> ApiResult {
+    export(&s, "game", &id, &h, q).await
+}

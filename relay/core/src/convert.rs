@@ -1,0 +1,107 @@
+//! Games out in one of the text formats: PGN as the relay writes it, PGN in the archival
+//! order of §12, or EPD (one line per position). The same code serves `relay convert`,
+//! `relay export` and the export routes.
+
+use crate::game::Game;
+use crate::pgn::archive::{ArchiveKey, archive_key, compare};
+use crate::pgn::{WriteOptions, write_game};
+use std::io::Write;
+
+/// A format games can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// PGN export format, games in the order given.
+    Pgn,
+    /// PGN export format in the archival order of §12 (the games are held until the end).
+    Archive,
+    /// EPD: a line per position of every game, in game order.
+    Epd,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "pgn" => Some(Format::Pgn),
+            "archive" => Some(Format::Archive),
+            "epd" => Some(Format::Epd),
+            _ => None,
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Pgn | Format::Archive => "application/x-chess-pgn; charset=utf-8",
+            Format::Epd => "text/plain; charset=utf-8",
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Pgn | Format::Archive => "pgn",
+            Format::Epd => "epd",
+        }
+    }
+}
+
+/// Writes games one at a time (for the archival order, at the end).
+#[derive(Debug)]
+pub struct GameWriter<W: Write> {
+    format: Format,
+    out: W,
+    /// EPD: only the final position of each game.
+    final_only: bool,
+    held: Vec<(ArchiveKey, String)>,
+    games: usize,
+}
+
+impl<W: Write> GameWriter<W> {
+    pub fn new(out: W, format: Format, final_only: bool) -> GameWriter<W> {
+        GameWriter {
+            format,
+            out,
+            final_only,
+            held: Vec::new(),
+            games: 0,
+        }
+    }
+
+    pub fn add(&mut self, g: &Game) -> std::io::Result<()> {
+        self.games += 1;
+        match self.format {
+            Format::Pgn => self
+                .out
+                .write_all(write_game(g, &WriteOptions::default()).as_bytes()),
+            Format::Archive => {
+                self.held
+                    .push((archive_key(g), write_game(g, &WriteOptions::default())));
+                Ok(())
+            }
+            Format::Epd => {
+                for line in
+                    crate::epd::game_epds(g, &format!("game {}", self.games), self.final_only)
+                {
+                    self.out.write_all(line.as_bytes())?;
+                    self.out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Games written.
+    pub fn games(&self) -> usize {
+        self.games
+    }
+
+    pub fn finish(mut self) -> std::io::Result<W> {
+        if self.format == Format::Archive {
+            let mut held = std::mem::take(&mut self.held);
+            held.sort_by(|a, b| compare((&a.0, &a.1), (&b.0, &b.1)));
+            for (_, text) in held {
+                self.out.write_all(text.as_bytes())?;
+            }
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}

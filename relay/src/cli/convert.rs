@@ -1,0 +1,99 @@
+//! `relay convert IN OUT --to FORMAT`: a PGN file to PGN as the relay writes it, to the
+//! archival order of the PGN standard, or to EPD. The input is read a game at a time
+//! (`relay_core::pgn::split`), so a file of any size converts in the memory of one game
+//! (the archival order holds the written games to sort them). A game that does not read
+//! stops the conversion with its number and byte offset, and no output file is left: the
+//! output is written beside it under a temporary name and renamed at the end.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use relay_core::convert::{Format, GameWriter};
+use relay_core::pgn::read_games;
+use relay_core::pgn::split::GamePieces;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum To {
+    /// PGN export format, games in file order.
+    Pgn,
+    /// PGN export format in the standard's archival order (§12).
+    Archive,
+    /// One EPD line per position of every game (id, hmvc, fmvn, sm, cc where clocked).
+    Epd,
+}
+
+impl To {
+    fn format(self) -> Format {
+        match self {
+            To::Pgn => Format::Pgn,
+            To::Archive => Format::Archive,
+            To::Epd => Format::Epd,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// A PGN file.
+    input: PathBuf,
+    /// Where to write (replaced only when the whole input converted).
+    output: PathBuf,
+    /// The format to write.
+    #[arg(long = "to", value_enum)]
+    to: To,
+    /// EPD: the final position of each game only.
+    #[arg(long = "final")]
+    final_only: bool,
+}
+
+fn convert(input: &Path, tmp: &Path, to: To, final_only: bool) -> Result<usize> {
+    let file =
+        std::fs::File::open(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let out =
+        std::fs::File::create(tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut writer = GameWriter::new(BufWriter::new(out), to.format(), final_only);
+    let mut game = 0;
+    for piece in GamePieces::new(BufReader::new(file)) {
+        let piece = piece.with_context(|| format!("cannot read {}", input.display()))?;
+        for g in read_games(&piece.text) {
+            game += 1;
+            match g {
+                Ok(g) => writer.add(&g)?,
+                Err(e) => bail!(
+                    "{}: game {game} (from byte {}) does not read: {e}; nothing was written",
+                    input.display(),
+                    piece.offset
+                ),
+            }
+        }
+    }
+    let n = writer.games();
+    writer
+        .finish()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .sync_all()?;
+    Ok(n)
+}
+
+pub fn main(args: ConvertArgs) -> Result<()> {
+    let name = args
+        .output
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
+    let tmp = args.output.with_file_name(format!(".{name}.part"));
+    match convert(&args.input, &tmp, args.to, args.final_only) {
+        Ok(n) => {
+            std::fs::rename(&tmp, &args.output)
+                .with_context(|| format!("cannot write {}", args.output.display()))?;
+            eprintln!("relay: {n} games written to {}", args.output.display());
+            Ok(())
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! `relay convert` on the shared real PGN files: to PGN and back with every tag, move, clock,
+//! comment and result equal; to the archival order; to EPD with the positions python-chess
+//! finds; a bad file named by game and byte offset, with nothing left behind.
+
+use super::temp_dir;
+use relay_core::game::Game;
+use relay_core::pgn::read_games;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn relay_convert(input: &Path, output: &Path, to: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_relay"))
+        .arg("convert")
+        .arg(input)
+        .arg(output)
+        .args(["--to", to])
+        .args(extra)
+        .output()
+        .expect("run relay convert")
+}
+
+/// The shared PGN files every game of which reads.
+fn readable_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["pgn/clocks", "pgn/tricky"] {
+        let Some(d) = boards::testdata::shared_data(dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
+            .expect("shared data")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "pgn"))
+            .collect();
+        files.sort();
+        for f in files {
+            let bytes = std::fs::read(&f).expect("read");
+            let text = relay_core::pgn::decode_pgn_bytes(&bytes);
+            let games = read_games(&text);
+            if !games.is_empty() && games.iter().all(Result::is_ok) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn games_in(p: &Path) -> Vec<Game> {
+    let bytes = std::fs::read(p).expect("read");
+    read_games(&relay_core::pgn::decode_pgn_bytes(&bytes))
+        .into_iter()
+        .map(|g| g.expect("reads"))
+        .collect()
+}
+
+/// What a game is, as PGN can hold it: tags, moves with clocks and comments, result.
+fn essence(g: &Game) -> String {
+    let moves: Vec<String> = g
+        .moves
+        .iter()
+        .map(|m| format!("{} {:?} {:?} {:?}", m.san, m.clk, m.emt, m.comment))
+        .collect();
+    // The export format writes the tags after the Seven Tag Roster in ASCII order (§8.1.1):
+    // the same tags, maybe in another order.
+    // A Seven Tag Roster tag the file left out is written with its "unknown" value.
+    let unknown = ["", "?", "????.??.??", "*"];
+    // A Chess960 game's variant is written with its standard name, "Chess960".
+    let chess960 = |v: &str| {
+        [
+            "fischerandom",
+            "fischerrandom",
+            "chess960",
+            "chess 960",
+            "960",
+        ]
+        .contains(&v.to_ascii_lowercase().as_str())
+    };
+    let mut tags: Vec<_> = g
+        .tags
+        .0
+        .iter()
+        .filter(|(_, v)| !unknown.contains(&v.as_str()))
+        .map(|(k, v)| match k.as_str() {
+            "Variant" if chess960(v) => (k.clone(), "Chess960".to_string()),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    tags.sort();
+    format!(
+        "{:?}\n{}\n{:?}\n{}\n{:?}",
+        tags,
+        g.start_fen(),
+        g.intro,
+        moves.join("\n"),
+        g.result
+    )
+}
+
+#[test]
+fn shared_pgn_files_convert_to_pgn_and_back_unchanged() {
+    let files = readable_files();
+    if files.is_empty() {
+        return;
+    }
+    let dir = temp_dir("convert-pgn");
+    let mut games = 0;
+    for f in &files {
+        let out = dir.join("out.pgn");
+        let r = relay_convert(f, &out, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let (a, b) = (games_in(f), games_in(&out));
+        assert_eq!(a.len(), b.len(), "{}", f.display());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(essence(x), essence(y), "{} game {}", f.display(), i + 1);
+        }
+        games += a.len();
+    }
+    eprintln!(
+        "{} files, {games} games through PGN and back unchanged",
+        files.len()
+    );
+    assert!(games >= 20, "only {games} games");
+}
+
+#[test]
+fn the_archival_order_sorts_by_the_seven_tags_then_the_movetext() {
+    let files = readable_files();
+    if files.is_empty() {
+        return;
+    }
+    let dir = temp_dir("convert-archive");
+    // All the readable files as one input.
+    let all = dir.join("all.pgn");
+    let mut text = String::new();
+    for f in &files {
+        let bytes = std::fs::read(f).expect("read");
+        text.push_str(&relay_core::pgn::decode_pgn_bytes(&bytes));
+        text.push_str("\n\n");
+    }
+    std::fs::write(&all, &text).expect("write");
+    let out = dir.join("archive.pgn");
+    let r = relay_convert(&all, &out, "archive", &[]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // (The games of each file as read on its own: read whole, the joined text could run
+    // the end of one file into the next.)
+    let a: Vec<Game> = files.iter().flat_map(|f| games_in(f)).collect();
+    let b = games_in(&out);
+    assert_eq!(a.len(), b.len());
+    let keys: Vec<_> = b
+        .iter()
+        .map(relay_core::pgn::archive::archive_key)
+        .collect();
+    for w in keys.windows(2) {
+        assert!(w[0] <= w[1], "out of order: {:?} before {:?}", w[0], w[1]);
+    }
+    // The same games, only reordered.
+    let mut x: Vec<String> = a.iter().map(essence).collect();
+    let mut y: Vec<String> = b.iter().map(essence).collect();
+    x.sort();
+    y.sort();
+    assert_eq!(x, y);
+}
+
+const PYTHON_EPD: &str = r#"
+import sys, json, io, re
+import chess, chess.pgn
+pgn = open(sys.argv[1], encoding="utf-8", errors="replace")
+mine = open(sys.argv[2]).read().splitlines()
+want = []
+while True:
+    g = chess.pgn.read_game(pgn)
+    if g is None:
+        break
+    b = g.board()
+    want.append(" ".join(b.epd().split(" ")[:3]))
+    for m in g.mainline_moves():
+        b.push(m)
+        want.append(" ".join(b.epd().split(" ")[:3]))
+bad = 0
+for line in mine:
+    # python-chess reads an operand as one number: cc's two clock values are left out.
+    line = re.sub(r" cc [0-9:]+ [0-9:]+;", "", line)
+    board, ops = chess.Board.from_epd(line)
+    if "sm" in ops and ops["sm"] not in board.legal_moves:
+        bad += 1
+got = [" ".join(l.split(" ")[:3]) for l in mine]
+assert len(mine) == len(got)
+print(json.dumps({"want": len(want), "got": len(got), "same": want == got, "bad_sm": bad,
+                  "first_diff": next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), None)}))
+"#;
+
+#[test]
+fn epd_lines_are_the_positions_python_chess_finds() {
+    let Some(f) = boards::testdata::shared_data(
+        "pgn/clocks/dgt-livechess-2.2.5-sample-invitational-2023-r1.pgn",
+    ) else {
+        return;
+    };
+    let dir = temp_dir("convert-epd");
+    let out = dir.join("all.epd");
+    let r = relay_convert(&f, &out, "epd", &[]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = std::fs::read_to_string(&out).expect("epd");
+    let games = games_in(&f);
+    let plies: usize = games.iter().map(|g| g.moves.len() + 1).sum();
+    assert_eq!(text.lines().count(), plies, "one line per position");
+    let first = text.lines().next().expect("a line");
+    for op in ["hmvc 0;", "fmvn 1;", "id \"game 1 ply 0\";", "sm "] {
+        assert!(first.contains(op), "{op} missing: {first}");
+    }
+    assert!(text.contains(" cc 000:"), "the clocked games carry cc");
+    let fin = dir.join("final.epd");
+    let r = relay_convert(&f, &fin, "epd", &["--final"]);
+    assert!(r.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&fin).expect("epd").lines().count(),
+        games.len()
+    );
+
+    let py = Command::new("python3")
+        .args(["-c", "import chess"])
+        .output();
+    if !py.is_ok_and(|o| o.status.success()) {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("python3 with the chess package is required (RELAY_REQUIRE_ALL=1)");
+        }
+        eprintln!("python-chess not found: the EPD check against it is skipped");
+        return;
+    }
+    let o = Command::new("python3")
+        .args(["-c", PYTHON_EPD])
+        .arg(&f)
+        .arg(&out)
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    eprintln!("python-chess on our EPD: {v}");
+    assert_eq!(v["same"], true, "{v}");
+    assert_eq!(v["bad_sm"], 0, "{v}");
+}
+
+#[test]
+fn a_bad_game_is_named_with_its_byte_offset_and_nothing_is_left_behind() {
+    let dir = temp_dir("convert-bad");
+    let input = dir.join("bad.pgn");
+    let good = "[Event \"A\"]\n[Result \"*\"]\n\n1. e4 e5 *\n\n";
+    std::fs::write(
+        &input,
+        format!("{good}[Event \"B\"]\n[Result \"*\"]\n\n1. e4 e5 2. Ke3 *\n"),
+    )
+    .expect("write");
+    let out = dir.join("out.pgn");
+    let r = relay_convert(&input, &out, "pgn", &[]);
+    assert!(!r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("game 2") && err.contains(&format!("byte {}", good.len())),
+        "{err}"
+    );
+    assert!(!out.exists(), "a half-written file was left");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
