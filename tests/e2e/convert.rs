@@ -270,3 +270,84 @@ fn a_bad_game_is_named_with_its_byte_offset_and_nothing_is_left_behind() {
         .collect();
     assert_eq!(left.len(), 1, "{left:?}");
 }
+
+/// A game as the one-byte container keeps it: tags, start, moves and result (no clocks or
+/// comments).
+fn moves_and_tags(g: &Game) -> String {
+    let mut e = g.clone();
+    for m in &mut e.moves {
+        m.clk = None;
+        m.emt = None;
+        m.comment = None;
+    }
+    e.intro = None;
+    essence(&e)
+}
+
+#[test]
+fn shared_pgn_files_go_through_the_one_byte_encoding_and_back() {
+    let files = readable_files();
+    if files.is_empty() {
+        return;
+    }
+    let dir = temp_dir("convert-onebyte");
+    let (mut games, mut refused, mut pgn_bytes, mut one_bytes) = (0, 0, 0, 0);
+    for f in &files {
+        let packed = dir.join("games.1b");
+        let r = relay_convert(f, &packed, "onebyte", &[]);
+        if !r.status.success() {
+            // A game the format cannot hold (two promoted pieces from one file, two queens
+            // at a set-up start): said, and nothing written.
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(
+                err.contains("game ") && !packed.exists(),
+                "{}: {err}",
+                f.display()
+            );
+            refused += 1;
+            continue;
+        }
+        let back = dir.join("back.pgn");
+        let r = relay_convert(&packed, &back, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let (a, b) = (games_in(f), games_in(&back));
+        assert_eq!(a.len(), b.len(), "{}", f.display());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                moves_and_tags(x),
+                moves_and_tags(y),
+                "{} game {}",
+                f.display(),
+                i + 1
+            );
+        }
+        games += a.len();
+        pgn_bytes += std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        one_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
+    }
+    eprintln!(
+        "{games} games through the one-byte encoding and back ({refused} files refused); {pgn_bytes} bytes of PGN became {one_bytes}"
+    );
+    assert!(games >= 20, "only {games} games");
+    // A damaged file is refused with the game and byte, nothing written.
+    let bad = dir.join("bad.1b");
+    let mut bytes = b"RELAY-ONEBYTE 1\n".to_vec();
+    bytes.extend_from_slice(&3u32.to_le_bytes());
+    bytes.extend_from_slice(b"[x]");
+    bytes.extend_from_slice(&2u32.to_le_bytes());
+    bytes.extend_from_slice(&[0x13, 0x9c]);
+    std::fs::write(&bad, &bytes).expect("write");
+    let out = dir.join("never.pgn");
+    let r = relay_convert(&bad, &out, "pgn", &[]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && err.contains("game 1 (from byte 16)"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

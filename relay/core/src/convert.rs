@@ -16,6 +16,8 @@ pub enum Format {
     Archive,
     /// EPD: a line per position of every game, in game order.
     Epd,
+    /// The one-byte move encoding in the container of `onebyte` (tags, start, result kept).
+    OneByte,
 }
 
 impl Format {
@@ -24,6 +26,7 @@ impl Format {
             "pgn" => Some(Format::Pgn),
             "archive" => Some(Format::Archive),
             "epd" => Some(Format::Epd),
+            "onebyte" => Some(Format::OneByte),
             _ => None,
         }
     }
@@ -32,6 +35,7 @@ impl Format {
         match self {
             Format::Pgn | Format::Archive => "application/x-chess-pgn; charset=utf-8",
             Format::Epd => "text/plain; charset=utf-8",
+            Format::OneByte => "application/octet-stream",
         }
     }
 
@@ -39,6 +43,7 @@ impl Format {
         match self {
             Format::Pgn | Format::Archive => "pgn",
             Format::Epd => "epd",
+            Format::OneByte => "1b",
         }
     }
 }
@@ -67,7 +72,19 @@ impl<W: Write> GameWriter<W> {
 
     pub fn add(&mut self, g: &Game) -> std::io::Result<()> {
         self.games += 1;
+        if self.games == 1 && self.format == Format::OneByte {
+            self.out.write_all(crate::onebyte::MAGIC)?;
+        }
         match self.format {
+            Format::OneByte => {
+                let bytes = crate::onebyte::container_game(g).map_err(|e| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("game {}: {e}", self.games),
+                    )
+                })?;
+                self.out.write_all(&bytes)
+            }
             Format::Pgn => self
                 .out
                 .write_all(write_game(g, &WriteOptions::default()).as_bytes()),

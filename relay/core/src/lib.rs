@@ -6,6 +6,7 @@ pub mod convert;
 pub mod epd;
 pub mod game;
 pub mod infer;
+pub mod onebyte;
 pub mod pgn;
 pub mod recorder;
 pub mod replay;

@@ -21,6 +21,8 @@ pub enum To {
     Archive,
     /// One EPD line per position of every game (id, hmvc, fmvn, sm, cc where clocked).
     Epd,
+    /// The one-byte move encoding, in the container the README describes.
+    Onebyte,
 }
 
 impl To {
@@ -29,13 +31,14 @@ impl To {
             To::Pgn => Format::Pgn,
             To::Archive => Format::Archive,
             To::Epd => Format::Epd,
+            To::Onebyte => Format::OneByte,
         }
     }
 }
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// A PGN file.
+    /// A PGN file, or a one-byte file this command wrote.
     input: PathBuf,
     /// Where to write (replaced only when the whole input converted).
     output: PathBuf,
@@ -53,13 +56,41 @@ fn convert(input: &Path, tmp: &Path, to: To, final_only: bool) -> Result<usize> 
     let out =
         std::fs::File::create(tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut writer = GameWriter::new(BufWriter::new(out), to.format(), final_only);
+    // A one-byte file back to any format (it is read whole: about a byte a move).
+    let mut head = [0u8; 16];
+    let is_onebyte = std::fs::File::open(input)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && head[..] == relay_core::onebyte::MAGIC[..];
+    if is_onebyte {
+        let bytes =
+            std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+        let games = relay_core::onebyte::container_games(&bytes)
+            .map_err(|e| anyhow::anyhow!("{}: {e}; nothing was written", input.display()))?;
+        for g in &games {
+            writer.add(g)?;
+        }
+        let n = writer.games();
+        writer
+            .finish()?
+            .into_inner()
+            .map_err(|e| e.into_error())?
+            .sync_all()?;
+        return Ok(n);
+    }
     let mut game = 0;
     for piece in GamePieces::new(BufReader::new(file)) {
         let piece = piece.with_context(|| format!("cannot read {}", input.display()))?;
         for g in read_games(&piece.text) {
             game += 1;
             match g {
-                Ok(g) => writer.add(&g)?,
+                Ok(g) => writer.add(&g).with_context(|| {
+                    format!(
+                        "{}: game {game} (from byte {})",
+                        input.display(),
+                        piece.offset
+                    )
+                })?,
                 Err(e) => bail!(
                     "{}: game {game} (from byte {}) does not read: {e}; nothing was written",
                     input.display(),

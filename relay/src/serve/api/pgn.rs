@@ -249,7 +249,7 @@ async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery)
     let fmt = q.format.as_deref().unwrap_or("pgn");
     let Some(format) = relay_core::convert::Format::parse(fmt) else {
         return Err(ApiError::bad(format!(
-            "format {fmt:?} is not one of pgn, archive, epd"
+            "format {fmt:?} is not one of pgn, archive, epd, onebyte"
         )));
     };
     let final_only = matches!(q.final_only.as_deref(), Some("1" | "true"));
