@@ -36,6 +36,8 @@ enum Command {
     Replay(cli::replay::ReplayArgs),
     /// Convert a PGN file: to PGN as the relay writes it, the archival order, or EPD.
     Convert(cli::convert::ConvertArgs),
+    /// Write a tournament, round or game from the store as a file (any convert format).
+    Export(cli::export::ExportArgs),
 }
 
 /// Errors end the program with one line an operator can act on ("relay: database …: cannot
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => cli::replay::run(a),
         Command::Bench(a) => cli::bench::run(a),
         Command::Convert(a) => cli::convert::main(a),
+        Command::Export(a) => cli::export::main(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

@@ -351,3 +351,100 @@ fn shared_pgn_files_go_through_the_one_byte_encoding_and_back() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn relay_export_writes_a_round_from_the_store_in_each_format() {
+    let dir = temp_dir("export-store");
+    let db = format!("sqlite://{}", dir.join("relay.db").display());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (round, sans) = rt.block_on(async {
+        let store = relay_store::Store::open(&db).await.expect("store");
+        let t = store
+            .create_tournament(&relay_store::NewTournament {
+                name: "Export Open".into(),
+                time_control: Some("5400+30".into()),
+                ..Default::default()
+            })
+            .await
+            .expect("tournament");
+        let r = store
+            .create_round(t, "2", Some("2026-11-25"))
+            .await
+            .expect("round");
+        let ids = store
+            .set_pairings(
+                r,
+                &[relay_store::Pairing {
+                    board_no: 1,
+                    ..Default::default()
+                }],
+            )
+            .await
+            .expect("pairings");
+        let mut pos = shakmaty::Chess::default();
+        let sans = ["d4", "Nf6", "c4", "e6", "Nc3", "Bb4"];
+        for (i, s) in sans.iter().enumerate() {
+            let m = s
+                .parse::<shakmaty::san::San>()
+                .expect("san")
+                .to_move(&pos)
+                .expect("legal");
+            shakmaty::Position::play_unchecked(&mut pos, m);
+            store
+                .record_move(
+                    ids[0].0,
+                    &relay_store::StoredMove {
+                        ply: i as u32 + 1,
+                        san: s.to_string(),
+                        uci: m.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+                        clk_ms: Some(5_400_000 - i as u64 * 1000),
+                        emt_ms: Some(1000),
+                        accepted_at_ms: 0,
+                        fen_after: relay_core::epd::fen(&pos),
+                    },
+                )
+                .await
+                .expect("move");
+        }
+        (r, sans)
+    });
+    let export = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(["export", "--db", &db])
+            .args(args)
+            .output()
+            .expect("relay export")
+    };
+    let r = round.to_string();
+    let pgn = dir.join("round.pgn");
+    let o = export(&["--round", &r, "--to", "pgn", pgn.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let g = games_in(&pgn);
+    assert_eq!(g.len(), 1);
+    let got: Vec<String> = g[0].moves.iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(got, sans);
+    assert_eq!(g[0].tags.get("Round"), Some("2.1"));
+    assert_eq!(g[0].tags.get("Date"), Some("2026.11.25"));
+    assert_eq!(g[0].tags.get("TimeControl"), Some("5400+30"));
+    assert!(g[0].moves.iter().all(|m| m.clk.is_some()));
+    let epd = dir.join("round.epd");
+    let o = export(&["--round", &r, "--to", "epd", epd.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&epd).expect("epd");
+    assert_eq!(text.lines().count(), sans.len() + 1);
+    assert!(text.contains("cc 000:00:00:03 000:00:00:03"), "{text}");
+    let none = dir.join("none.pgn");
+    let o = export(&[
+        "--tournament",
+        "999",
+        "--to",
+        "pgn",
+        none.to_str().expect("path"),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("999"));
+    assert!(!none.exists());
+}

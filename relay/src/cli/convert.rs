@@ -26,7 +26,7 @@ pub enum To {
 }
 
 impl To {
-    fn format(self) -> Format {
+    pub fn format(self) -> Format {
         match self {
             To::Pgn => Format::Pgn,
             To::Archive => Format::Archive,

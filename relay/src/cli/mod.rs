@@ -4,6 +4,7 @@ pub mod bench;
 pub mod convert;
 pub mod demo;
 pub mod emulate;
+pub mod export;
 pub mod ports;
 pub mod replay;
 pub mod sniff;

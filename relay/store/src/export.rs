@@ -1,6 +1,6 @@
 //! Stored games back to the core's [`Game`], ready for the PGN writer.
 
-use crate::model::StoredGame;
+use crate::model::{RoundInfo, StoredGame};
 use relay_core::clock_time::ClockTime;
 use relay_core::game::{Game, GameResult, RecordedMove, Tags};
 use shakmaty::fen::Fen;
@@ -81,4 +81,23 @@ pub fn to_game(g: &StoredGame, event: &str, site: Option<&str>, round: &str) -> 
         result: g.result.parse().unwrap_or(GameResult::Ongoing),
         intro: None,
     }
+}
+
+/// A stored game with the tags its tournament and round give it: [`to_game`] and the round's
+/// `[Date]` and the tournament's `[TimeControl]`, as every export writes them.
+pub fn round_game(
+    g: &StoredGame,
+    event: &str,
+    site: Option<&str>,
+    time_control: Option<&str>,
+    r: &RoundInfo,
+) -> Game {
+    let mut game = to_game(g, event, site, &r.number);
+    if let Some(d) = &r.date {
+        game.tags.set("Date", d.replace('-', "."));
+    }
+    if let Some(tc) = time_control {
+        game.tags.set("TimeControl", tc);
+    }
+    game
 }

@@ -208,7 +208,7 @@ pub use cluster::{EBOARDS_CHANNEL, Heard, Listener, Locks, ROUNDS_CHANNEL, lock_
 pub use push::{Applied, MirrorSource, PushBatch, PushConflict, PushReply};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 
-pub use export::to_game;
+pub use export::{round_game, to_game};
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
     AuditEntry, AuditRecord, Change, NewTournament, Pairing, Player, RawEntry, RoundInfo,

@@ -16,7 +16,7 @@ use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use relay_core::pgn::{WriteOptions, read_game, write_games};
 use relay_store::{
     NewTournament, Pairing, Player, RoundInfo, RoundPatch, StoreError, StoredGame, StoredMove,
-    TournamentPatch, to_game,
+    TournamentPatch,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -16,10 +16,6 @@ pub(crate) fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
     g
 }
 
-pub(super) fn pgn_date(d: &str) -> String {
-    d.replace('-', ".")
-}
-
 /// PGN of games of one round, with the running `[Clock]` tag on live games.
 pub(super) fn round_pgn_games(
     s: &Shared,
@@ -35,13 +31,7 @@ pub(super) fn round_pgn_games(
         .iter()
         .map(|g| {
             let g = cut_game(g, cut);
-            let mut game = to_game(&g, event, site, &r.number);
-            if let Some(d) = &r.date {
-                game.tags.set("Date", pgn_date(d));
-            }
-            if let Some(tc) = time_control {
-                game.tags.set("TimeControl", tc);
-            }
+            let mut game = relay_store::round_game(&g, event, site, time_control, r);
             if cut.is_none()
                 && g.result == "*"
                 && let Some(c) = clocks.get(&g.id)
