@@ -541,18 +541,35 @@ pub fn container_game(game: &crate::game::Game) -> Result<Vec<u8>, OneByteError>
     Ok(out)
 }
 
-/// Reads the games of a container (after [`MAGIC`]) back; an error names the game and the
-/// byte offset in the file.
-pub fn container_games(bytes: &[u8]) -> Result<Vec<crate::game::Game>, OneByteError> {
-    let Some(mut rest) = bytes.strip_prefix(MAGIC) else {
+/// Reads the games of a container back, one at a time (the file's bytes are held, about a
+/// byte a move; the games are not); an error names the game and the byte offset in the file.
+pub fn container_games(bytes: &[u8]) -> Result<ContainerGames<'_>, OneByteError> {
+    let Some(rest) = bytes.strip_prefix(MAGIC) else {
         return Err(OneByteError(
             "not a one-byte file (its first line is not RELAY-ONEBYTE 1)".into(),
         ));
     };
-    let mut games = Vec::new();
-    while !rest.is_empty() {
-        let at = bytes.len() - rest.len();
-        let n = games.len() + 1;
+    Ok(ContainerGames {
+        bytes,
+        rest,
+        n: 0,
+        failed: false,
+    })
+}
+
+/// The games of a container, in order (see [`container_games`]).
+#[derive(Debug)]
+pub struct ContainerGames<'a> {
+    bytes: &'a [u8],
+    rest: &'a [u8],
+    n: usize,
+    failed: bool,
+}
+
+impl ContainerGames<'_> {
+    fn read_one(&mut self) -> Result<crate::game::Game, OneByteError> {
+        let at = self.bytes.len() - self.rest.len();
+        let n = self.n;
         let bad = |what: &str| OneByteError(format!("game {n} (from byte {at}): {what}"));
         let take = |rest: &mut &[u8]| -> Option<Vec<u8>> {
             let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
@@ -560,8 +577,8 @@ pub fn container_games(bytes: &[u8]) -> Result<Vec<crate::game::Game>, OneByteEr
             *rest = &rest[4 + len..];
             Some(part)
         };
-        let tags = take(&mut rest).ok_or_else(|| bad("its tags are cut short"))?;
-        let body = take(&mut rest).ok_or_else(|| bad("its moves are cut short"))?;
+        let tags = take(&mut self.rest).ok_or_else(|| bad("its tags are cut short"))?;
+        let body = take(&mut self.rest).ok_or_else(|| bad("its moves are cut short"))?;
         let text = String::from_utf8(tags).map_err(|_| bad("its tags are not UTF-8"))?;
         let mut game =
             crate::pgn::read_game(&format!("{text}\n\n*\n")).map_err(|e| bad(&e.to_string()))?;
@@ -578,9 +595,22 @@ pub fn container_games(bytes: &[u8]) -> Result<Vec<crate::game::Game>, OneByteEr
             })
             .collect();
         game.result = result;
-        games.push(game);
+        Ok(game)
     }
-    Ok(games)
+}
+
+impl Iterator for ContainerGames<'_> {
+    type Item = Result<crate::game::Game, OneByteError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() || self.failed {
+            return None;
+        }
+        self.n += 1;
+        let r = self.read_one();
+        self.failed = r.is_err();
+        Some(r)
+    }
 }
 
 #[cfg(test)]

@@ -65,10 +65,11 @@ fn convert(input: &Path, tmp: &Path, to: To, final_only: bool) -> Result<usize> 
     if is_onebyte {
         let bytes =
             std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
-        let games = relay_core::onebyte::container_games(&bytes)
-            .map_err(|e| anyhow::anyhow!("{}: {e}; nothing was written", input.display()))?;
-        for g in &games {
-            writer.add(g)?;
+        let fail = |e: relay_core::onebyte::OneByteError| {
+            anyhow::anyhow!("{}: {e}; nothing was written", input.display())
+        };
+        for g in relay_core::onebyte::container_games(&bytes).map_err(fail)? {
+            writer.add(&g.map_err(fail)?)?;
         }
         let n = writer.games();
         writer

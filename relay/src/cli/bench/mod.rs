@@ -11,6 +11,7 @@
 //! without it. Boards, spectators and service share the machine's cores, so the figures are a
 //! floor for a server with a machine of its own.
 
+mod convert;
 mod figures;
 mod pgn;
 mod procs;
@@ -41,7 +42,8 @@ pub struct BenchArgs {
     /// push: a venue relay (50 boards at 10x, SQLite) pushing to a cloud relay (`--postgres`)
     /// with 1000 spectators, 30 s: venue → cloud spectator per move. push-backlog: 100,000
     /// changes (`--clients` sets the number; games of 100 moves) waiting at the venue,
-    /// drained to a cloud relay.
+    /// drained to a cloud relay. convert: `relay convert` on 100,000 games (`--boards`) of
+    /// the shared PGN repeated, each format each way, python-chess beside it, sizes per game.
     #[arg(long = "case", value_enum)]
     cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -106,6 +108,7 @@ enum CaseName {
     Cluster40k,
     Push,
     PushBacklog,
+    Convert,
 }
 
 /// One configuration measured.
@@ -154,7 +157,9 @@ impl CaseName {
                 ..c("cluster40k", 200, 1.0, 40_000, 40)
             },
             // Run by `push` (never asked for here).
-            CaseName::Push | CaseName::PushBacklog => c("push", 50, 10.0, 1000, 30),
+            CaseName::Push | CaseName::PushBacklog | CaseName::Convert => {
+                c("push", 50, 10.0, 1000, 30)
+            }
         }
     }
 }
@@ -195,6 +200,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             }
             CaseName::PushBacklog => {
                 push::backlog(&args, &stop).context("bench case push-backlog")?;
+                continue;
+            }
+            CaseName::Convert => {
+                convert::run(&args).context("bench case convert")?;
                 continue;
             }
             _ => {}
