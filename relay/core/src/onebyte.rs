@@ -171,6 +171,30 @@ fn pair(
     }
 }
 
+/// A knight's offsets 0–7 as (files, ranks), from White's side of the board.
+const KNIGHT: [(i32, i32); 8] = [
+    (1, 2),
+    (-1, 2),
+    (-2, 1),
+    (-2, -1),
+    (-1, -2),
+    (1, -2),
+    (2, -1),
+    (2, 1),
+];
+/// A king's offsets 0–7 as (files, ranks): up-right, up-left, down-left, down-right, up,
+/// down, left, right.
+const KING: [(i32, i32); 8] = [
+    (1, 1),
+    (-1, 1),
+    (-1, -1),
+    (1, -1),
+    (0, 1),
+    (0, -1),
+    (-1, 0),
+    (1, 0),
+];
+
 fn rank_of(s: Square) -> u8 {
     u8::from(s.rank())
 }
@@ -213,35 +237,11 @@ fn offset(role: Role, color: Color, from: Square, to: Square) -> Option<u8> {
                 _ => None,
             }
         }
-        Role::Knight => [
-            (1, 2),
-            (-1, 2),
-            (-2, 1),
-            (-2, -1),
-            (-1, -2),
-            (1, -2),
-            (2, -1),
-            (2, 1),
-        ]
-        .iter()
-        .position(|d| *d == (df, dr))
-        .map(|i| i as u8),
+        Role::Knight => KNIGHT.iter().position(|d| *d == (df, dr)).map(|i| i as u8),
         Role::Bishop => diagonal(df, dr),
         Role::Rook => straight(df, dr),
         Role::Queen => diagonal(df, dr).or_else(|| straight(df, dr).map(|c| 16 + c)),
-        Role::King => [
-            (1, 1),
-            (-1, 1),
-            (-1, -1),
-            (1, -1),
-            (0, 1),
-            (0, -1),
-            (-1, 0),
-            (1, 0),
-        ]
-        .iter()
-        .position(|d| *d == (df, dr))
-        .map(|i| i as u8),
+        Role::King => KING.iter().position(|d| *d == (df, dr)).map(|i| i as u8),
     }
 }
 
@@ -280,17 +280,7 @@ fn target(role: Role, color: Color, from: Square, code: u8) -> Option<Square> {
             }
         }
         Role::Knight => {
-            let d = [
-                (1, 2),
-                (-1, 2),
-                (-2, 1),
-                (-2, -1),
-                (-1, -2),
-                (1, -2),
-                (2, -1),
-                (2, 1),
-            ]
-            .get(usize::from(code))?;
+            let d = KNIGHT.get(usize::from(code))?;
             sq(f + d.0, r + d.1)
         }
         Role::Bishop if code < 16 => diagonal(code),
@@ -298,17 +288,7 @@ fn target(role: Role, color: Color, from: Square, code: u8) -> Option<Square> {
         Role::Queen if code < 16 => diagonal(code),
         Role::Queen if code < 32 => straight(code - 16),
         Role::King => {
-            let d = [
-                (1, 1),
-                (-1, 1),
-                (-1, -1),
-                (1, -1),
-                (0, 1),
-                (0, -1),
-                (-1, 0),
-                (1, 0),
-            ]
-            .get(usize::from(code))?;
+            let d = KING.get(usize::from(code))?;
             sq(f + d.0, r + d.1)
         }
         _ => None,

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use relay_core::convert::{Format, GameWriter};
 use relay_core::pgn::read_games;
 use relay_core::pgn::split::GamePieces;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufRead, BufReader, BufWriter, Read};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -50,37 +50,71 @@ pub struct ConvertArgs {
     final_only: bool,
 }
 
-fn convert(input: &Path, tmp: &Path, to: To, final_only: bool) -> Result<usize> {
-    let file =
-        std::fs::File::open(input).with_context(|| format!("cannot read {}", input.display()))?;
-    let out =
-        std::fs::File::create(tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    let mut writer = GameWriter::new(BufWriter::new(out), to.format(), final_only);
-    // A one-byte file back to any format (it is read whole: about a byte a move).
-    let mut head = [0u8; 16];
-    let is_onebyte = std::fs::File::open(input)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok()
-        && head[..] == relay_core::onebyte::MAGIC[..];
-    if is_onebyte {
-        let bytes =
-            std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
-        let fail = |e: relay_core::onebyte::OneByteError| {
-            anyhow::anyhow!("{}: {e}; nothing was written", input.display())
-        };
-        for g in relay_core::onebyte::container_games(&bytes).map_err(fail)? {
-            writer.add(&g.map_err(fail)?)?;
-        }
+/// The writer every output goes through: to a file beside `output` under a temporary name,
+/// renamed to `output` once `fill` has written everything and the file is on disk; removed
+/// when `fill` fails, so no half-written file is left (`relay convert` and `relay export`).
+pub fn write_file(
+    output: &Path,
+    to: To,
+    final_only: bool,
+    fill: impl FnOnce(&mut GameWriter<BufWriter<std::fs::File>>) -> Result<()>,
+) -> Result<()> {
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
+    let tmp = output.with_file_name(format!(".{name}.part"));
+    let written = (|| -> Result<usize> {
+        let file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut writer = GameWriter::new(BufWriter::new(file), to.format(), final_only);
+        fill(&mut writer)?;
         let n = writer.games();
         writer
             .finish()?
             .into_inner()
             .map_err(|e| e.into_error())?
             .sync_all()?;
-        return Ok(n);
+        Ok(n)
+    })();
+    match written {
+        Ok(n) => {
+            std::fs::rename(&tmp, output)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            eprintln!("relay: {n} games written to {}", output.display());
+            Ok(())
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Reads `input` (PGN a game at a time, or a one-byte file) into `writer`.
+fn convert(input: &Path, writer: &mut GameWriter<BufWriter<std::fs::File>>) -> Result<()> {
+    let file =
+        std::fs::File::open(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let mut reader = BufReader::new(file);
+    let head = reader
+        .fill_buf()
+        .with_context(|| format!("cannot read {}", input.display()))?;
+    if head.starts_with(relay_core::onebyte::MAGIC) {
+        // A one-byte file is held whole (about a byte a move); its games are read one by one.
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read {}", input.display()))?;
+        let fail = |e: relay_core::onebyte::OneByteError| {
+            anyhow::anyhow!("{}: {e}; nothing was written", input.display())
+        };
+        for g in relay_core::onebyte::container_games(&bytes).map_err(fail)? {
+            writer.add(&g.map_err(fail)?)?;
+        }
+        return Ok(());
     }
     let mut game = 0;
-    for piece in GamePieces::new(BufReader::new(file)) {
+    for piece in GamePieces::new(reader) {
         let piece = piece.with_context(|| format!("cannot read {}", input.display()))?;
         for g in read_games(&piece.text) {
             game += 1;
@@ -100,32 +134,11 @@ fn convert(input: &Path, tmp: &Path, to: To, final_only: bool) -> Result<usize> 
             }
         }
     }
-    let n = writer.games();
-    writer
-        .finish()?
-        .into_inner()
-        .map_err(|e| e.into_error())?
-        .sync_all()?;
-    Ok(n)
+    Ok(())
 }
 
 pub fn main(args: ConvertArgs) -> Result<()> {
-    let name = args
-        .output
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let tmp = args.output.with_file_name(format!(".{name}.part"));
-    match convert(&args.input, &tmp, args.to, args.final_only) {
-        Ok(n) => {
-            std::fs::rename(&tmp, &args.output)
-                .with_context(|| format!("cannot write {}", args.output.display()))?;
-            eprintln!("relay: {n} games written to {}", args.output.display());
-            Ok(())
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    write_file(&args.output, args.to, args.final_only, |w| {
+        convert(&args.input, w)
+    })
 }

@@ -6,9 +6,7 @@
 use super::convert::To;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use relay_core::convert::GameWriter;
 use relay_store::Store;
-use std::io::BufWriter;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -75,36 +73,10 @@ pub fn main(a: ExportArgs) -> Result<()> {
             .with_context(|| format!("database {}", a.db))?;
         games(&store, &a).await
     })?;
-    let name = a
-        .output
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let tmp = a.output.with_file_name(format!(".{name}.part"));
-    let written = (|| -> Result<usize> {
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        let mut w = GameWriter::new(BufWriter::new(file), a.to.format(), a.final_only);
+    super::convert::write_file(&a.output, a.to, a.final_only, |w| {
         for g in &games {
             w.add(g)?;
         }
-        let n = w.games();
-        w.finish()?
-            .into_inner()
-            .map_err(|e| e.into_error())?
-            .sync_all()?;
-        Ok(n)
-    })();
-    match written {
-        Ok(n) => {
-            std::fs::rename(&tmp, &a.output)
-                .with_context(|| format!("cannot write {}", a.output.display()))?;
-            eprintln!("relay: {n} games written to {}", a.output.display());
-            Ok(())
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+        Ok(())
+    })
 }

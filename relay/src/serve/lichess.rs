@@ -127,53 +127,24 @@ enum Answer {
 }
 
 fn post(url: &str, token: &str, body: String) -> Answer {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(20)))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let r = agent
-        .post(url)
-        .header("Authorization", &format!("Bearer {token}"))
-        .header("Content-Type", "text/plain; charset=utf-8")
-        .header(
-            "User-Agent",
-            &format!("relay/{} (DGT live relay)", env!("CARGO_PKG_VERSION")),
-        )
-        .send(body.as_bytes());
-    let mut resp = match r {
-        Ok(r) => r,
-        Err(e) => return Answer::Failed(e.to_string()),
-    };
-    let status = resp.status().as_u16();
-    let text = resp
-        .body_mut()
-        .with_config()
-        .limit(4 << 20)
-        .read_to_string()
-        .unwrap_or_default();
-    match status {
-        200 => {
-            let v: serde_json::Value = match serde_json::from_str(&text) {
-                Ok(v) => v,
-                Err(e) => return Answer::Failed(format!("the answer does not read: {e}")),
-            };
-            let games = v["games"].as_array().cloned().unwrap_or_default();
-            Answer::Ok(
-                games
-                    .iter()
-                    .map(|g| g["error"].as_str().map(str::to_string))
-                    .collect(),
-            )
-        }
-        429 => Answer::SlowDown,
-        _ => {
-            let msg = serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_string))
-                .unwrap_or(text);
-            Answer::Refused(status, msg)
-        }
+    let plain = "text/plain; charset=utf-8";
+    match super::upstream::post(url, token, plain, body.as_bytes(), Duration::from_secs(20)) {
+        Err(e) => Answer::Failed(e),
+        Ok(r) if r.status == 200 => match serde_json::from_str::<serde_json::Value>(&r.text) {
+            Ok(v) => Answer::Ok(
+                v["games"]
+                    .as_array()
+                    .map(|gs| {
+                        gs.iter()
+                            .map(|g| g["error"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            ),
+            Err(e) => Answer::Failed(format!("the answer does not read: {e}")),
+        },
+        Ok(r) if r.status == 429 => Answer::SlowDown,
+        Ok(r) => Answer::Refused(r.status, r.error()),
     }
 }
 

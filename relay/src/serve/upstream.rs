@@ -209,41 +209,66 @@ enum Answer {
     Failed(String),
 }
 
-/// Sends one batch (blocking: run off the async threads).
-fn post(url: &str, token: &str, body: Vec<u8>) -> Answer {
+/// What a push target answered: its status and body, or why there was no answer.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub text: String,
+}
+
+impl Reply {
+    /// The `error` of a JSON error answer, else the body as it came.
+    pub fn error(self) -> String {
+        serde_json::from_str::<serde_json::Value>(&self.text)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_string))
+            .unwrap_or(self.text)
+    }
+}
+
+/// POSTs `body` with the Bearer `token` and waits for the answer (blocking: run off the
+/// async threads). Every status is an answer; only a failed exchange is an error.
+pub fn post(
+    url: &str,
+    token: &str,
+    content_type: &str,
+    body: &[u8],
+    timeout: Duration,
+) -> Result<Reply, String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(TIMEOUT))
+        .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .build()
         .into();
-    let r = agent
+    let mut resp = agent
         .post(url)
         .header("Authorization", &format!("Bearer {token}"))
-        .header("Content-Type", "application/json")
-        .send(&body[..]);
-    match r {
-        Err(e) => Answer::Failed(e.to_string()),
-        Ok(mut resp) => {
-            let status = resp.status().as_u16();
-            let text = resp
-                .body_mut()
-                .with_config()
-                .limit(1 << 20)
-                .read_to_string()
-                .unwrap_or_default();
-            if status == 200 {
-                match serde_json::from_str::<PushReply>(&text) {
-                    Ok(r) => Answer::Ok(r),
-                    Err(e) => Answer::Failed(format!("the answer does not read: {e}")),
-                }
-            } else {
-                let msg = serde_json::from_str::<serde_json::Value>(&text)
-                    .ok()
-                    .and_then(|v| v["error"].as_str().map(str::to_string))
-                    .unwrap_or(text);
-                Answer::Refused(status, msg)
-            }
-        }
+        .header("Content-Type", content_type)
+        .header(
+            "User-Agent",
+            &format!("relay/{} (DGT live relay)", env!("CARGO_PKG_VERSION")),
+        )
+        .send(body)
+        .map_err(|e| e.to_string())?;
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .with_config()
+        .limit(4 << 20)
+        .read_to_string()
+        .unwrap_or_default();
+    Ok(Reply { status, text })
+}
+
+/// Sends one batch to the cloud relay (blocking).
+fn send(url: &str, token: &str, body: Vec<u8>) -> Answer {
+    match post(url, token, "application/json", &body, TIMEOUT) {
+        Err(e) => Answer::Failed(e),
+        Ok(r) if r.status == 200 => match serde_json::from_str::<PushReply>(&r.text) {
+            Ok(r) => Answer::Ok(r),
+            Err(e) => Answer::Failed(format!("the answer does not read: {e}")),
+        },
+        Ok(r) => Answer::Refused(r.status, r.error()),
     }
 }
 
@@ -392,7 +417,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                 }
             };
             let (url, token) = (endpoint.clone(), target.token.clone());
-            let answer = tokio::task::spawn_blocking(move || post(&url, &token, body))
+            let answer = tokio::task::spawn_blocking(move || send(&url, &token, body))
                 .await
                 .unwrap_or_else(|e| Answer::Failed(e.to_string()));
             match answer {

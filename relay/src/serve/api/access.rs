@@ -2,14 +2,18 @@
 
 use super::*;
 
-/// Whether the request carries the admin token. A wrong token is an error, not "public".
-pub fn arbiter(shared: &Shared, headers: &HeaderMap) -> Result<bool, ApiError> {
-    // Only a Bearer token counts: other schemes (a proxy's Basic auth) are public readers.
-    let Some(given) = headers
+/// The request's Bearer token, if it has one.
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-    else {
+}
+
+/// Whether the request carries the admin token. A wrong token is an error, not "public".
+pub fn arbiter(shared: &Shared, headers: &HeaderMap) -> Result<bool, ApiError> {
+    // Only a Bearer token counts: other schemes (a proxy's Basic auth) are public readers.
+    let Some(given) = bearer(headers) else {
         return Ok(false);
     };
     let Some(expected) = shared.admin_token() else {

@@ -14,11 +14,7 @@ use relay_store::{PushBatch, StoredGame};
 /// Whether the request carries the push token: 401 without one, 403 for a wrong one, and 403
 /// when this relay takes no pushes at all.
 fn require_push_token(s: &Shared, h: &HeaderMap) -> Result<(), ApiError> {
-    let Some(given) = h
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
+    let Some(given) = bearer(h) else {
         return Err(ApiError(
             StatusCode::UNAUTHORIZED,
             "a push needs the push token (Authorization: Bearer TOKEN)".into(),
