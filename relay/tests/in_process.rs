@@ -629,6 +629,17 @@ async fn tournaments(app: &Router) -> Value {
     call(app, "GET", "/api/tournaments", None, None).await.body
 }
 
+/// The tournament the venue of [`push_batch`] pushed, as this relay lists it.
+async fn venue_tournament(app: &Router) -> Value {
+    let ts = tournaments(app).await;
+    ts.as_array()
+        .expect("list")
+        .iter()
+        .find(|t| t["name"] == "Venue Open")
+        .expect("mirrored")
+        .clone()
+}
+
 async fn first_game(app: &Router, round: i64) -> Value {
     call(app, "GET", &format!("/api/rounds/{round}"), None, None)
         .await
@@ -688,14 +699,7 @@ async fn pushed_batches_are_checked_applied_once_and_never_written_over_an_arbit
         (same.body["stale"].clone(), same.body["changes"].clone()),
         (json!(false), json!(0))
     );
-    let ts = tournaments(&app).await;
-    let t = ts
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["name"] == "Venue Open")
-        .expect("mirrored")
-        .clone();
+    let t = venue_tournament(&app).await;
     let round = t["rounds"][0]["id"].as_i64().expect("round");
     let g = first_game(&app, round).await;
     let gid = g["id"].as_i64().expect("game");
@@ -815,14 +819,7 @@ async fn a_pushed_tournaments_delay_applies_on_the_cloud() {
     }
     let ok = push(&app, Some(PUSH), &b).await;
     assert_eq!(ok.status, StatusCode::OK, "{:?}", ok.body);
-    let ts = tournaments(&app).await;
-    let t = ts
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["name"] == "Venue Open")
-        .expect("mirrored")
-        .clone();
+    let t = venue_tournament(&app).await;
     assert_eq!(t["delay_secs"], 60);
     let round = t["rounds"][0]["id"].as_i64().expect("round");
     // Spectators see the game without its moves for a minute; arbiters see them.
@@ -853,13 +850,8 @@ async fn a_round_exports_as_pgn_archive_and_epd() {
     )
     .await;
     assert_eq!(ok.status, StatusCode::OK, "{:?}", ok.body);
-    let ts = tournaments(&app).await;
-    let round = ts
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["name"] == "Venue Open")
-        .and_then(|t| t["rounds"][0]["id"].as_i64())
+    let round = venue_tournament(&app).await["rounds"][0]["id"]
+        .as_i64()
         .expect("round");
     let raw = |path: String| {
         let app = app.clone();

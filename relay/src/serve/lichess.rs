@@ -149,12 +149,14 @@ fn post(url: &str, token: &str, body: String) -> Answer {
 }
 
 /// The round's games as Lichess should have them now (the broadcast delay applied).
-async fn entries(shared: &Shared, round: i64) -> Result<Vec<Entry>, relay_store::StoreError> {
-    let info = shared.store.round(round).await?;
-    let t = shared.store.tournament(info.tournament_id).await?;
-    let delay = shared.delay_ms(&info).await?;
+async fn entries(
+    shared: &Shared,
+    t: &relay_store::TournamentInfo,
+    info: &relay_store::RoundInfo,
+    delay: i64,
+) -> Result<Vec<Entry>, relay_store::StoreError> {
     let cut = (delay > 0).then(|| now_ms() - delay);
-    let games = shared.store.round_games(round).await?;
+    let games = shared.store.round_games(info.id).await?;
     Ok(games
         .iter()
         .map(|g| {
@@ -197,6 +199,8 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
     let mut not_before: i64 = 0;
     let mut backoff_ms: i64 = 0;
     let mut warned_beyond = false;
+    // The round's change number when Lichess last had every game as it stood.
+    let mut settled: Option<(i64, u64)> = None;
     let mut news = shared.news();
     let mut cycle_ms: i64 = 0;
     loop {
@@ -212,7 +216,33 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
         if now_ms() < not_before {
             continue;
         }
-        let all = match entries(&shared, round).await {
+        let looked = async {
+            let info = shared.store.round(round).await?;
+            let t = shared.store.tournament(info.tournament_id).await?;
+            let delay = shared.delay_ms(&info).await?;
+            Ok::<_, relay_store::StoreError>((info, t, delay))
+        };
+        let (info, t, delay) = match looked.await {
+            Ok(x) => x,
+            Err(e) => {
+                slot.failed(&shared, format!("the store: {e}"));
+                continue;
+            }
+        };
+        // Nothing changed since Lichess had it all (no change, no edit of the tags the games
+        // take from the tournament and round), and no delayed move came due: the PGN of the
+        // round is not written again.
+        let key = (
+            info.seq,
+            hash_of(&format!(
+                "{:?}",
+                (&t.name, &t.site, &t.time_control, &info.number, &info.date)
+            )),
+        );
+        if delay == 0 && settled == Some(key) {
+            continue;
+        }
+        let all = match entries(&shared, &t, &info, delay).await {
             Ok(e) => e,
             Err(e) => {
                 slot.failed(&shared, format!("the store: {e}"));
@@ -223,6 +253,7 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
             .into_iter()
             .filter(|e| taken.get(&e.game_id) != Some(&hash_of(&e.pgn)))
             .collect();
+        settled = due.is_empty().then_some(key);
         slot.edit(&shared, |t| t.queued = due.len() as i64);
         let mut by_round: HashMap<usize, Vec<Entry>> = HashMap::new();
         for e in due {

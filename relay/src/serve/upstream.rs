@@ -349,9 +349,15 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             }
         };
         let meta = hash_of(&serde_json::to_string(&tournaments).unwrap_or_default());
-        let (eboards, eboards_hash) = own_eboards(&shared);
-        let eboards_due =
-            eboards_sent.0 != Some(eboards_hash) && now_ms() - eboards_sent.1 >= EBOARDS_EVERY_MS;
+        // The e-boards are looked at only when they may be sent (every commit wakes this
+        // loop; writing out a thousand e-boards each time would be work for nothing).
+        let may_send = now_ms() - eboards_sent.1 >= EBOARDS_EVERY_MS;
+        let (eboards, eboards_hash) = if may_send {
+            own_eboards(&shared)
+        } else {
+            (Vec::new(), 0)
+        };
+        let eboards_due = may_send && eboards_sent.0 != Some(eboards_hash);
         let last_ok = shared
             .health
             .upstream
