@@ -8,7 +8,8 @@ pub mod split;
 mod writer;
 
 pub use reader::{read_game, read_games};
-pub use writer::{WriteOptions, write_game, write_games};
+pub(crate) use writer::tag_line;
+pub use writer::{WriteOptions, export_tags, write_game, write_games};
 
 use std::borrow::Cow;
 use std::fmt;

@@ -53,7 +53,22 @@ fn escape(value: &str) -> String {
     out
 }
 
-fn tag_line(out: &mut String, name: &str, value: &str) {
+/// A tag name as the export format allows it: a symbol of letters, digits and `_` (§7, §8.1.1;
+/// real files carry names like `GreatestGameEverPlayed?`, which other readers refuse): any
+/// other character becomes `_`.
+fn symbol(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn tag_line(out: &mut String, name: &str, value: &str) {
     out.push('[');
     out.push_str(name);
     out.push_str(" \"");
@@ -61,21 +76,25 @@ fn tag_line(out: &mut String, name: &str, value: &str) {
     out.push_str("\"]\n");
 }
 
-/// The tag pair section: the STR first in its order, then the other tags in ASCII order of
-/// their names (§8.1.1), `SetUp`/`FEN`/`Variant` among them when the start position needs them.
-fn write_tags(out: &mut String, game: &Game, reduced: bool) {
-    let result = game.result.to_string();
-    for (name, missing) in STR {
-        let value = match name {
-            "Result" => result.as_str(),
-            _ => game
-                .tags
-                .get(name)
-                .filter(|v| !v.is_empty())
-                .unwrap_or(missing),
-        };
-        tag_line(out, name, value);
-    }
+/// The tags a game is written with, in export order: the STR first in its order, then the
+/// other tags in ASCII order of their names (§8.1.1), `SetUp`/`FEN`/`Variant` among them when
+/// the start position needs them. Every writer of tags (PGN, PGC) takes them from here.
+pub fn export_tags(game: &Game, reduced: bool) -> Vec<(String, String)> {
+    let mut tags: Vec<(String, String)> = STR
+        .iter()
+        .map(|&(name, missing)| {
+            let value = match name {
+                "Result" => game.result.to_string(),
+                _ => game
+                    .tags
+                    .get(name)
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or(missing)
+                    .to_string(),
+            };
+            (name.to_string(), value)
+        })
+        .collect();
     let chess960 = game.castling_mode == CastlingMode::Chess960;
     let mut others: Vec<(String, String)> = Vec::new();
     if game.has_custom_start() {
@@ -90,13 +109,18 @@ fn write_tags(out: &mut String, game: &Game, reduced: bool) {
             let derived =
                 matches!(name.as_str(), "SetUp" | "FEN") || (chess960 && name == "Variant");
             if !derived && !STR.iter().any(|(s, _)| s == name) {
-                others.push((name.clone(), value.clone()));
+                others.push((symbol(name), value.clone()));
             }
         }
     }
     others.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    for (name, value) in &others {
-        tag_line(out, name, value);
+    tags.extend(others);
+    tags
+}
+
+fn write_tags(out: &mut String, game: &Game, reduced: bool) {
+    for (name, value) in export_tags(game, reduced) {
+        tag_line(out, &name, &value);
     }
 }
 
