@@ -1,6 +1,7 @@
-//! Games out in one of the text formats: PGN as the relay writes it, PGN in the archival
-//! order of §12, or EPD (one line per position). The same code serves `relay convert`,
-//! `relay export` and the export routes.
+//! Games out in one of the archive formats: PGN as the relay writes it, PGN in the archival
+//! order of §12, EPD (one line per position), the one-byte move encoding, PGC (§20) or
+//! ChessBase CBF with its CBI index. The same code serves `relay convert`, `relay export` and
+//! the export routes.
 
 use crate::game::Game;
 use crate::pgn::archive::{ArchiveKey, archive_key, compare};
@@ -18,6 +19,12 @@ pub enum Format {
     Epd,
     /// The one-byte move encoding in the container of `onebyte` (tags, start, result kept).
     OneByte,
+    /// PGC, the binary PGN of §20 (tags, start, moves, result kept).
+    Pgc,
+    /// ChessBase CBF game records (its index is [`Format::Cbi`], written beside it).
+    Cbf,
+    /// The CBI index of the CBF file the same games make.
+    Cbi,
 }
 
 impl Format {
@@ -27,6 +34,9 @@ impl Format {
             "archive" => Some(Format::Archive),
             "epd" => Some(Format::Epd),
             "onebyte" => Some(Format::OneByte),
+            "pgc" => Some(Format::Pgc),
+            "cbf" => Some(Format::Cbf),
+            "cbi" => Some(Format::Cbi),
             _ => None,
         }
     }
@@ -35,7 +45,7 @@ impl Format {
         match self {
             Format::Pgn | Format::Archive => "application/x-chess-pgn; charset=utf-8",
             Format::Epd => "text/plain; charset=utf-8",
-            Format::OneByte => "application/octet-stream",
+            Format::OneByte | Format::Pgc | Format::Cbf | Format::Cbi => "application/octet-stream",
         }
     }
 
@@ -44,6 +54,9 @@ impl Format {
             Format::Pgn | Format::Archive => "pgn",
             Format::Epd => "epd",
             Format::OneByte => "1b",
+            Format::Pgc => "pgc",
+            Format::Cbf => "cbf",
+            Format::Cbi => "cbi",
         }
     }
 }
@@ -57,6 +70,9 @@ pub struct GameWriter<W: Write> {
     final_only: bool,
     held: Vec<(ArchiveKey, String)>,
     games: usize,
+    /// CBF/CBI: where each game's record starts, and the bytes written so far.
+    offsets: Vec<u32>,
+    cbf_len: u64,
 }
 
 impl<W: Write> GameWriter<W> {
@@ -67,6 +83,8 @@ impl<W: Write> GameWriter<W> {
             final_only,
             held: Vec::new(),
             games: 0,
+            offsets: Vec::new(),
+            cbf_len: 0,
         }
     }
 
@@ -75,14 +93,27 @@ impl<W: Write> GameWriter<W> {
         if self.games == 1 && self.format == Format::OneByte {
             self.out.write_all(crate::onebyte::MAGIC)?;
         }
+        // The caller says which game (it knows the file and where the game began).
+        let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
         match self.format {
+            Format::Pgc => {
+                let bytes = crate::pgc::encode_game(g).map_err(|e| invalid(e.0))?;
+                self.out.write_all(&bytes)
+            }
+            Format::Cbf | Format::Cbi => {
+                let bytes = crate::cbf::encode_game(g).map_err(|e| invalid(e.0))?;
+                let at = u32::try_from(self.cbf_len)
+                    .map_err(|_| invalid("a CBF file holds 4 GiB".into()))?;
+                self.offsets.push(at);
+                self.cbf_len += bytes.len() as u64;
+                if self.format == Format::Cbf {
+                    self.out.write_all(&bytes)?;
+                }
+                Ok(())
+            }
             Format::OneByte => {
-                let bytes = crate::onebyte::container_game(g).map_err(|e| {
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!("game {}: {e}", self.games),
-                    )
-                })?;
+                let bytes =
+                    crate::onebyte::container_game(g).map_err(|e| invalid(e.to_string()))?;
                 self.out.write_all(&bytes)
             }
             Format::Pgn => self
@@ -110,7 +141,19 @@ impl<W: Write> GameWriter<W> {
         self.games
     }
 
+    /// The CBI index of the CBF records written so far.
+    pub fn cbf_index(&self) -> std::io::Result<Vec<u8>> {
+        let end = u32::try_from(self.cbf_len).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, "a CBF file holds 4 GiB")
+        })?;
+        Ok(crate::cbf::index(&self.offsets, end))
+    }
+
     pub fn finish(mut self) -> std::io::Result<W> {
+        if self.format == Format::Cbi {
+            let index = self.cbf_index()?;
+            self.out.write_all(&index)?;
+        }
         if self.format == Format::Archive {
             let mut held = std::mem::take(&mut self.held);
             held.sort_by(|a, b| compare((&a.0, &a.1), (&b.0, &b.1)));
