@@ -34,10 +34,12 @@ enum Command {
     Bench(cli::bench::BenchArgs),
     /// Turn a recorded board byte stream into PGN, with the code the live service uses.
     Replay(cli::replay::ReplayArgs),
-    /// Convert a PGN file: to PGN as the relay writes it, the archival order, or EPD.
+    /// Convert games between PGN, the archival order, EPD, PGC, CBF (+CBI) and the one-byte encoding.
     Convert(cli::convert::ConvertArgs),
     /// Write a tournament, round or game from the store as a file (any convert format).
     Export(cli::export::ExportArgs),
+    /// Read games (PGN, PGC, CBF, one-byte) into the store: an earlier round, a pairing list.
+    Import(cli::import::ImportArgs),
 }
 
 /// Errors end the program with one line an operator can act on ("relay: database …: cannot
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => cli::bench::run(a),
         Command::Convert(a) => cli::convert::main(a),
         Command::Export(a) => cli::export::main(a),
+        Command::Import(a) => cli::import::main(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

@@ -81,7 +81,11 @@ fn essence(g: &Game) -> String {
         .filter(|(_, v)| !unknown.contains(&v.as_str()))
         .map(|(k, v)| match k.as_str() {
             "Variant" if chess960(v) => (k.clone(), "Chess960".to_string()),
-            _ => (k.clone(), v.clone()),
+            // A tag name is written as a PGN symbol: letters, digits and `_` (§7).
+            _ => (
+                k.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+                v.clone(),
+            ),
         })
         .collect();
     tags.sort();
@@ -447,4 +451,429 @@ fn relay_export_writes_a_round_from_the_store_in_each_format() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("999"));
     assert!(!none.exists());
+}
+
+/// A tag value as PGC and CBF keep it: Latin-1, a character above U+00FF as `?`.
+fn latin1(v: &str) -> String {
+    v.chars()
+        .map(|c| if u32::from(c) > 0xff { '?' } else { c })
+        .collect()
+}
+
+/// Tags, moves and result as a Latin-1 format keeps them (no clocks, no comments).
+fn latin1_moves_and_tags(g: &Game) -> String {
+    let mut e = g.clone();
+    for (_, v) in &mut e.tags.0 {
+        *v = latin1(v);
+    }
+    moves_and_tags(&e)
+}
+
+#[test]
+fn shared_pgn_files_go_through_pgc_and_back() {
+    let files = readable_files();
+    if files.is_empty() {
+        return;
+    }
+    let dir = temp_dir("convert-pgc");
+    let (mut games, mut pgn_bytes, mut pgc_bytes) = (0, 0, 0);
+    for f in &files {
+        let packed = dir.join("games.pgc");
+        let r = relay_convert(f, &packed, "pgc", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let back = dir.join("back.pgn");
+        let r = relay_convert(&packed, &back, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let (a, b) = (games_in(f), games_in(&back));
+        assert_eq!(a.len(), b.len(), "{}", f.display());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                latin1_moves_and_tags(x),
+                moves_and_tags(y),
+                "{} game {}",
+                f.display(),
+                i + 1
+            );
+        }
+        games += a.len();
+        pgn_bytes += std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        pgc_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
+    }
+    eprintln!("{games} games through PGC and back; {pgn_bytes} bytes of PGN became {pgc_bytes}");
+    assert!(games >= 20, "only {games} games");
+    // A file cut inside its second game: named with the game and byte, nothing written.
+    let one = dir.join("one.pgc");
+    let f = &files[0];
+    assert!(relay_convert(f, &one, "pgc", &[]).status.success());
+    let bytes = std::fs::read(&one).expect("pgc");
+    let bad = dir.join("bad.pgc");
+    std::fs::write(&bad, &bytes[..bytes.len().min(4000) - 1]).expect("write");
+    let out = dir.join("never.pgn");
+    let r = relay_convert(&bad, &out, "pgn", &[]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && err.contains("(from byte ") && err.contains("game "),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+/// pgn-extract, from Debian's package (installed in /usr/games).
+fn pgn_extract() -> Option<PathBuf> {
+    for p in ["/usr/games/pgn-extract", "/usr/bin/pgn-extract"] {
+        if Path::new(p).exists() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("pgn-extract is required (RELAY_REQUIRE_ALL=1): apt-get install pgn-extract");
+    }
+    eprintln!("pgn-extract not found: the check against it is skipped");
+    None
+}
+
+/// The games of pgn-extract's output, each as (tags text, the rest).
+fn pgn_extract_games(text: &str) -> Vec<String> {
+    let mut games: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("[Event ") {
+            games.push(String::new());
+        }
+        if let Some(g) = games.last_mut()
+            && !line.starts_with('[')
+        {
+            g.push_str(line);
+            g.push(' ');
+        }
+    }
+    games
+}
+
+#[test]
+fn pgn_extract_reads_our_pgn_and_epd_with_the_same_moves_and_positions() {
+    let files = readable_files();
+    if files.is_empty() {
+        return;
+    }
+    let Some(tool) = pgn_extract() else {
+        return;
+    };
+    let dir = temp_dir("convert-pgn-extract");
+    let (mut games, mut positions, mut skipped) = (0, 0, 0);
+    for f in &files {
+        let ours = dir.join("ours.pgn");
+        assert!(relay_convert(f, &ours, "pgn", &[]).status.success());
+        let written = games_in(&ours);
+        // pgn-extract does not play Chess960 castling; those games are checked elsewhere.
+        if written
+            .iter()
+            .any(|g| g.castling_mode == shakmaty::CastlingMode::Chess960)
+        {
+            skipped += written.len();
+            continue;
+        }
+        let o = Command::new(&tool)
+            .args(["-s", "-Wuci", "-C", "-N", "-V", "--noresults"])
+            .arg(&ours)
+            .output()
+            .expect("pgn-extract");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let theirs = pgn_extract_games(&String::from_utf8_lossy(&o.stdout));
+        assert_eq!(theirs.len(), written.len(), "{}", f.display());
+        for (i, (g, t)) in written.iter().zip(&theirs).enumerate() {
+            let ucis: Vec<String> = g
+                .moves
+                .iter()
+                .map(|m| m.uci(g.castling_mode).to_string())
+                .collect();
+            // pgn-extract writes a promotion piece in upper case (e7e8Q).
+            let t = t.to_ascii_lowercase();
+            // A game without moves still gets its result from it, --noresults or not.
+            let got: Vec<&str> = t
+                .split_whitespace()
+                .filter(|w| !["*", "1-0", "0-1", "1/2-1/2"].contains(w))
+                .collect();
+            assert_eq!(got, ucis, "{} game {}", f.display(), i + 1);
+        }
+        // Their EPD of every position against ours: placement, side to move, castling.
+        let epd = dir.join("ours.epd");
+        assert!(relay_convert(f, &epd, "epd", &[]).status.success());
+        let o = Command::new(&tool)
+            .args(["-s", "-Wepd"])
+            .arg(&ours)
+            .output()
+            .expect("pgn-extract");
+        let fields =
+            |l: &str| -> Vec<String> { l.split(' ').take(3).map(str::to_string).collect() };
+        let theirs: Vec<Vec<String>> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(fields)
+            .collect();
+        let ours: Vec<Vec<String>> = std::fs::read_to_string(&epd)
+            .expect("epd")
+            .lines()
+            .map(fields)
+            .collect();
+        assert_eq!(theirs, ours, "{}", f.display());
+        games += written.len();
+        positions += ours.len();
+    }
+    eprintln!(
+        "pgn-extract read {games} games with our moves and {positions} positions as ours ({skipped} Chess960 games skipped: pgn-extract does not play Chess960 castling)"
+    );
+    assert!(games >= 20, "only {games} games");
+}
+
+#[test]
+fn relay_import_puts_a_round_in_the_store_and_export_gives_it_back() {
+    let Some(f) = boards::testdata::shared_data(
+        "pgn/clocks/dgt-livechess-2.2.5-sample-invitational-2023-r1.pgn",
+    ) else {
+        return;
+    };
+    let dir = temp_dir("import");
+    let db = format!("sqlite://{}", dir.join("relay.db").display());
+    let relay = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(args)
+            .output()
+            .expect("relay")
+    };
+    // A bad file first: refused with game and byte, and the store stays empty.
+    let bad = dir.join("bad.pgn");
+    std::fs::write(
+        &bad,
+        "[White \"A\"]\n\n1. e4 e5 *\n\n[White \"B\"]\n\n1. e4 e5 2. Ke3 *\n",
+    )
+    .expect("write");
+    let o = relay(&["import", "--db", &db, bad.to_str().expect("path")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("game 2") && err.contains("nothing was imported"),
+        "{err}"
+    );
+    // The real round, through PGC for good measure (clocks do not survive PGC, so the PGN
+    // itself is imported as well, into its own tournament).
+    let o = relay(&["import", "--db", &db, f.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("round.pgn");
+    let o = relay(&[
+        "export",
+        "--db",
+        &db,
+        "--tournament",
+        "1",
+        "--to",
+        "pgn",
+        out.to_str().expect("path"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (a, b) = (games_in(&f), games_in(&out));
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        for tag in ["Event", "Round", "White", "Black", "WhiteElo", "BlackElo"] {
+            assert_eq!(x.tags.get(tag), y.tags.get(tag), "{tag}");
+        }
+        assert_eq!(x.result, y.result);
+        let strip = |g: &Game| -> Vec<String> {
+            g.moves
+                .iter()
+                .map(|m| format!("{} {:?} {:?}", m.san, m.clk, m.emt))
+                .collect()
+        };
+        assert_eq!(strip(x), strip(y));
+    }
+    // A pairing list: games without moves become the boards of a new round.
+    let pairings = dir.join("pairings.pgn");
+    std::fs::write(
+        &pairings,
+        "[Event \"Club Open\"]\n[Round \"4.1\"]\n[White \"Ann\"]\n[Black \"Bob\"]\n[WhiteElo \"1800\"]\n\n*\n\n\
+         [Event \"Club Open\"]\n[Round \"4.2\"]\n[White \"Cid\"]\n[Black \"Dee\"]\n\n*\n",
+    )
+    .expect("write");
+    let o = relay(&["import", "--db", &db, pairings.to_str().expect("path")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("club.pgn");
+    let o = relay(&[
+        "export",
+        "--db",
+        &db,
+        "--tournament",
+        "2",
+        "--to",
+        "pgn",
+        out.to_str().expect("path"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let club = games_in(&out);
+    let names: Vec<(Option<&str>, Option<&str>, Option<&str>)> = club
+        .iter()
+        .map(|g| {
+            (
+                g.tags.get("Round"),
+                g.tags.get("White"),
+                g.tags.get("Black"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (Some("4.1"), Some("Ann"), Some("Bob")),
+            (Some("4.2"), Some("Cid"), Some("Dee"))
+        ]
+    );
+    assert_eq!(club[0].tags.get("WhiteElo"), Some("1800"));
+    assert!(club.iter().all(|g| g.moves.is_empty()));
+}
+
+/// A text as CBF keeps it: Latin-1, with the bytes ChessBase shows as piece symbols
+/// (177..=182) and its markers (0xFE, 0xFF) as `?`.
+fn cbf_text(v: &str) -> String {
+    latin1(v)
+        .chars()
+        .map(|c| match u32::from(c) {
+            177..=182 | 0xfe | 0xff => '?',
+            _ => c,
+        })
+        .collect()
+}
+
+#[test]
+fn shared_pgn_files_go_through_chessbase_cbf_and_back() {
+    let files = readable_files();
+    if files.is_empty() {
+        return;
+    }
+    let dir = temp_dir("convert-cbf");
+    let (mut games, mut refused, mut cut, mut cbf_bytes) = (0, 0, 0, 0);
+    for f in &files {
+        let packed = dir.join("games.cbf");
+        let _ = std::fs::remove_file(&packed);
+        let _ = std::fs::remove_file(dir.join("games.cbi"));
+        let r = relay_convert(f, &packed, "cbf", &[]);
+        if !r.status.success() {
+            // Chess960, or a position with more than 127 moves in ChessBase's list: said with
+            // the game's number, and neither file is written.
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(
+                err.contains("game ") && !packed.exists() && !dir.join("games.cbi").exists(),
+                "{}: {err}",
+                f.display()
+            );
+            refused += 1;
+            continue;
+        }
+        assert!(
+            dir.join("games.cbi").exists(),
+            "the index is written beside"
+        );
+        let back = dir.join("back.pgn");
+        let r = relay_convert(&packed, &back, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let (a, b) = (games_in(f), games_in(&back));
+        assert_eq!(a.len(), b.len(), "{}", f.display());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            let at = format!("{} game {}", f.display(), i + 1);
+            let sans =
+                |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
+            assert_eq!(sans(x), sans(y), "{at}");
+            assert_eq!(x.result, y.result, "{at}");
+            assert_eq!(x.start, y.start, "{at}");
+            // Comments come back (clocks do not: CBF has none).
+            let comments = |g: &Game, map: bool| -> Vec<Option<String>> {
+                g.moves
+                    .iter()
+                    .map(|m| {
+                        m.comment
+                            .as_deref()
+                            .map(|c| if map { cbf_text(c) } else { c.to_string() })
+                            .filter(|c| !c.is_empty())
+                    })
+                    .collect()
+            };
+            assert_eq!(comments(x, true), comments(y, false), "{at}");
+            // The texts, where they fit ChessBase's 63 bytes.
+            let known = |g: &Game, t: &str| -> String {
+                g.tags
+                    .get(t)
+                    .filter(|v| !v.is_empty() && *v != "?")
+                    .map(cbf_text)
+                    .unwrap_or_default()
+            };
+            let players = known(x, "White").len() + known(x, "Black").len() + 3;
+            if players <= 63 {
+                for t in ["White", "Black"] {
+                    let want = known(x, t);
+                    assert_eq!(known(y, t), want, "{at} {t}");
+                }
+            } else {
+                cut += 1;
+            }
+            let source = ["Event", "Site", "Round"]
+                .iter()
+                .map(|t| known(x, t).len() + 1)
+                .sum::<usize>();
+            if source <= 63 {
+                for t in ["Event", "Site", "Round"] {
+                    let want = known(x, t).replace('|', "/");
+                    assert_eq!(known(y, t), want, "{at} {t}");
+                }
+            } else {
+                cut += 1;
+            }
+            let year = |g: &Game| g.tags.get("Date").map(|d| d[..4.min(d.len())].to_string());
+            let dated = |d: &str| d.len() >= 4 && d[..4].bytes().all(|b| b.is_ascii_digit());
+            if x.tags.get("Date").is_some_and(dated) {
+                assert_eq!(year(x), year(y), "{at}");
+            }
+            for t in ["WhiteElo", "BlackElo"] {
+                let elo = |g: &Game| g.tags.get(t).and_then(|v| v.parse::<i64>().ok());
+                if let Some(e) = elo(x).filter(|e| (1603..=2877).contains(e)) {
+                    let got = elo(y).expect("an Elo in range is kept");
+                    assert!((got - e).abs() <= 2 && got % 5 == 0, "{at} {t} {e} → {got}");
+                }
+            }
+        }
+        games += a.len();
+        cbf_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
+    }
+    eprintln!(
+        "{games} games through CBF and back ({refused} files refused, {cut} texts cut at 63 bytes); {cbf_bytes} bytes of CBF"
+    );
+    assert!(games >= 20, "only {games} games");
+    // A damaged file is refused with the game and byte, and nothing is written.
+    let f = &files[0];
+    let good = dir.join("good.cbf");
+    assert!(relay_convert(f, &good, "cbf", &[]).status.success());
+    let mut bytes = std::fs::read(&good).expect("cbf");
+    let half = bytes.len() / 2;
+    bytes.truncate(half);
+    let bad = dir.join("bad.cbf");
+    std::fs::write(&bad, &bytes).expect("write");
+    std::fs::copy(dir.join("good.cbi"), dir.join("bad.cbi")).expect("index");
+    let out = dir.join("never.pgn");
+    let r = relay_convert(&bad, &out, "pgn", &[]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && err.contains("(from byte ") && err.contains("game "),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

@@ -74,8 +74,16 @@ pub fn main(a: ExportArgs) -> Result<()> {
         games(&store, &a).await
     })?;
     super::convert::write_file(&a.output, a.to, a.final_only, |w| {
-        for g in &games {
-            w.add(g)?;
+        for (i, g) in games.iter().enumerate() {
+            w.add(g).with_context(|| {
+                format!(
+                    "game {} (round {}, {} - {})",
+                    i + 1,
+                    g.tags.get("Round").unwrap_or("?"),
+                    g.tags.get("White").unwrap_or("?"),
+                    g.tags.get("Black").unwrap_or("?")
+                )
+            })?;
         }
         Ok(())
     })

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod demo;
 pub mod emulate;
 pub mod export;
+pub mod import;
 pub mod ports;
 pub mod replay;
 pub mod sniff;

@@ -1,0 +1,211 @@
+//! `relay import --db URL IN [--tournament N] [--round R]`: games from a PGN, PGC, CBF or
+//! one-byte file into the store, as an earlier round, a pairing list (games without moves)
+//! or games entered by hand.
+//!
+//! Where each game goes: the tournament `--tournament N`, or one made from the first game's
+//! `[Event]`/`[Site]`/`[Date]`/`[TimeControl]` (found by name when it exists already); the
+//! round `--round R`, or the game's `[Round]` before its dot (`3.12` is round 3, board 12),
+//! made when missing; the board from `[Round]` after the dot, else `[Board]`, else the next
+//! free board of the round. Players (name, title, Elo, FIDE id, federation) come from the
+//! tags. A game already on that board has its moves replaced (the old ones stay in the audit
+//! trail, as for an arbiter's upload); a game with a result gets it, status `finished`.
+//!
+//! The whole file is read and checked first, so a bad file changes nothing; each game is then
+//! written in its own transactions (pairing, start, moves, result).
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use relay_core::game::{Game, GameResult};
+use relay_store::{NewTournament, Pairing, Player, Store, StoredMove};
+use shakmaty::fen::Fen;
+use shakmaty::{EnPassantMode, Position};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The database (sqlite://FILE or postgres://…).
+    #[arg(long, env = "RELAY_DB")]
+    db: String,
+    /// Into this tournament (default: one named after the first game's [Event]).
+    #[arg(long)]
+    tournament: Option<i64>,
+    /// Into the round with this number (default: each game's [Round] before its dot).
+    #[arg(long)]
+    round: Option<String>,
+    /// A PGN, PGC (.pgc), ChessBase (.cbf) or one-byte file.
+    input: PathBuf,
+}
+
+/// A tag's value when it says something (not empty, not `?`).
+fn tag<'a>(g: &'a Game, name: &str) -> Option<&'a str> {
+    g.tags
+        .get(name)
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && !v.chars().all(|c| c == '?' || c == '-'))
+}
+
+fn player(g: &Game, side: &str) -> Player {
+    Player {
+        name: tag(g, side).map(str::to_string),
+        title: tag(g, &format!("{side}Title")).map(str::to_string),
+        rating: tag(g, &format!("{side}Elo")).and_then(|v| v.parse().ok()),
+        fide_id: tag(g, &format!("{side}FideId")).and_then(|v| v.parse().ok()),
+        federation: tag(g, &format!("{side}Fed"))
+            .or_else(|| tag(g, &format!("{side}Team")))
+            .map(str::to_string),
+    }
+}
+
+/// The round number and board of a game from its tags (`[Round "3.12"]`, `[Board "12"]`).
+fn round_and_board(g: &Game) -> (Option<String>, Option<u32>) {
+    let round = tag(g, "Round");
+    let (r, b) = match round.and_then(|r| r.split_once('.')) {
+        Some((r, b)) => (Some(r.to_string()), b.parse().ok()),
+        None => (round.map(str::to_string), None),
+    };
+    let b = b.or_else(|| tag(g, "Board").and_then(|v| v.parse().ok()));
+    (r, b.filter(|&b| b > 0))
+}
+
+/// A game's moves as the store keeps them (SAN, UCI, clocks, the position after).
+fn stored_moves(g: &Game) -> Vec<StoredMove> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let mut pos = g.start.clone();
+    g.moves
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let uci = m.mv.to_uci(g.castling_mode).to_string();
+            pos.play_unchecked(m.mv);
+            StoredMove {
+                ply: i as u32 + 1,
+                san: m.san.to_string(),
+                uci,
+                clk_ms: m.clk.map(|c| c.0),
+                emt_ms: m.emt.map(|c| c.0),
+                accepted_at_ms: now,
+                fen_after: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+            }
+        })
+        .collect()
+}
+
+async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
+    let Some(first) = games.first() else {
+        bail!(
+            "{}: no games in it; nothing was imported",
+            a.input.display()
+        );
+    };
+    let tournament = match a.tournament {
+        Some(t) => store.tournament(t).await?.id,
+        None => {
+            let name = tag(first, "Event").unwrap_or("Imported games").to_string();
+            let existing = store.tournaments().await?;
+            match existing.iter().find(|t| t.name == name) {
+                Some(t) => t.id,
+                None => {
+                    store
+                        .create_tournament(&NewTournament {
+                            name,
+                            site: tag(first, "Site").map(str::to_string),
+                            start_date: tag(first, "Date").map(|d| d.replace('.', "-")),
+                            end_date: None,
+                            time_control: tag(first, "TimeControl").map(str::to_string),
+                            delay_secs: 0,
+                        })
+                        .await?
+                }
+            }
+        }
+    };
+    // Rounds by number, made as they are met.
+    let mut rounds: BTreeMap<String, i64> = store
+        .tournament(tournament)
+        .await?
+        .rounds
+        .into_iter()
+        .map(|r| (r.number, r.id))
+        .collect();
+    let (mut moves_in, mut results) = (0usize, 0usize);
+    for g in games {
+        let (tag_round, tag_board) = round_and_board(g);
+        let number = a
+            .round
+            .clone()
+            .or(tag_round)
+            .unwrap_or_else(|| "1".to_string());
+        let round = match rounds.get(&number) {
+            Some(&id) => id,
+            None => {
+                let date = tag(g, "Date")
+                    .filter(|d| !d.contains('?'))
+                    .map(|d| d.replace('.', "-"));
+                let id = store
+                    .create_round(tournament, &number, date.as_deref())
+                    .await?;
+                rounds.insert(number.clone(), id);
+                id
+            }
+        };
+        let board_no = match tag_board {
+            Some(b) => b,
+            None => store.free_board_no(round).await?,
+        };
+        let id = store
+            .set_pairing(
+                round,
+                &Pairing {
+                    board_no,
+                    white: player(g, "White"),
+                    black: player(g, "Black"),
+                },
+            )
+            .await?;
+        if g.has_custom_start() {
+            let fen = g.start_fen().to_string();
+            let chess960 = g.castling_mode == shakmaty::CastlingMode::Chess960;
+            store.start_game(id, Some(&fen), chess960, None).await?;
+        }
+        let moves = stored_moves(g);
+        let had = store.game(id).await?.moves.len();
+        if !moves.is_empty() || had > 0 {
+            store.replace_moves(id, &moves, "import").await?;
+            moves_in += moves.len();
+        }
+        if g.result != GameResult::Ongoing {
+            let termination = tag(g, "Termination");
+            store
+                .set_result(id, &g.result.to_string(), termination, "finished", "import")
+                .await?;
+            results += 1;
+        }
+    }
+    eprintln!(
+        "relay: {} games imported into tournament {tournament} ({} rounds), {moves_in} moves, {results} results",
+        games.len(),
+        rounds.len()
+    );
+    Ok(())
+}
+
+pub fn main(a: ImportArgs) -> Result<()> {
+    // Everything is read and checked before the store is touched.
+    let mut games = Vec::new();
+    super::convert::each_game(&a.input, "nothing was imported", |g| {
+        games.push(g.clone());
+        Ok(())
+    })?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = Store::open(&a.db)
+            .await
+            .with_context(|| format!("database {}", a.db))?;
+        import(&store, &a, &games).await
+    })
+}
