@@ -164,3 +164,43 @@ impl Game {
         });
     }
 }
+
+/// Plays moves written in UCI (as the store keeps them) from `start`, each checked legal: the
+/// moves as far as they go and, when one does not read or is not legal there, its index. The
+/// one place stored moves become positions (export, corrections, the cloud's check of pushed
+/// games, a desk resumed after a restart).
+pub fn play_uci<'a>(
+    start: &Chess,
+    ucis: impl IntoIterator<Item = &'a str>,
+) -> (Vec<Move>, Option<usize>) {
+    let mut pos = start.clone();
+    let mut moves = Vec::new();
+    for (i, text) in ucis.into_iter().enumerate() {
+        let Some(mv) = text
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+        else {
+            return (moves, Some(i));
+        };
+        pos.play_unchecked(mv);
+        moves.push(mv);
+    }
+    (moves, None)
+}
+
+#[cfg(test)]
+mod play_uci_tests {
+    use super::*;
+
+    #[test]
+    fn stored_moves_replay_up_to_the_first_bad_one() {
+        let start = Chess::default();
+        let (moves, bad) = play_uci(&start, ["e2e4", "e7e5", "e1e3", "g1f3"]);
+        assert_eq!(moves.len(), 2);
+        assert_eq!(bad, Some(2));
+        let (moves, bad) = play_uci(&start, ["e2e4", "e7e5", "g1f3"]);
+        assert_eq!((moves.len(), bad), (3, None));
+        assert_eq!(play_uci(&start, ["zz"]).1, Some(0));
+    }
+}

@@ -788,16 +788,17 @@ impl Desk {
 fn rebuild(game: &Game, moves: &[StoredMove]) -> Option<Game> {
     let mut g = game.clone();
     g.moves.clear();
-    let mut pos = g.start.clone();
-    for m in moves {
-        let uci: shakmaty::uci::UciMove = m.uci.parse().ok()?;
-        let mv = uci.to_move(&pos).ok()?;
+    let (played, damaged) =
+        relay_core::game::play_uci(&g.start, moves.iter().map(|m| m.uci.as_str()));
+    if damaged.is_some() {
+        return None;
+    }
+    for (mv, m) in played.into_iter().zip(moves) {
         g.push(
             mv,
             m.clk_ms.map(relay_core::clock_time::ClockTime),
             m.emt_ms.map(relay_core::clock_time::ClockTime),
         );
-        pos.play_unchecked(mv);
     }
     Some(g)
 }

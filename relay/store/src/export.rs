@@ -3,26 +3,15 @@
 use crate::model::{RoundInfo, StoredGame};
 use relay_core::clock_time::ClockTime;
 use relay_core::game::{Game, GameResult, RecordedMove, Tags};
-use shakmaty::fen::Fen;
+use shakmaty::Chess;
 use shakmaty::san::SanPlus;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess};
 
 /// Rebuilds a stored game: replays its moves from the start position (checking each is legal,
 /// so a damaged row can never produce an illegal PGN) and fills in the tags. `event`, `site`
 /// and `round` come from the tournament and round.
 pub fn to_game(g: &StoredGame, event: &str, site: Option<&str>, round: &str) -> Game {
-    let mode = if g.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
-    let start: Chess = g
-        .start_fen
-        .as_deref()
-        .and_then(|f| f.parse::<Fen>().ok())
-        .and_then(|f| f.into_position(mode).ok())
-        .unwrap_or_default();
+    let mode = g.castling_mode();
+    let start: Chess = g.start_position().unwrap_or_default();
     let mut tags = Tags::default();
     tags.set("Event", event);
     tags.set("Site", site.unwrap_or("?"));
@@ -53,26 +42,20 @@ pub fn to_game(g: &StoredGame, event: &str, site: Option<&str>, round: &str) -> 
     if let Some(t) = &g.termination {
         tags.set("Termination", t.clone());
     }
+    // Moves as far as they are legal from the start: a damaged row never makes an illegal PGN.
+    let (played, _) = relay_core::game::play_uci(&start, g.moves.iter().map(|m| m.uci.as_str()));
     let mut pos = start.clone();
-    let mut moves = Vec::new();
-    for m in &g.moves {
-        let Some(mv) = m
-            .uci
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok())
-        else {
-            break;
-        };
-        let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
-        moves.push(RecordedMove {
+    let moves = played
+        .into_iter()
+        .zip(&g.moves)
+        .map(|(mv, m)| RecordedMove {
             mv,
-            san,
+            san: SanPlus::from_move_and_play_unchecked(&mut pos, mv),
             clk: m.clk_ms.map(ClockTime),
             emt: m.emt_ms.map(ClockTime),
             comment: None,
-        });
-    }
+        })
+        .collect();
     Game {
         tags,
         start,

@@ -64,6 +64,39 @@ pub struct StoredGame {
     pub moves: Vec<StoredMove>,
 }
 
+impl StoredGame {
+    pub fn castling_mode(&self) -> shakmaty::CastlingMode {
+        if self.chess960 {
+            shakmaty::CastlingMode::Chess960
+        } else {
+            shakmaty::CastlingMode::Standard
+        }
+    }
+
+    /// Where the game starts; `None` when the stored FEN does not read.
+    pub fn start_position(&self) -> Option<shakmaty::Chess> {
+        match &self.start_fen {
+            None => Some(shakmaty::Chess::default()),
+            Some(f) => f
+                .parse::<shakmaty::fen::Fen>()
+                .ok()?
+                .into_position(self.castling_mode())
+                .ok(),
+        }
+    }
+
+    /// The stored moves replayed from the start, each checked legal
+    /// ([`relay_core::game::play_uci`]): the moves as far as they go and the index of the
+    /// first that does not read or is not legal. `None` when the start does not read.
+    pub fn replay(&self) -> Option<(Vec<shakmaty::Move>, Option<usize>)> {
+        let start = self.start_position()?;
+        Some(relay_core::game::play_uci(
+            &start,
+            self.moves.iter().map(|m| m.uci.as_str()),
+        ))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
     pub seq: i64,

@@ -165,23 +165,12 @@ pub(super) async fn truncate(
 }
 
 pub(super) fn start_position(g: &StoredGame) -> Result<Chess, ApiError> {
-    let mode = if g.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
-    g.start_fen
-        .as_deref()
-        .unwrap_or(STANDARD_FEN)
-        .parse::<Fen>()
-        .ok()
-        .and_then(|f| f.into_position(mode).ok())
-        .ok_or_else(|| {
-            ApiError(
-                StatusCode::CONFLICT,
-                "the game's start position is damaged".into(),
-            )
-        })
+    g.start_position().ok_or_else(|| {
+        ApiError(
+            StatusCode::CONFLICT,
+            "the game's start position is damaged".into(),
+        )
+    })
 }
 
 pub(super) fn stored_move(
@@ -226,26 +215,25 @@ pub(super) async fn replace_move(
             g.moves.len() + 1
         )));
     }
-    let mode = if g.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
-    let mut pos = start_position(&g)?;
+    let mode = g.castling_mode();
+    let start = start_position(&g)?;
+    let (played, damaged) = g.replay().ok_or_else(|| {
+        ApiError(
+            StatusCode::CONFLICT,
+            "the game's start position is damaged".into(),
+        )
+    })?;
+    let keep = b.ply as usize - 1;
+    if let Some(i) = damaged.filter(|&i| i < keep) {
+        return Err(ApiError(
+            StatusCode::CONFLICT,
+            format!("stored move {} is damaged", g.moves[i].ply),
+        ));
+    }
+    let mut pos = start;
     let mut out = Vec::new();
-    for m in &g.moves[..b.ply as usize - 1] {
-        let mv = m
-            .uci
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok())
-            .ok_or_else(|| {
-                ApiError(
-                    StatusCode::CONFLICT,
-                    format!("stored move {} is damaged", m.ply),
-                )
-            })?;
-        out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
+    for (mv, m) in played.iter().zip(&g.moves).take(keep) {
+        out.push(stored_move(&mut pos, *mv, m.ply, mode, Some(m)));
     }
     let san: San = b
         .san
@@ -259,15 +247,9 @@ pub(super) async fn replace_move(
     let old = g.moves.get(b.ply as usize - 1);
     out.push(stored_move(&mut pos, mv, b.ply, mode, old));
     // Later moves stay while they are still legal.
-    for m in g.moves.iter().skip(b.ply as usize) {
-        let Some(mv) = m
-            .uci
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok())
-        else {
-            break;
-        };
+    let later = &g.moves[(b.ply as usize).min(g.moves.len())..];
+    let (still, _) = relay_core::game::play_uci(&pos, later.iter().map(|m| m.uci.as_str()));
+    for (mv, m) in still.into_iter().zip(later) {
         out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
     }
     let what = format!("ply {} replaced by {}", b.ply, b.san);

@@ -6,7 +6,7 @@
 //! Nothing changes unless a request succeeds: input is checked before anything is written.
 
 use super::live::{Cached, EditAction, GameEdit, HallCommand, Shared, now_ms};
-use super::views::{GameView, RoundView, STANDARD_FEN, game_view, round_view};
+use super::views::{GameView, RoundView, game_view, round_view};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -22,7 +22,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus};
-use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;

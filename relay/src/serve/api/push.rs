@@ -49,15 +49,10 @@ fn check_game(g: &mut StoredGame) -> Result<(), ApiError> {
             super::MAX_PLIES
         )));
     }
-    let mode = if g.chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
+    let mode = g.castling_mode();
     let mut pos = start_position(g).map_err(|_| bad("the start position does not read".into()))?;
     // Plies follow on from the first (a game set up from a position may not start at 1).
     let first = g.moves.first().map_or(1, |m| m.ply.max(1));
-    let mut checked = Vec::with_capacity(g.moves.len());
     for (i, m) in g.moves.iter().enumerate() {
         let want = first + i as u32;
         if m.ply != want {
@@ -67,19 +62,21 @@ fn check_game(g: &mut StoredGame) -> Result<(), ApiError> {
                 m.ply
             )));
         }
-        let Some(mv) = m
-            .uci
-            .parse::<UciMove>()
-            .ok()
-            .and_then(|u| u.to_move(&pos).ok())
-        else {
-            return Err(bad(format!(
-                "{} is not a legal move at ply {}",
-                m.uci, m.ply
-            )));
-        };
-        checked.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
     }
+    let (played, damaged) =
+        relay_core::game::play_uci(&pos, g.moves.iter().map(|m| m.uci.as_str()));
+    if let Some(i) = damaged {
+        let m = &g.moves[i];
+        return Err(bad(format!(
+            "{} is not a legal move at ply {}",
+            m.uci, m.ply
+        )));
+    }
+    let checked: Vec<_> = played
+        .into_iter()
+        .zip(&g.moves)
+        .map(|(mv, m)| stored_move(&mut pos, mv, m.ply, mode, Some(m)))
+        .collect();
     g.moves = checked;
     Ok(())
 }
