@@ -13,11 +13,11 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use boards::emulator::rng::SplitMix64;
 use boards::protocol::{
     ClockMessage, ClockReading, ClockStatus, Decoded, Decoder, DgtSquare, LineMode, Message,
     Orientation, PieceCode, Placement, SideTime, Step,
 };
+use boards::rng::SplitMix64;
 use shakmaty::Board;
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -39,11 +39,11 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use boards::emulator::rng::SplitMix64;
 use boards::protocol::{
     ClockMessage, ClockReading, Decoded, Decoder, LineMode, Message, Orientation, PieceCode,
     Placement, SideTime, Step,
 };
+use boards::rng::SplitMix64;
 use serde_json::{Value, json};
 use shakmaty::san::San;
 use shakmaty::{Chess, Position, Square};

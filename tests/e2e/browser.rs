@@ -1947,10 +1947,10 @@ fn browser_console_alerts_when_an_eboard_is_lost() {
 /// back the alert says it has been resolved.
 #[test]
 fn browser_console_shows_battery_clock_and_sync_problems() {
-    use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-    use boards::emulator::clock::ChessClock;
-    use boards::emulator::line::{Line, VirtualClock};
     use boards::protocol::{ClockSide, Orientation, PieceCode, piece::DgtSquare};
+    use emulator::board::{BoardIdentity, EmulatedBoard};
+    use emulator::clock::ChessClock;
+    use emulator::line::{Line, VirtualClock};
     use shakmaty::{Color, Piece, Role, Square};
 
     browser_test("console_problems", || async {

@@ -4,9 +4,9 @@
 
 use super::service::{Relay, get, get_json, wait_until};
 use super::temp_dir;
-use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::line::{Line, VirtualClock};
 use boards::protocol::{DgtSquare, Orientation, PieceCode};
+use emulator::board::{BoardIdentity, EmulatedBoard};
+use emulator::line::{Line, VirtualClock};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -3,13 +3,13 @@
 //! relay and its operators can be tried without hardware.
 
 use anyhow::{Context, Result, bail};
-use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::clock::{ChessClock, TimeControl};
-use boards::emulator::line::{Line, VirtualClock};
-use boards::emulator::play::{Table, play};
-use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
 use boards::protocol::{ClockSide, Orientation};
 use clap::Args;
+use emulator::board::{BoardIdentity, EmulatedBoard};
+use emulator::clock::{ChessClock, TimeControl};
+use emulator::line::{Line, VirtualClock};
+use emulator::play::{Table, play};
+use emulator::player::{GameScore, NoiseConfig, read_games, script};
 use shakmaty::Position;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,7 +131,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
         let tc = games[0]
             .time_control
             .clone()
-            .unwrap_or_else(|| TimeControl { periods: vec![] });
+            .unwrap_or(TimeControl::Unknown);
         let number = args.serials.get(n - 1).copied().unwrap_or(n as u16);
         EmulatedBoard::new(
             BoardIdentity::from_number(number),

@@ -1,13 +1,13 @@
 //! Emulator → pseudo-terminal → serial transport → decoder, in single-board and bus mode,
 //! including an unplug and a replug under a new port name.
 
-use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::clock::ChessClock;
-use boards::emulator::line::{Line, VirtualClock};
 use boards::protocol::{
     ClockMessage, ClockSide, DgtSquare, LineMode, Message, Orientation, PieceCode,
 };
 use boards::transport::{PortEvent, SessionConfig};
+use emulator::board::{BoardIdentity, EmulatedBoard};
+use emulator::clock::ChessClock;
+use emulator::line::{Line, VirtualClock};
 use shakmaty::Square;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,12 +5,12 @@
 //! clock, so a game takes seconds; the clock readings stay exact because the emulated clock
 //! changes only at the scripted moments.
 
-use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::line::{Line, VirtualClock};
-use boards::emulator::play::{Table, play};
-use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
 use boards::protocol::LineMode;
 use boards::transport::{PortEvent, SessionConfig};
+use emulator::board::{BoardIdentity, EmulatedBoard};
+use emulator::line::{Line, VirtualClock};
+use emulator::play::{Table, play};
+use emulator::player::{GameScore, NoiseConfig, read_games, script};
 use relay_core::game::Game;
 use relay_core::recorder::{Recorder, RecorderConfig};
 use shakmaty::Position;

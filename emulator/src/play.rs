@@ -4,7 +4,7 @@ use super::board::{EmulatedBoard, Outgoing};
 use super::clock::ChessClock;
 use super::line::Line;
 use super::player::{Action, Script};
-use crate::protocol::{ClockSide, DgtSquare, Orientation, PieceCode};
+use boards::protocol::{ClockSide, DgtSquare, Orientation, PieceCode};
 use shakmaty::Color;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -6,4 +6,3 @@ pub mod clock;
 pub mod line;
 pub mod play;
 pub mod player;
-pub mod rng;

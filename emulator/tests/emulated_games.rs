@@ -1,14 +1,14 @@
 //! Real broadcast games played on the emulated board with human-like noise come back from the
 //! decoder and recorder with the same moves and the same clocks.
 //!
-//! This runs the board sans-I/O (`boards::emulator::play::simulate`) so every game of the
+//! This runs the board sans-I/O (`emulator::play::simulate`) so every game of the
 //! shared broadcast files and several seeds fit in a test run; the pseudo-terminal path is
 //! covered by the end-to-end tests with fewer games.
 
-use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::play::{Table, simulate};
-use boards::emulator::player::{GameScore, NoiseConfig, read_games, script};
 use boards::protocol::{Command, LineMode};
+use emulator::board::{BoardIdentity, EmulatedBoard};
+use emulator::play::{Table, simulate};
+use emulator::player::{GameScore, NoiseConfig, read_games, script};
 use relay_core::recorder::RecorderConfig;
 use relay_core::replay::{Received, replay};
 use shakmaty::Position;
@@ -115,7 +115,7 @@ fn broadcast_games_come_back_identical() {
 fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
     use shakmaty::san::SanPlus;
     use shakmaty::{CastlingMode, Chess, Setup};
-    let mut rng = boards::emulator::rng::SplitMix64(seed);
+    let mut rng = boards::rng::SplitMix64(seed);
     let (start, mut headers) = match chess960 {
         Some(n) => {
             let mut setup = Setup::default();
@@ -136,7 +136,7 @@ fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
         }
         let m = legal[rng.below(legal.len() as u64) as usize];
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
-        moves.push(boards::emulator::player::ScoredMove {
+        moves.push(emulator::player::ScoredMove {
             mv: m,
             san,
             clk_ms: None,

@@ -17,11 +17,11 @@
 //! (`RECORDER_BENCH_SECS` overrides; `RECORDER_BENCH_SEED` plays the games with other noise);
 //! without `--bench` (as `cargo test --benches` runs it) each part runs once, on fewer games.
 
-use boards::emulator::board::{BoardIdentity, EmulatedBoard};
-use boards::emulator::clock::TimeControl;
-use boards::emulator::play::{Table, simulate};
-use boards::emulator::player::{GameScore, NoiseConfig, Script, read_games_each, script};
 use boards::protocol::{ClockSide, Command, Decoded, Decoder, LineMode, Orientation};
+use emulator::board::{BoardIdentity, EmulatedBoard};
+use emulator::clock::TimeControl;
+use emulator::play::{Table, simulate};
+use emulator::player::{GameScore, NoiseConfig, Script, read_games_each, script};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::{Received, replay};
 use shakmaty::Position;
@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The bundled games (no clocks in them).
-const CLASSICS: &str = include_str!("../../data/classics.pgn");
+const CLASSICS: &str = include_str!("../../relay/data/classics.pgn");
 
 /// Games taken from each shared broadcast file (fewer for the quick run without `--bench`).
 const GAMES_PER_FILE: usize = 20;
@@ -125,7 +125,7 @@ fn sources(per_file: usize) -> Vec<(String, GameScore)> {
         }
     };
     add("relay/data/classics.pgn", CLASSICS, usize::MAX);
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/pgn/clocks");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/pgn/clocks");
     match std::fs::read_dir(&dir) {
         Ok(entries) => {
             let mut files: Vec<PathBuf> = entries

@@ -13,21 +13,17 @@
 //! included, computed as [`ChessClock::press`] does — showing the recorded time. Everything is
 //! reproducible from a seed with a small self-contained generator.
 
-use crate::emulator::clock::{ChessClock, Period, TimeControl};
-use crate::emulator::rng::SplitMix64;
-use crate::protocol::ClockSide;
-use pgn_reader::{Outcome, RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
-use shakmaty::fen::Fen;
-use shakmaty::{
-    Board, CastlingMode, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square, attacks,
-};
-use std::ops::ControlFlow;
+use crate::clock::{ChessClock, Period, TimeControl};
+use boards::protocol::ClockSide;
+use boards::rng::SplitMix64;
+use shakmaty::{Board, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square, attacks};
 
 // ---------------------------------------------------------------------------------------------
 // Reading PGN
 // ---------------------------------------------------------------------------------------------
 
-/// One game read from PGN.
+/// One game read from PGN by the core's reader (`relay_core::pgn`, the project's one PGN
+/// reader), with what the emulator plays from it.
 #[derive(Clone, Debug)]
 pub struct GameScore {
     /// Tag pairs in file order.
@@ -37,10 +33,10 @@ pub struct GameScore {
     pub start: Chess,
     /// The main line; variations are skipped.
     pub moves: Vec<ScoredMove>,
-    /// From `[TimeControl]` when [`TimeControl::from_str`](std::str::FromStr) accepts it, else
-    /// `None` (see [`GameScore::guess_time_control`] for a best effort).
+    /// From `[TimeControl]` when it is in the standard form with a clock to run (not `?` or
+    /// `-`), else `None` (see [`GameScore::guess_time_control`] for a best effort).
     pub time_control: Option<TimeControl>,
-    /// The `[Result]` tag (else the movetext's termination marker, else `*`).
+    /// The game's result as PGN writes it.
     pub result: String,
 }
 
@@ -50,45 +46,52 @@ pub struct ScoredMove {
     pub mv: Move,
     /// Normalised SAN with check/mate suffix, as shakmaty writes it.
     pub san: String,
-    /// The mover's remaining time after the move, from `[%clk h:mm:ss(.f)]` in the comments that
-    /// follow it.
+    /// The mover's remaining time after the move, from `[%clk …]` in the comments that follow
+    /// it (read by the core's one clock parser).
     pub clk_ms: Option<u64>,
 }
 
-/// Why a game could not be read. `game` counts the games in the text from 1.
+/// A game that could not be read: the core reader's error (game number, players, line).
 #[derive(Debug, thiserror::Error)]
-pub enum PgnError {
-    #[error("PGN unreadable after game {after_game}: {source}")]
-    Read {
-        after_game: usize,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("game {game}: invalid FEN tag {fen:?}: {reason}")]
-    BadFen {
-        game: usize,
-        fen: String,
-        reason: String,
-    },
-    #[error("game {game}: unsupported variant {variant:?} (standard chess and Chess960 only)")]
-    UnsupportedVariant { game: usize, variant: String },
-    #[error("game {game}: illegal move {label} {san} ({reason}) in position {fen}")]
-    IllegalMove {
-        game: usize,
-        /// Half-moves played before it.
-        ply: usize,
-        /// `23.` or `23...`.
-        label: String,
-        san: String,
-        fen: String,
-        reason: String,
-    },
+#[error(transparent)]
+pub struct PgnError(#[from] pub relay_core::pgn::PgnImportError);
+
+/// A time control with a clock to run: `?` and `-` have none.
+fn runnable(tc: TimeControl) -> Option<TimeControl> {
+    tc.initial_ms().filter(|&ms| ms > 0).map(|_| tc)
 }
 
 impl GameScore {
+    /// What the emulator needs of a game the core read.
+    pub fn from_game(g: relay_core::game::Game) -> GameScore {
+        let time_control = g
+            .tags
+            .get("TimeControl")
+            .and_then(|v| v.trim().parse::<TimeControl>().ok())
+            .and_then(runnable);
+        GameScore {
+            moves: g
+                .moves
+                .iter()
+                .map(|m| ScoredMove {
+                    mv: m.mv,
+                    san: m.san.to_string(),
+                    clk_ms: m.clk.map(|c| c.0),
+                })
+                .collect(),
+            result: g.result.to_string(),
+            start: g.start,
+            headers: g.tags.0,
+            time_control,
+        }
+    }
+
     /// The value of the first tag called `name` (ASCII case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        header_in(&self.headers, name)
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// The position after the last main-line move.
@@ -101,22 +104,19 @@ impl GameScore {
     }
 
     /// A best-effort time control: the parsed tag; else a free-text tag such as `15 min/game +
-    /// 10 sec/move` or `90 min/40 moves + 30 min/game + 30 sec/move`; else one inferred from
-    /// the recorded clocks (see [`guess_time_control_from_clocks`]). `None` when the game has
-    /// neither.
+    /// 10 sec/move` or `90 min/40 moves + 30 min/game + 30 sec/move` (the core's
+    /// [`TimeControl::from_free_text`]); else one inferred from the recorded clocks (see
+    /// [`guess_time_control_from_clocks`]). `None` when the game has neither.
     pub fn guess_time_control(&self) -> Option<TimeControl> {
         self.time_control
             .clone()
-            .or_else(|| self.header("TimeControl").and_then(parse_time_control_text))
+            .or_else(|| {
+                self.header("TimeControl")
+                    .and_then(TimeControl::from_free_text)
+                    .and_then(runnable)
+            })
             .or_else(|| guess_time_control_from_clocks(self))
     }
-}
-
-fn header_in<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// Reads every game; the first unreadable game makes the whole text an error.
@@ -124,351 +124,12 @@ pub fn read_games(pgn: &str) -> Result<Vec<GameScore>, PgnError> {
     read_games_each(pgn).into_iter().collect()
 }
 
-/// Reads every game, one result per game, so that one bad game does not hide the others. Games
-/// with neither tags nor moves (stray text between games) are left out.
+/// Reads every game, one result per game, so that one bad game does not hide the others.
 pub fn read_games_each(pgn: &str) -> Vec<Result<GameScore, PgnError>> {
-    let mut reader = Reader::new(pgn.as_bytes());
-    let mut collector = Collector { games: 0 };
-    let mut out = Vec::new();
-    loop {
-        match reader.read_game(&mut collector) {
-            Ok(Some(Ok(game))) if game.headers.is_empty() && game.moves.is_empty() => {}
-            Ok(Some(result)) => out.push(result),
-            Ok(None) => break,
-            Err(source) => {
-                out.push(Err(PgnError::Read {
-                    after_game: collector.games,
-                    source,
-                }));
-                break;
-            }
-        }
-    }
-    out
-}
-
-struct Collector {
-    games: usize,
-}
-
-struct TagsSoFar {
-    game: usize,
-    headers: Vec<(String, String)>,
-}
-
-struct MovetextSoFar {
-    game: usize,
-    headers: Vec<(String, String)>,
-    start: Chess,
-    pos: Chess,
-    moves: Vec<ScoredMove>,
-    /// Comment text seen since the last main-line move.
-    comment: String,
-    outcome: Option<String>,
-}
-
-impl MovetextSoFar {
-    /// Attaches the clock found in the comments after the last move to that move.
-    fn settle_comment(&mut self) {
-        if let Some(last) = self.moves.last_mut()
-            && last.clk_ms.is_none()
-        {
-            last.clk_ms = parse_clk(&self.comment);
-        }
-        self.comment.clear();
-    }
-}
-
-impl Visitor for Collector {
-    type Tags = TagsSoFar;
-    type Movetext = MovetextSoFar;
-    type Output = Result<GameScore, PgnError>;
-
-    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
-        self.games += 1;
-        ControlFlow::Continue(TagsSoFar {
-            game: self.games,
-            headers: Vec::new(),
-        })
-    }
-
-    fn tag(
-        &mut self,
-        tags: &mut Self::Tags,
-        name: &[u8],
-        value: RawTag<'_>,
-    ) -> ControlFlow<Self::Output> {
-        let name = String::from_utf8_lossy(name).into_owned();
-        let value = String::from_utf8_lossy(&value.decode()).into_owned();
-        tags.headers.push((name, value));
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
-        match start_position(tags.game, &tags.headers) {
-            Ok(start) => ControlFlow::Continue(MovetextSoFar {
-                game: tags.game,
-                headers: tags.headers,
-                pos: start.clone(),
-                start,
-                moves: Vec::new(),
-                comment: String::new(),
-                outcome: None,
-            }),
-            Err(e) => ControlFlow::Break(Err(e)),
-        }
-    }
-
-    fn san(&mut self, mt: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
-        mt.settle_comment();
-        match san_plus.san.to_move(&mt.pos) {
-            Ok(mv) => {
-                let san = SanPlus::from_move_and_play_unchecked(&mut mt.pos, mv).to_string();
-                mt.moves.push(ScoredMove {
-                    mv,
-                    san,
-                    clk_ms: None,
-                });
-                ControlFlow::Continue(())
-            }
-            Err(err) => {
-                let number = mt.pos.fullmoves();
-                let label = match mt.pos.turn() {
-                    Color::White => format!("{number}."),
-                    Color::Black => format!("{number}..."),
-                };
-                let fen = Fen::from_position(&mt.pos, shakmaty::EnPassantMode::Legal).to_string();
-                ControlFlow::Break(Err(PgnError::IllegalMove {
-                    game: mt.game,
-                    ply: mt.moves.len(),
-                    label,
-                    san: san_plus.to_string(),
-                    fen,
-                    reason: err.to_string(),
-                }))
-            }
-        }
-    }
-
-    fn partial_comment(
-        &mut self,
-        mt: &mut Self::Movetext,
-        comment: RawComment<'_>,
-    ) -> ControlFlow<Self::Output> {
-        // A chunk of an over-long comment: glue the chunks without a separator.
-        mt.comment
-            .push_str(&String::from_utf8_lossy(comment.as_bytes()));
-        ControlFlow::Continue(())
-    }
-
-    fn comment(
-        &mut self,
-        mt: &mut Self::Movetext,
-        comment: RawComment<'_>,
-    ) -> ControlFlow<Self::Output> {
-        mt.comment
-            .push_str(&String::from_utf8_lossy(comment.as_bytes()));
-        mt.comment.push(' ');
-        ControlFlow::Continue(())
-    }
-
-    fn begin_variation(&mut self, _mt: &mut Self::Movetext) -> ControlFlow<Self::Output, Skip> {
-        ControlFlow::Continue(Skip(true))
-    }
-
-    fn outcome(&mut self, mt: &mut Self::Movetext, outcome: Outcome) -> ControlFlow<Self::Output> {
-        mt.outcome = Some(outcome.to_string());
-        ControlFlow::Continue(())
-    }
-
-    fn end_game(&mut self, mut mt: Self::Movetext) -> Self::Output {
-        mt.settle_comment();
-        let time_control =
-            header_in(&mt.headers, "TimeControl").and_then(|v| v.trim().parse().ok());
-        let result = header_in(&mt.headers, "Result")
-            .map(str::to_string)
-            .or(mt.outcome)
-            .unwrap_or_else(|| "*".to_string());
-        Ok(GameScore {
-            headers: mt.headers,
-            start: mt.start,
-            moves: mt.moves,
-            time_control,
-            result,
-        })
-    }
-}
-
-fn start_position(game: usize, headers: &[(String, String)]) -> Result<Chess, PgnError> {
-    let chess960 = match header_in(headers, "Variant").map(|v| v.trim().to_ascii_lowercase()) {
-        None => false,
-        Some(v)
-            if matches!(
-                v.as_str(),
-                "" | "standard" | "chess" | "normal" | "from position" | "fromposition"
-            ) =>
-        {
-            false
-        }
-        Some(v) if v.contains("960") || v.contains("fischer") || v.contains("random") => true,
-        Some(v) => {
-            return Err(PgnError::UnsupportedVariant {
-                game,
-                variant: v.to_string(),
-            });
-        }
-    };
-    let Some(text) = header_in(headers, "FEN")
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-    else {
-        // No FEN (also `[SetUp "1"]` alone): the standard start, which plays the same in both
-        // castling modes.
-        return Ok(Chess::default());
-    };
-    let bad = |reason: String| PgnError::BadFen {
-        game,
-        fen: text.to_string(),
-        reason,
-    };
-    let fen = Fen::from_ascii(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
-    let mode = if chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    };
-    match fen.clone().into_position::<Chess>(mode) {
-        Ok(pos) => Ok(pos),
-        // X-FEN/Shredder castling rights (rooks not on a/h, king not on e) without a Variant tag.
-        Err(err) if !chess960 => fen
-            .into_position::<Chess>(CastlingMode::Chess960)
-            .map_err(|_| bad(err.to_string())),
-        Err(err) => Err(bad(err.to_string())),
-    }
-}
-
-/// The first well-formed `[%clk …]` in comment text: `h:mm:ss`, `hh:mm:ss`, `m:ss`, each with an
-/// optional fraction of a second; whitespace inside the command (a line wrapped in the middle
-/// of it) is ignored. Other commands (`[%eval …]`, `[%emt …]`) are skipped.
-pub fn parse_clk(comment: &str) -> Option<u64> {
-    let mut rest = comment;
-    while let Some(at) = rest.find("[%clk") {
-        rest = &rest[at + "[%clk".len()..];
-        let end = rest.find(']')?;
-        let body: String = rest[..end].chars().filter(|c| !c.is_whitespace()).collect();
-        if let Some(ms) = parse_hms(&body) {
-            return Some(ms);
-        }
-        rest = &rest[end..];
-    }
-    None
-}
-
-fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn parse_hms(s: &str) -> Option<u64> {
-    let fields: Vec<&str> = s.split(':').collect();
-    if !(2..=3).contains(&fields.len()) {
-        return None;
-    }
-    let (secs, whole) = fields.split_last()?;
-    let mut total: u64 = 0;
-    for f in whole {
-        if !all_digits(f) {
-            return None;
-        }
-        total = total.checked_mul(60)?.checked_add(f.parse().ok()?)?;
-    }
-    let (int, frac) = secs.split_once('.').unwrap_or((secs, ""));
-    if !all_digits(int) || !(frac.is_empty() || all_digits(frac)) {
-        return None;
-    }
-    let mut frac_ms = 0u64;
-    for (i, digit) in frac.bytes().take(3).enumerate() {
-        frac_ms += u64::from(digit - b'0') * [100, 10, 1][i];
-    }
-    let seconds = total.checked_mul(60)?.checked_add(int.parse().ok()?)?;
-    seconds.checked_mul(1000)?.checked_add(frac_ms)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Time controls that the strict parser does not take
-// ---------------------------------------------------------------------------------------------
-
-/// Reads free-text time controls as broadcast software writes them: `15 min/game + 10
-/// sec/move`, `90 min/40 moves + 30 min/game + 30 sec/move`, `90' + 30''`, `1h/40 moves + 30
-/// min + 30 s/move`. Parts are separated by `+`; a part per move is the increment (a trailing
-/// part in seconds without a qualifier is taken as one too).
-pub fn parse_time_control_text(text: &str) -> Option<TimeControl> {
-    if let Ok(tc) = text.trim().parse::<TimeControl>() {
-        return Some(tc);
-    }
-    let lower = text.to_lowercase();
-    let mut periods: Vec<(Option<u32>, u64)> = Vec::new();
-    let mut increment_ms: Option<u64> = None;
-    let parts: Vec<&str> = lower.split('+').map(str::trim).collect();
-    for (i, part) in parts.iter().enumerate() {
-        let num_end = part
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(part.len());
-        let value: f64 = part[..num_end].parse().ok()?;
-        let rest = part[num_end..].trim_start();
-        let (unit, qualifier) = match rest.split_once('/') {
-            Some((u, q)) => (u.trim(), Some(q.trim())),
-            None => (rest.trim(), None),
-        };
-        let unit_ms = if unit.starts_with("''") || unit.starts_with('"') || unit.starts_with('s') {
-            1_000.0
-        } else if unit.starts_with('\'') || unit.starts_with("min") || unit == "m" {
-            60_000.0
-        } else if unit.starts_with('h') {
-            3_600_000.0
-        } else {
-            return None;
-        };
-        let ms = (value * unit_ms).round();
-        if !(ms.is_finite() && ms >= 0.0) {
-            return None;
-        }
-        let ms = ms as u64;
-        match qualifier {
-            Some(q) if q.starts_with("move") || q.starts_with("mv") => increment_ms = Some(ms),
-            Some(q) if q.starts_with("game") || q.starts_with("rest") || q.starts_with("end") => {
-                periods.push((None, ms))
-            }
-            Some(q) => {
-                let n_end = q.find(|c: char| !c.is_ascii_digit()).unwrap_or(q.len());
-                let moves: u32 = q[..n_end].parse().ok()?;
-                if !q[n_end..].trim_start().starts_with("mo") {
-                    return None;
-                }
-                periods.push((Some(moves), ms));
-            }
-            None if unit_ms == 1_000.0 && i + 1 == parts.len() && !periods.is_empty() => {
-                increment_ms = Some(ms)
-            }
-            None => periods.push((None, ms)),
-        }
-    }
-    let inc = increment_ms.unwrap_or(0);
-    let tc = TimeControl {
-        periods: periods
-            .into_iter()
-            .map(|(moves, base_ms)| Period {
-                moves,
-                base_ms,
-                increment_ms: inc,
-            })
-            .collect(),
-    };
-    let valid = !tc.periods.is_empty()
-        && tc.periods.iter().all(|p| p.base_ms > 0)
-        && tc.periods[..tc.periods.len() - 1]
-            .iter()
-            .all(|p| p.moves.is_some());
-    valid.then_some(tc)
+    relay_core::pgn::read_games(pgn)
+        .into_iter()
+        .map(|g| g.map(GameScore::from_game).map_err(PgnError))
+        .collect()
 }
 
 /// Infers a time control from the recorded clocks alone (broadcast PGN often has no
@@ -539,10 +200,16 @@ pub fn guess_time_control_from_clocks(game: &GameScore) -> Option<TimeControl> {
             .max()
             .map(|g| (g.saturating_sub(increment_ms) + 150_000) / 300_000 * 300_000)
     };
-    let period = |moves, base_ms| Period {
-        moves,
-        base_ms,
-        increment_ms,
+    let period = |moves: Option<u32>, base_ms| match moves {
+        Some(moves) => Period::Moves {
+            moves,
+            base_ms,
+            increment_ms: Some(increment_ms),
+        },
+        None => Period::SuddenDeath {
+            base_ms,
+            increment_ms: Some(increment_ms),
+        },
     };
     let periods = match bonus_at(40) {
         None => vec![period(None, base_ms)],
@@ -555,7 +222,7 @@ pub fn guess_time_control_from_clocks(game: &GameScore) -> Option<TimeControl> {
             ],
         },
     };
-    Some(TimeControl { periods })
+    Some(TimeControl::Periods(periods))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -798,22 +465,29 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
 /// starts at 1:30:30). [`ChessClock`] starts at the bare base; when a first move's recorded
 /// clock can only be explained by that extra increment, it is folded into the first period's
 /// base so that the recorded times can be reproduced.
-fn with_start_increment_if_recorded(mut tc: TimeControl, game: &GameScore) -> TimeControl {
-    let gain = tc.increment_for(1) + tc.bonus_after(1);
-    let Some(first) = tc.periods.first_mut() else {
+fn with_start_increment_if_recorded(tc: TimeControl, game: &GameScore) -> TimeControl {
+    let gain = tc.added_after_move(1).total_ms();
+    let Some(base) = tc.initial_ms() else {
         return tc;
     };
-    let explained = |c: u64| c > first.base_ms + gain && c <= first.base_ms + 2 * gain;
-    if gain > 0
-        && game
+    let explained = |c: u64| c > base + gain && c <= base + 2 * gain;
+    if gain == 0
+        || !game
             .moves
             .iter()
             .take(2)
             .any(|m| m.clk_ms.is_some_and(explained))
     {
-        first.base_ms += gain;
+        return tc;
     }
-    tc
+    let mut periods = tc.periods().to_vec();
+    match periods.first_mut() {
+        Some(Period::Moves { base_ms, .. } | Period::SuddenDeath { base_ms, .. }) => {
+            *base_ms += gain;
+        }
+        _ => return tc,
+    }
+    TimeControl::Periods(periods)
 }
 
 fn random_think(rng: &mut SplitMix64, remaining: Option<u64>, needed: u64) -> u64 {
@@ -843,7 +517,7 @@ fn choose_think(
     next_clk: Option<u64>,
     needed: u64,
 ) -> (u64, bool) {
-    let gain = |n: u32| i128::from(tc.increment_for(n) + tc.bonus_after(n));
+    let gain = |n: u32| i128::from(tc.added_after_move(n).total_ms());
     let before_i = i128::from(before);
     let needed_i = i128::from(needed);
     if let Some(target) = clk
@@ -1089,7 +763,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn data_dir() -> Option<PathBuf> {
-        crate::testdata::shared_data("pgn/clocks")
+        boards::testdata::shared_data("pgn/clocks")
     }
 
     fn one_game(pgn: &str) -> GameScore {
@@ -1201,7 +875,7 @@ mod tests {
                     let before = c.remaining_ms(side, prev_press);
                     let n = moves_done[color_index(color)] + 1;
                     moves_done[color_index(color)] = n;
-                    let gain = c.time_control().increment_for(n) + c.time_control().bonus_after(n);
+                    let gain = c.time_control().added_after_move(n).total_ms();
                     assert!(c.press(side, ta.at_ms), "press accepted at move {}", i + 1);
                     let remaining = c.remaining_ms(side, ta.at_ms);
                     if let Some(clk) = game.moves[i].clk_ms {
@@ -1365,18 +1039,6 @@ mod tests {
     }
 
     #[test]
-    fn clk_comments_parse() {
-        assert_eq!(parse_clk("[%clk 1:40:57]"), Some(6_057_000));
-        assert_eq!(parse_clk(" [%eval 0.17] [%clk 1:30:49] "), Some(5_449_000));
-        assert_eq!(parse_clk("[%clk\n00:15:27]"), Some(927_000));
-        assert_eq!(parse_clk("[%clk 0:00:59.9]"), Some(59_900));
-        assert_eq!(parse_clk("[%clk 0:00:05.25]"), Some(5_250));
-        assert_eq!(parse_clk("[%emt 0:00:02]"), None);
-        assert_eq!(parse_clk("[%clk x] [%clk 0:01:00]"), Some(60_000));
-        assert_eq!(parse_clk("[%clk 1:2:3:4]"), None);
-    }
-
-    #[test]
     fn reads_headers_clocks_and_skips_variations() {
         let game = one_game(
             "[Event \"T\"]\n[Result \"1-0\"]\n[TimeControl \"180+2\"]\n\n\
@@ -1400,21 +1062,9 @@ mod tests {
         let err = results[0].as_ref().expect_err("illegal");
         let msg = err.to_string();
         assert!(msg.contains("game 1") && msg.contains("2. Ke3"), "{msg}");
+        // The same reader as every other caller: the core's.
         assert!(results[1].is_ok());
         assert!(read_games("[Event \"a\"]\n\n1. e5 *\n").is_err());
-    }
-
-    #[test]
-    fn free_text_time_controls() {
-        let tc = |s: &str| parse_time_control_text(s).map(|t| t.to_string());
-        assert_eq!(tc("15 min/game + 10 sec/move").as_deref(), Some("900+10"));
-        assert_eq!(
-            tc("90 min/40 moves + 30 min/game + 30 sec/move").as_deref(),
-            Some("40/5400+30:1800+30")
-        );
-        assert_eq!(tc("90' + 30''").as_deref(), Some("5400+30"));
-        assert_eq!(tc("5400+30").as_deref(), Some("5400+30"));
-        assert_eq!(tc("Blitz"), None);
     }
 
     #[test]

@@ -8,13 +8,13 @@
 //! until the host polls them.
 
 use super::clock::ChessClock;
-use super::rng::SplitMix64;
-use crate::protocol::command::HostInput;
-use crate::protocol::message::{BatteryStatus, id};
-use crate::protocol::{
+use boards::protocol::command::HostInput;
+use boards::protocol::message::{BatteryStatus, id};
+use boards::protocol::{
     BusCommand, BusReplyKind, ClockAck, ClockCommand, ClockMessage, ClockSide, Command,
     CommandDecoder, DgtSquare, EeRecord, Message, Orientation, PieceCode, Placement,
 };
+use boards::rng::SplitMix64;
 
 /// What the board is doing with the line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,7 +244,7 @@ impl EmulatedBoard {
     }
 
     fn clock_frame(&self, now_ms: u64) -> Vec<u8> {
-        crate::protocol::message::frame(id::BWTIME, &self.clock_payload(now_ms))
+        boards::protocol::message::frame(id::BWTIME, &self.clock_payload(now_ms))
     }
 
     /// Time passes: in UPDATE mode the clock is sent every second, in UPDATE_NICE whenever what
@@ -261,7 +261,7 @@ impl EmulatedBoard {
             return Vec::new();
         }
         self.last_clock_sent = Some((payload, now_ms));
-        vec![Outgoing::now(crate::protocol::message::frame(
+        vec![Outgoing::now(boards::protocol::message::frame(
             id::BWTIME,
             &payload,
         ))]
@@ -381,7 +381,7 @@ impl EmulatedBoard {
             other => ClockAck::for_command(other.ack_code()),
         };
         let frame =
-            crate::protocol::message::frame(id::BWTIME, &ClockMessage::Ack(ack).to_payload());
+            boards::protocol::message::frame(id::BWTIME, &ClockMessage::Ack(ack).to_payload());
         vec![Outgoing::now(frame)]
     }
 
@@ -493,7 +493,7 @@ impl EmulatedBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Decoded, Decoder, LineMode};
+    use boards::protocol::{Decoded, Decoder, LineMode};
 
     fn board() -> EmulatedBoard {
         let clock = ChessClock::new("180+2".parse().expect("tc"), ClockSide::Left);

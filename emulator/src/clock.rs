@@ -6,123 +6,10 @@
 //! the time asked about. So the emulator can press the lever at an exact millisecond and the
 //! clock shows exactly the time the script meant, however late the reader thread looks.
 
-use crate::protocol::{ClockReading, ClockSide, ClockStatus, SideTime};
-use std::fmt;
-use std::str::FromStr;
-
-/// One period of a time control: `moves` moves (None = rest of the game) in `base_ms`, with
-/// `increment_ms` added after each move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Period {
-    pub moves: Option<u32>,
-    pub base_ms: u64,
-    pub increment_ms: u64,
-}
-
-/// The periods of a game's time control, parsed from the PGN TimeControl forms the emulator
-/// needs: `5400+30`, `180`, `40/5400+30:1800+30`, `40/7200:3600`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TimeControl {
-    pub periods: Vec<Period>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported time control {0:?} (expected forms like 5400+30 or 40/5400+30:1800+30)")]
-pub struct BadTimeControl(pub String);
-
-impl FromStr for TimeControl {
-    type Err = BadTimeControl;
-
-    fn from_str(s: &str) -> Result<TimeControl, BadTimeControl> {
-        let bad = || BadTimeControl(s.to_string());
-        let mut periods = Vec::new();
-        for part in s.trim().split(':') {
-            let (moves, rest) = match part.split_once('/') {
-                Some((m, rest)) => (Some(m.parse::<u32>().map_err(|_| bad())?), rest),
-                None => (None, part),
-            };
-            let (base, inc) = match rest.split_once('+') {
-                Some((b, i)) => (b, i),
-                None => (rest, "0"),
-            };
-            let base: f64 = base.parse().map_err(|_| bad())?;
-            let inc: f64 = inc.parse().map_err(|_| bad())?;
-            if !(base.is_finite() && inc.is_finite() && base > 0.0 && inc >= 0.0) {
-                return Err(bad());
-            }
-            periods.push(Period {
-                moves,
-                base_ms: (base * 1000.0).round() as u64,
-                increment_ms: (inc * 1000.0).round() as u64,
-            });
-        }
-        if periods.is_empty()
-            || periods[..periods.len() - 1]
-                .iter()
-                .any(|p| p.moves.is_none())
-        {
-            return Err(bad());
-        }
-        Ok(TimeControl { periods })
-    }
-}
-
-impl fmt::Display for TimeControl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.periods.iter().enumerate() {
-            if i > 0 {
-                write!(f, ":")?;
-            }
-            if let Some(m) = p.moves {
-                write!(f, "{m}/")?;
-            }
-            write!(f, "{}", p.base_ms / 1000)?;
-            if p.increment_ms > 0 {
-                write!(f, "+{}", p.increment_ms / 1000)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl TimeControl {
-    /// The bonus added after a side's `moves_done`-th move (the start of a new period), if any.
-    pub fn bonus_after(&self, moves_done: u32) -> u64 {
-        let mut boundary = 0;
-        for (i, p) in self.periods.iter().enumerate() {
-            let Some(m) = p.moves else { return 0 };
-            boundary += m;
-            if moves_done == boundary {
-                // The next period's time; a last period with a move count repeats itself.
-                return self.periods.get(i + 1).unwrap_or(p).base_ms;
-            }
-            if moves_done < boundary {
-                return 0;
-            }
-        }
-        // Past every boundary: only a last period with a move count repeats.
-        match self.periods.last() {
-            Some(Period {
-                moves: Some(m),
-                base_ms,
-                ..
-            }) if (moves_done - boundary).is_multiple_of(*m) => *base_ms,
-            _ => 0,
-        }
-    }
-
-    /// The increment for a side's `moves_done`-th move.
-    pub fn increment_for(&self, moves_done: u32) -> u64 {
-        let mut boundary = 0;
-        for p in &self.periods {
-            match p.moves {
-                Some(m) if moves_done > boundary + m => boundary += m,
-                _ => return p.increment_ms,
-            }
-        }
-        self.periods.last().map_or(0, |p| p.increment_ms)
-    }
-}
+use boards::protocol::{ClockReading, ClockSide, ClockStatus, SideTime};
+// The one time-control type of the project: the clock runs on what the core reads from a
+// PGN `TimeControl` tag.
+pub use relay_core::time_control::{Period, TimeControl};
 
 /// A DGT clock on a table.
 #[derive(Clone, Debug)]
@@ -149,7 +36,7 @@ fn idx(side: ClockSide) -> usize {
 impl ChessClock {
     /// A stopped clock set to the first period, with `first_to_move`'s lever up.
     pub fn new(tc: TimeControl, first_to_move: ClockSide) -> ChessClock {
-        let base = tc.periods.first().map_or(0, |p| p.base_ms);
+        let base = tc.initial_ms().unwrap_or(0);
         ChessClock {
             tc,
             remaining: [base, base],
@@ -218,7 +105,7 @@ impl ChessClock {
         if was_running {
             self.moves_done[i] += 1;
             let n = self.moves_done[i];
-            self.remaining[i] += self.tc.increment_for(n) + self.tc.bonus_after(n);
+            self.remaining[i] += self.tc.added_after_move(n).total_ms();
             self.running = Some(side.other());
         }
         self.lever_up = side.other();
@@ -249,7 +136,7 @@ impl ChessClock {
     /// display does: it shows 0:00 only when the time is really gone.
     pub fn reading(&self, now_ms: u64) -> ClockReading {
         let fallen = self.flag_fallen(now_ms);
-        let fischer = self.tc.periods.iter().any(|p| p.increment_ms > 0);
+        let fischer = self.tc.periods().iter().any(|p| p.increment_ms() > 0);
         let side_time = |side: ClockSide| SideTime {
             seconds: self.remaining_ms(side, now_ms).div_ceil(1000) as u32,
             flag_fallen: fallen == Some(side),
@@ -282,37 +169,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn time_controls_parse_and_print() {
-        for s in [
-            "5400+30",
-            "180+2",
-            "40/5400+30:1800+30",
-            "40/7200:3600",
-            "300",
-        ] {
-            let tc: TimeControl = s.parse().expect("parses");
-            assert_eq!(tc.to_string(), s);
+    fn a_period_bonus_is_added_after_the_last_move_of_the_period() {
+        let mut c = ChessClock::new(
+            "40/5400+30:1800+30".parse().expect("parses"),
+            ClockSide::Left,
+        );
+        c.start(0);
+        let mut now = 0;
+        for _ in 0..39 {
+            now += 1_000;
+            assert!(c.press(ClockSide::Left, now));
+            now += 1_000;
+            assert!(c.press(ClockSide::Right, now));
         }
-        assert!("".parse::<TimeControl>().is_err());
-        assert!("5400:40/300".parse::<TimeControl>().is_err());
-        assert!("abc".parse::<TimeControl>().is_err());
-    }
-
-    #[test]
-    fn increments_and_period_bonus() {
-        let tc: TimeControl = "40/5400+30:1800+30".parse().expect("parses");
-        assert_eq!(tc.bonus_after(39), 0);
-        assert_eq!(tc.bonus_after(40), 1_800_000);
-        assert_eq!(tc.bonus_after(41), 0);
-        assert_eq!(tc.increment_for(1), 30_000);
-        assert_eq!(tc.increment_for(60), 30_000);
-        let tc: TimeControl = "40/7200:3600".parse().expect("parses");
-        assert_eq!(tc.bonus_after(40), 3_600_000);
-        assert_eq!(tc.bonus_after(80), 0);
-        let tc: TimeControl = "40/7200".parse().expect("parses");
-        assert_eq!(tc.bonus_after(40), 7_200_000);
-        assert_eq!(tc.bonus_after(80), 7_200_000);
-        assert_eq!(tc.bonus_after(79), 0);
+        // 39 moves of 1 s each, 30 s back after each.
+        assert_eq!(
+            c.remaining_ms(ClockSide::Left, now),
+            5_400_000 + 39 * 29_000
+        );
+        now += 1_000;
+        assert!(c.press(ClockSide::Left, now));
+        assert_eq!(
+            c.remaining_ms(ClockSide::Left, now),
+            5_400_000 + 40 * 29_000 + 1_800_000
+        );
     }
 
     #[test]
