@@ -840,7 +840,7 @@ async fn a_pushed_tournaments_delay_applies_on_the_cloud() {
 }
 
 #[tokio::test]
-async fn a_round_exports_as_pgn_archive_and_epd() {
+async fn a_round_exports_as_pgn_archive_epd_pgc_and_cbf() {
     let (core, app) = start().await;
     core.shared.accept_pushes("push-token-z".into());
     let ok = push(
@@ -866,10 +866,11 @@ async fn a_round_exports_as_pgn_archive_and_epd() {
             let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
                 .await
                 .expect("body");
-            (status, headers, String::from_utf8_lossy(&bytes).to_string())
+            (status, headers, bytes.to_vec())
         }
     };
-    let (status, headers, text) = raw(format!("/api/rounds/{round}/export?format=epd")).await;
+    let (status, headers, epd) = raw(format!("/api/rounds/{round}/export?format=epd")).await;
+    let text = String::from_utf8_lossy(&epd).to_string();
     assert_eq!(status, StatusCode::OK, "{text}");
     assert_eq!(headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
     assert!(
@@ -888,8 +889,9 @@ async fn a_round_exports_as_pgn_archive_and_epd() {
         "{text}"
     );
     let (_, _, fin) = raw(format!("/api/rounds/{round}/export?format=epd&final=1")).await;
-    assert_eq!(fin.lines().count(), 1, "{fin}");
+    assert_eq!(String::from_utf8_lossy(&fin).lines().count(), 1);
     let (status, headers, pgn) = raw(format!("/api/rounds/{round}/export?format=archive")).await;
+    let pgn = String::from_utf8_lossy(&pgn).to_string();
     assert_eq!(status, StatusCode::OK);
     assert!(
         headers[header::CONTENT_TYPE]
@@ -901,8 +903,39 @@ async fn a_round_exports_as_pgn_archive_and_epd() {
         pgn.contains("1. e4") && pgn.contains("[Round \"3.1\"]"),
         "{pgn}"
     );
+    // The binary formats read back with the core's readers: PGC, and CBF with its index.
+    let (status, headers, pgc) = raw(format!("/api/rounds/{round}/export?format=pgc")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers[header::CONTENT_TYPE], "application/octet-stream");
+    let games: Vec<_> = relay_core::pgc::games(pgc.as_slice())
+        .collect::<Result<_, _>>()
+        .expect("our PGC reads");
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].moves.len(), 3);
+    let (status, headers, cbf) = raw(format!("/api/rounds/{round}/export?format=cbf")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap_or("")
+            .contains("round-3.cbf"),
+        "{headers:?}"
+    );
+    let (status, _, cbi) = raw(format!("/api/rounds/{round}/export?format=cbi")).await;
+    assert_eq!(status, StatusCode::OK);
+    let games: Vec<_> = relay_core::cbf::games(&cbf, Some(&cbi))
+        .expect("the index reads")
+        .collect::<Result<_, _>>()
+        .expect("our CBF reads");
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].moves[2].san.to_string(), "Nf3");
     let (status, _, bad) = raw(format!("/api/rounds/{round}/export?format=cbf9")).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        String::from_utf8_lossy(&bad)
+    );
     let (status, _, _) = raw("/api/rounds/999999/export".to_string()).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }

@@ -352,7 +352,7 @@ pub fn routes() -> Vec<Route> {
         route!(
             get,
             "/api/tournaments/{id}/export",
-            "A tournament's games as a file: ?format=pgn (default), archive (PGN in the standard's archival order) or epd (a line per position; &final=1 for final positions only)",
+            "A tournament's games as a file: ?format=pgn (default), archive (PGN in the standard's archival order), epd (a line per position; &final=1 for final positions only), onebyte (the one-byte move encoding), pgc (PGN standard section 20), cbf (ChessBase CBF) or cbi (the index of that CBF); 422 when a game cannot be held by the format",
             false,
             "application/x-chess-pgn",
             export_tournament
@@ -360,7 +360,7 @@ pub fn routes() -> Vec<Route> {
         route!(
             get,
             "/api/rounds/{id}/export",
-            "A round's games as a file: ?format=pgn|archive|epd[&final=1]",
+            "A round's games as a file: ?format=pgn|archive|epd|onebyte|pgc|cbf|cbi[&final=1]",
             false,
             "application/x-chess-pgn",
             export_round
@@ -368,7 +368,7 @@ pub fn routes() -> Vec<Route> {
         route!(
             get,
             "/api/games/{id}/export",
-            "A game as a file: ?format=pgn|archive|epd[&final=1]",
+            "A game as a file: ?format=pgn|archive|epd|onebyte|pgc|cbf|cbi[&final=1]",
             false,
             "application/x-chess-pgn",
             export_game

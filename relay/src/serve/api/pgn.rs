@@ -181,7 +181,8 @@ pub(super) async fn game_pgn(
     Ok(pgn_response(text, &h, &format!("game-{id}.pgn")))
 }
 
-/// `?format=pgn|archive|epd` (default pgn) and `final=1` (EPD: final positions only).
+/// `?format=pgn|archive|epd|onebyte|pgc|cbf|cbi` (default pgn) and `final=1` (EPD: final
+/// positions only).
 #[derive(Deserialize)]
 pub(super) struct ExportQuery {
     format: Option<String>,
@@ -239,7 +240,7 @@ async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery)
     let fmt = q.format.as_deref().unwrap_or("pgn");
     let Some(format) = relay_core::convert::Format::parse(fmt) else {
         return Err(ApiError::bad(format!(
-            "format {fmt:?} is not one of pgn, archive, epd, onebyte"
+            "format {fmt:?} is not one of pgn, archive, epd, onebyte, pgc, cbf, cbi"
         )));
     };
     let final_only = matches!(q.final_only.as_deref(), Some("1" | "true"));
@@ -247,8 +248,18 @@ async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery)
     let (games, name) = games_of(s, what, id, a).await?;
     let mut w = relay_core::convert::GameWriter::new(Vec::new(), format, final_only);
     for g in &games {
-        w.add(g)
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        // A game the format cannot hold (Chess960 in CBF, say) is the request's problem.
+        w.add(g).map_err(|e| {
+            ApiError(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "game {} - {} (round {}) cannot be written as {fmt}: {e}",
+                    g.tags.get("White").unwrap_or("?"),
+                    g.tags.get("Black").unwrap_or("?"),
+                    g.tags.get("Round").unwrap_or("?")
+                ),
+            )
+        })?;
     }
     let body = w
         .finish()
