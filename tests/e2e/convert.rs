@@ -275,6 +275,75 @@ fn a_bad_game_is_named_with_its_byte_offset_and_nothing_is_left_behind() {
     assert_eq!(left.len(), 1, "{left:?}");
 }
 
+/// Sizes and counts of every readable shared file sent through a format and back.
+#[derive(Debug, Default)]
+struct Trip {
+    games: usize,
+    /// Files the format refused (a game it cannot hold), said with the game and nothing left.
+    refused: usize,
+    pgn_bytes: u64,
+    packed_bytes: u64,
+}
+
+/// Sends every readable shared file through `relay convert --to format` (to `name`) and back
+/// to PGN, and calls `same(where, original, back)` for each game. A file the format refuses
+/// must say which game and leave no output (also no `.cbi` beside it).
+fn through_and_back(
+    format: &str,
+    name: &str,
+    dir: &Path,
+    mut same: impl FnMut(&str, &Game, &Game),
+) -> Trip {
+    let mut trip = Trip::default();
+    for f in &readable_files() {
+        let packed = dir.join(name);
+        let index = packed.with_extension("cbi");
+        let _ = std::fs::remove_file(&packed);
+        let _ = std::fs::remove_file(&index);
+        let r = relay_convert(f, &packed, format, &[]);
+        if !r.status.success() {
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(
+                err.contains("game ") && !packed.exists() && !index.exists(),
+                "{}: {err}",
+                f.display()
+            );
+            trip.refused += 1;
+            continue;
+        }
+        let back = dir.join("back.pgn");
+        let r = relay_convert(&packed, &back, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let (a, b) = (games_in(f), games_in(&back));
+        assert_eq!(a.len(), b.len(), "{}", f.display());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            same(&format!("{} game {}", f.display(), i + 1), x, y);
+        }
+        trip.games += a.len();
+        trip.pgn_bytes += std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        trip.packed_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
+    }
+    assert!(trip.games >= 20, "only {} games", trip.games);
+    trip
+}
+
+/// A damaged file (`bytes`) is refused naming the game and its byte offset, and no output is
+/// left behind.
+fn refused_with_offset(dir: &Path, name: &str, bytes: &[u8], what: &str) {
+    let bad = dir.join(name);
+    std::fs::write(&bad, bytes).expect("write");
+    let out = dir.join("never.pgn");
+    let r = relay_convert(&bad, &out, "pgn", &[]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains(what), "{err}");
+    assert!(!out.exists());
+}
+
 /// A game as the one-byte container keeps it: tags, start, moves and result (no clocks or
 /// comments).
 fn moves_and_tags(g: &Game) -> String {
@@ -290,70 +359,25 @@ fn moves_and_tags(g: &Game) -> String {
 
 #[test]
 fn shared_pgn_files_go_through_the_one_byte_encoding_and_back() {
-    let files = readable_files();
-    if files.is_empty() {
+    if readable_files().is_empty() {
         return;
     }
     let dir = temp_dir("convert-onebyte");
-    let (mut games, mut refused, mut pgn_bytes, mut one_bytes) = (0, 0, 0, 0);
-    for f in &files {
-        let packed = dir.join("games.1b");
-        let r = relay_convert(f, &packed, "onebyte", &[]);
-        if !r.status.success() {
-            // A game the format cannot hold (two promoted pieces from one file, two queens
-            // at a set-up start): said, and nothing written.
-            let err = String::from_utf8_lossy(&r.stderr);
-            assert!(
-                err.contains("game ") && !packed.exists(),
-                "{}: {err}",
-                f.display()
-            );
-            refused += 1;
-            continue;
-        }
-        let back = dir.join("back.pgn");
-        let r = relay_convert(&packed, &back, "pgn", &[]);
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            f.display(),
-            String::from_utf8_lossy(&r.stderr)
-        );
-        let (a, b) = (games_in(f), games_in(&back));
-        assert_eq!(a.len(), b.len(), "{}", f.display());
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            assert_eq!(
-                moves_and_tags(x),
-                moves_and_tags(y),
-                "{} game {}",
-                f.display(),
-                i + 1
-            );
-        }
-        games += a.len();
-        pgn_bytes += std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        one_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
-    }
+    // A game the format cannot hold (two promoted pieces from one file, two queens at a
+    // set-up start) refuses its file; the rest come back with their tags, moves and result.
+    let trip = through_and_back("onebyte", "games.1b", &dir, |at, x, y| {
+        assert_eq!(moves_and_tags(x), moves_and_tags(y), "{at}");
+    });
     eprintln!(
-        "{games} games through the one-byte encoding and back ({refused} files refused); {pgn_bytes} bytes of PGN became {one_bytes}"
+        "{} games through the one-byte encoding and back ({} files refused); {} bytes of PGN became {}",
+        trip.games, trip.refused, trip.pgn_bytes, trip.packed_bytes
     );
-    assert!(games >= 20, "only {games} games");
-    // A damaged file is refused with the game and byte, nothing written.
-    let bad = dir.join("bad.1b");
     let mut bytes = b"RELAY-ONEBYTE 1\n".to_vec();
     bytes.extend_from_slice(&3u32.to_le_bytes());
     bytes.extend_from_slice(b"[x]");
     bytes.extend_from_slice(&2u32.to_le_bytes());
     bytes.extend_from_slice(&[0x13, 0x9c]);
-    std::fs::write(&bad, &bytes).expect("write");
-    let out = dir.join("never.pgn");
-    let r = relay_convert(&bad, &out, "pgn", &[]);
-    let err = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        !r.status.success() && err.contains("game 1 (from byte 16)"),
-        "{err}"
-    );
-    assert!(!out.exists());
+    refused_with_offset(&dir, "bad.1b", &bytes, "game 1 (from byte 16)");
 }
 
 #[test]
@@ -476,56 +500,20 @@ fn shared_pgn_files_go_through_pgc_and_back() {
         return;
     }
     let dir = temp_dir("convert-pgc");
-    let (mut games, mut pgn_bytes, mut pgc_bytes) = (0, 0, 0);
-    for f in &files {
-        let packed = dir.join("games.pgc");
-        let r = relay_convert(f, &packed, "pgc", &[]);
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            f.display(),
-            String::from_utf8_lossy(&r.stderr)
-        );
-        let back = dir.join("back.pgn");
-        let r = relay_convert(&packed, &back, "pgn", &[]);
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            f.display(),
-            String::from_utf8_lossy(&r.stderr)
-        );
-        let (a, b) = (games_in(f), games_in(&back));
-        assert_eq!(a.len(), b.len(), "{}", f.display());
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            assert_eq!(
-                latin1_moves_and_tags(x),
-                moves_and_tags(y),
-                "{} game {}",
-                f.display(),
-                i + 1
-            );
-        }
-        games += a.len();
-        pgn_bytes += std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        pgc_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
-    }
-    eprintln!("{games} games through PGC and back; {pgn_bytes} bytes of PGN became {pgc_bytes}");
-    assert!(games >= 20, "only {games} games");
-    // A file cut inside its second game: named with the game and byte, nothing written.
-    let one = dir.join("one.pgc");
-    let f = &files[0];
-    assert!(relay_convert(f, &one, "pgc", &[]).status.success());
-    let bytes = std::fs::read(&one).expect("pgc");
-    let bad = dir.join("bad.pgc");
-    std::fs::write(&bad, &bytes[..bytes.len().min(4000) - 1]).expect("write");
-    let out = dir.join("never.pgn");
-    let r = relay_convert(&bad, &out, "pgn", &[]);
-    let err = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        !r.status.success() && err.contains("(from byte ") && err.contains("game "),
-        "{err}"
+    let trip = through_and_back("pgc", "games.pgc", &dir, |at, x, y| {
+        assert_eq!(latin1_moves_and_tags(x), moves_and_tags(y), "{at}");
+    });
+    assert_eq!(trip.refused, 0, "PGC holds every game");
+    eprintln!(
+        "{} games through PGC and back; {} bytes of PGN became {}",
+        trip.games, trip.pgn_bytes, trip.packed_bytes
     );
-    assert!(!out.exists());
+    // A file cut inside a game: named with the game and byte, nothing written.
+    let one = dir.join("one.pgc");
+    assert!(relay_convert(&files[0], &one, "pgc", &[]).status.success());
+    let bytes = std::fs::read(&one).expect("pgc");
+    let cut = &bytes[..bytes.len().min(4000) - 1];
+    refused_with_offset(&dir, "bad.pgc", cut, "(from byte ");
 }
 
 /// pgn-extract, from Debian's package (installed in /usr/games).
@@ -757,123 +745,75 @@ fn shared_pgn_files_go_through_chessbase_cbf_and_back() {
         return;
     }
     let dir = temp_dir("convert-cbf");
-    let (mut games, mut refused, mut cut, mut cbf_bytes) = (0, 0, 0, 0);
-    for f in &files {
-        let packed = dir.join("games.cbf");
-        let _ = std::fs::remove_file(&packed);
-        let _ = std::fs::remove_file(dir.join("games.cbi"));
-        let r = relay_convert(f, &packed, "cbf", &[]);
-        if !r.status.success() {
-            // Chess960, or a position with more than 127 moves in ChessBase's list: said with
-            // the game's number, and neither file is written.
-            let err = String::from_utf8_lossy(&r.stderr);
-            assert!(
-                err.contains("game ") && !packed.exists() && !dir.join("games.cbi").exists(),
-                "{}: {err}",
-                f.display()
-            );
-            refused += 1;
-            continue;
-        }
-        assert!(
-            dir.join("games.cbi").exists(),
-            "the index is written beside"
-        );
-        let back = dir.join("back.pgn");
-        let r = relay_convert(&packed, &back, "pgn", &[]);
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            f.display(),
-            String::from_utf8_lossy(&r.stderr)
-        );
-        let (a, b) = (games_in(f), games_in(&back));
-        assert_eq!(a.len(), b.len(), "{}", f.display());
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            let at = format!("{} game {}", f.display(), i + 1);
-            let sans =
-                |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
-            assert_eq!(sans(x), sans(y), "{at}");
-            assert_eq!(x.result, y.result, "{at}");
-            assert_eq!(x.start, y.start, "{at}");
-            // Comments come back (clocks do not: CBF has none).
-            let comments = |g: &Game, map: bool| -> Vec<Option<String>> {
-                g.moves
-                    .iter()
-                    .map(|m| {
-                        m.comment
-                            .as_deref()
-                            .map(|c| if map { cbf_text(c) } else { c.to_string() })
-                            .filter(|c| !c.is_empty())
-                    })
-                    .collect()
-            };
-            assert_eq!(comments(x, true), comments(y, false), "{at}");
-            // The texts, where they fit ChessBase's 63 bytes.
-            let known = |g: &Game, t: &str| -> String {
-                g.tags
-                    .get(t)
-                    .filter(|v| !v.is_empty() && *v != "?")
-                    .map(cbf_text)
-                    .unwrap_or_default()
-            };
-            let players = known(x, "White").len() + known(x, "Black").len() + 3;
-            if players <= 63 {
-                for t in ["White", "Black"] {
-                    let want = known(x, t);
-                    assert_eq!(known(y, t), want, "{at} {t}");
-                }
-            } else {
-                cut += 1;
-            }
-            let source = ["Event", "Site", "Round"]
+    let mut cut = 0;
+    // Chess960, or a position with more than 127 moves in ChessBase's list, refuses its file.
+    let trip = through_and_back("cbf", "games.cbf", &dir, |at, x, y| {
+        let sans =
+            |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
+        assert_eq!(sans(x), sans(y), "{at}");
+        assert_eq!(x.result, y.result, "{at}");
+        assert_eq!(x.start, y.start, "{at}");
+        // Comments come back (clocks do not: CBF has none).
+        let comments = |g: &Game, map: bool| -> Vec<Option<String>> {
+            g.moves
                 .iter()
-                .map(|t| known(x, t).len() + 1)
-                .sum::<usize>();
-            if source <= 63 {
-                for t in ["Event", "Site", "Round"] {
-                    let want = known(x, t).replace('|', "/");
-                    assert_eq!(known(y, t), want, "{at} {t}");
-                }
-            } else {
-                cut += 1;
+                .map(|m| {
+                    m.comment
+                        .as_deref()
+                        .map(|c| if map { cbf_text(c) } else { c.to_string() })
+                        .filter(|c| !c.is_empty())
+                })
+                .collect()
+        };
+        assert_eq!(comments(x, true), comments(y, false), "{at}");
+        // The texts, where they fit ChessBase's 63 bytes.
+        let known = |g: &Game, t: &str| -> String {
+            g.tags
+                .get(t)
+                .filter(|v| !v.is_empty() && *v != "?")
+                .map(cbf_text)
+                .unwrap_or_default()
+        };
+        let players = known(x, "White").len() + known(x, "Black").len() + 3;
+        if players <= 63 {
+            for t in ["White", "Black"] {
+                assert_eq!(known(y, t), known(x, t), "{at} {t}");
             }
-            let year = |g: &Game| g.tags.get("Date").map(|d| d[..4.min(d.len())].to_string());
-            let dated = |d: &str| d.len() >= 4 && d[..4].bytes().all(|b| b.is_ascii_digit());
-            if x.tags.get("Date").is_some_and(dated) {
-                assert_eq!(year(x), year(y), "{at}");
+        } else {
+            cut += 1;
+        }
+        let source = ["Event", "Site", "Round"]
+            .iter()
+            .map(|t| known(x, t).len() + 1)
+            .sum::<usize>();
+        if source <= 63 {
+            for t in ["Event", "Site", "Round"] {
+                assert_eq!(known(y, t), known(x, t).replace('|', "/"), "{at} {t}");
             }
-            for t in ["WhiteElo", "BlackElo"] {
-                let elo = |g: &Game| g.tags.get(t).and_then(|v| v.parse::<i64>().ok());
-                if let Some(e) = elo(x).filter(|e| (1603..=2877).contains(e)) {
-                    let got = elo(y).expect("an Elo in range is kept");
-                    assert!((got - e).abs() <= 2 && got % 5 == 0, "{at} {t} {e} → {got}");
-                }
+        } else {
+            cut += 1;
+        }
+        let year = |g: &Game| g.tags.get("Date").map(|d| d[..4.min(d.len())].to_string());
+        let dated = |d: &str| d.len() >= 4 && d[..4].bytes().all(|b| b.is_ascii_digit());
+        if x.tags.get("Date").is_some_and(dated) {
+            assert_eq!(year(x), year(y), "{at}");
+        }
+        for t in ["WhiteElo", "BlackElo"] {
+            let elo = |g: &Game| g.tags.get(t).and_then(|v| v.parse::<i64>().ok());
+            if let Some(e) = elo(x).filter(|e| (1603..=2877).contains(e)) {
+                let got = elo(y).expect("an Elo in range is kept");
+                assert!((got - e).abs() <= 2 && got % 5 == 0, "{at} {t} {e} → {got}");
             }
         }
-        games += a.len();
-        cbf_bytes += std::fs::metadata(&packed).map(|m| m.len()).unwrap_or(0);
-    }
+    });
     eprintln!(
-        "{games} games through CBF and back ({refused} files refused, {cut} texts cut at 63 bytes); {cbf_bytes} bytes of CBF"
+        "{} games through CBF and back ({} files refused, {cut} texts cut at 63 bytes); {} bytes of CBF",
+        trip.games, trip.refused, trip.packed_bytes
     );
-    assert!(games >= 20, "only {games} games");
-    // A damaged file is refused with the game and byte, and nothing is written.
-    let f = &files[0];
+    // A damaged file (cut in half, its index kept) is refused with the game and byte.
     let good = dir.join("good.cbf");
-    assert!(relay_convert(f, &good, "cbf", &[]).status.success());
-    let mut bytes = std::fs::read(&good).expect("cbf");
-    let half = bytes.len() / 2;
-    bytes.truncate(half);
-    let bad = dir.join("bad.cbf");
-    std::fs::write(&bad, &bytes).expect("write");
+    assert!(relay_convert(&files[0], &good, "cbf", &[]).status.success());
+    let bytes = std::fs::read(&good).expect("cbf");
     std::fs::copy(dir.join("good.cbi"), dir.join("bad.cbi")).expect("index");
-    let out = dir.join("never.pgn");
-    let r = relay_convert(&bad, &out, "pgn", &[]);
-    let err = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        !r.status.success() && err.contains("(from byte ") && err.contains("game "),
-        "{err}"
-    );
-    assert!(!out.exists());
+    refused_with_offset(&dir, "bad.cbf", &bytes[..bytes.len() / 2], "(from byte ");
 }
