@@ -4,7 +4,7 @@
 //! without any I/O: each game of the bundled `relay/data/classics.pgn` (and, when the shared
 //! test data is there, the first games of each broadcast file in `../shared/data/pgn/clocks/`)
 //! becomes a script of human actions — lifts, placements, slides, fidgets, takebacks, lever
-//! presses — applied to an [`EmulatedBoard`] at its virtual times, with the board asked for
+//! presses — applied to an [`EmulatedBoard`](emulator::board::EmulatedBoard) at its virtual times, with the board asked for
 //! the clock every second of virtual time in between. The bytes the board sends, with their
 //! virtual times, are the stream. The bench then times [`replay`] (decoder and recorder, the
 //! code the live service runs) over all streams and reports readings and moves per second,
@@ -17,14 +17,16 @@
 //! (`RECORDER_BENCH_SECS` overrides; `RECORDER_BENCH_SEED` plays the games with other noise);
 //! without `--bench` (as `cargo test --benches` runs it) each part runs once, on fewer games.
 
+// The emulator tests' support: playing a game on an emulated board without I/O.
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use boards::protocol::{ClockSide, Command, Decoded, Decoder, LineMode, Orientation};
-use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::clock::TimeControl;
-use emulator::play::{Table, simulate};
+use emulator::play::Table;
 use emulator::player::{GameScore, NoiseConfig, Script, read_games_each, script};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::{Received, replay};
-use shakmaty::Position;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -81,18 +83,7 @@ fn startup_bytes() -> Vec<u8> {
 
 /// Plays `game` on a fresh emulated board and returns what the board sent, with virtual times.
 fn play(game: &GameScore, s: &Script, table: Table, serial: u16) -> Vec<Received> {
-    let mut board = EmulatedBoard::new(BoardIdentity::from_number(serial), table.clock_for(s));
-    simulate(
-        &mut board,
-        &startup_bytes(),
-        game.start.board(),
-        s,
-        table,
-        TICK_MS,
-    )
-    .into_iter()
-    .map(|(at_ms, bytes)| Received { at_ms, bytes })
-    .collect()
+    support::play_sans_io(game, s, table, serial, &startup_bytes(), TICK_MS)
 }
 
 fn count_messages(chunks: &[Received]) -> usize {

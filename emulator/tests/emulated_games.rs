@@ -5,18 +5,14 @@
 //! shared broadcast files and several seeds fit in a test run; the pseudo-terminal path is
 //! covered by the end-to-end tests with fewer games.
 
+mod support;
+
 use boards::protocol::{Command, LineMode};
-use emulator::board::{BoardIdentity, EmulatedBoard};
-use emulator::play::{Table, simulate};
+use emulator::play::Table;
 use emulator::player::{GameScore, NoiseConfig, read_games, script};
 use relay_core::recorder::RecorderConfig;
-use relay_core::replay::{Received, replay};
+use relay_core::replay::replay;
 use shakmaty::Position;
-use std::path::PathBuf;
-
-fn shared_dir(path: &str) -> Option<PathBuf> {
-    boards::testdata::shared_data(path)
-}
 
 fn startup() -> Vec<u8> {
     [
@@ -44,47 +40,18 @@ fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usi
     };
     let s = script(game, seed, &noise);
     let table = Table::varied(seed);
-    let clock = table.clock_for(&s);
-    let mut board = EmulatedBoard::new(BoardIdentity::from_number(7), clock);
-    let bytes = simulate(&mut board, &startup(), game.start.board(), &s, table, 200);
-    let chunks: Vec<Received> = bytes
-        .into_iter()
-        .map(|(at_ms, bytes)| Received { at_ms, bytes })
-        .collect();
+    let chunks = support::play_sans_io(game, &s, table, 7, &startup(), 200);
     let (games, _) = replay(&chunks, LineMode::Single, RecorderConfig::default());
     assert_eq!(games.len(), 1, "{label}: one game");
-    let got = &games[0];
-    let want: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
-    let have: Vec<String> = got.moves.iter().map(|m| m.san.to_string()).collect();
-    assert_eq!(have, want, "{label}: moves");
-    let mut clocks = 0;
-    for (i, (m, timing)) in game.moves.iter().zip(&s.moves).enumerate() {
-        if let (Some(clk), true) = (m.clk_ms, timing.clock_honoured) {
-            let recorded = got.moves[i].clk.map(|c| c.millis());
-            assert_eq!(
-                recorded,
-                Some(clk / 1000 * 1000),
-                "{label}: clock after ply {} ({})",
-                i + 1,
-                m.san
-            );
-            clocks += 1;
-        }
-    }
-    (want.len(), clocks)
+    let honoured = s.moves.iter().map(|m| m.clock_honoured);
+    support::assert_same_moves_and_clocks(game, &games[0], honoured, label)
 }
 
 #[test]
 fn broadcast_games_come_back_identical() {
-    let Some(dir) = shared_dir("pgn/clocks") else {
+    let Some(files) = boards::testdata::shared_files("pgn/clocks") else {
         return;
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
     let seeds: &[u64] = &[1, 2, 3];
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read");

@@ -5,6 +5,8 @@
 //! clock, so a game takes seconds; the clock readings stay exact because the emulated clock
 //! changes only at the scripted moments.
 
+mod support;
+
 use boards::protocol::LineMode;
 use boards::transport::{PortEvent, SessionConfig};
 use emulator::board::{BoardIdentity, EmulatedBoard};
@@ -14,7 +16,6 @@ use emulator::player::{GameScore, NoiseConfig, read_games, script};
 use relay_core::game::Game;
 use relay_core::recorder::{Recorder, RecorderConfig};
 use shakmaty::Position;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -22,10 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 const SPEED: f64 = 10.0;
 /// Virtual thinking time left between moves after skipping: 250 ms of wall time.
 const IDLE_MS: u64 = 2_500;
-
-fn shared_dir(path: &str) -> Option<PathBuf> {
-    boards::testdata::shared_data(path)
-}
 
 /// How the line is read.
 #[derive(Clone, Copy)]
@@ -200,33 +197,7 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
 
 fn check(game: &GameScore, seed: u64, label: &str, reading: Reading) -> (usize, usize) {
     let (got, honoured) = play_over_pty(game, seed, reading);
-    let want: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
-    let have: Vec<String> = got.moves.iter().map(|m| m.san.to_string()).collect();
-    assert_eq!(have, want, "{label}: moves");
-    let mut clocks = 0;
-    for (i, (m, ok)) in game.moves.iter().zip(honoured).enumerate() {
-        if let (Some(clk), true) = (m.clk_ms, ok) {
-            assert_eq!(
-                got.moves[i].clk.map(|c| c.millis()),
-                Some(clk / 1000 * 1000),
-                "{label}: clock after ply {}",
-                i + 1
-            );
-            clocks += 1;
-        }
-    }
-    (want.len(), clocks)
-}
-
-/// The files of a data folder, in name order.
-fn pgn_files(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("dir")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    files
+    support::assert_same_moves_and_clocks(game, &got, honoured, label)
 }
 
 /// Moves and clocks checked by every worker, added up (a worker's panic is a failed game).
@@ -246,7 +217,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[test]
 fn broadcast_games_through_the_serial_path() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("pgn/clocks") else {
+    let Some(files) = boards::testdata::shared_files("pgn/clocks") else {
         return;
     };
     // How many games per file (all by default); seeds per game.
@@ -258,7 +229,6 @@ fn broadcast_games_through_the_serial_path() {
     // different noise (the sans-I/O test plays every game under every seed).
     let seeds: &[u64] = &[1, 2, 3];
     let mut turn = 0usize;
-    let files = pgn_files(&dir);
     let mut jobs = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("read");
@@ -317,11 +287,10 @@ fn broadcast_games_through_the_serial_path() {
 #[test]
 fn broadcast_games_over_a_slowly_polled_bus() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(dir) = shared_dir("pgn/clocks") else {
+    let Some(files) = boards::testdata::shared_files("pgn/clocks") else {
         return;
     };
     let mut jobs = Vec::new();
-    let files = pgn_files(&dir);
     for (fi, f) in files.iter().enumerate() {
         let text = std::fs::read_to_string(f).expect("read");
         for (gi, mut game) in read_games(&text)

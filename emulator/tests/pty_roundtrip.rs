@@ -4,12 +4,13 @@
 use boards::protocol::{
     ClockMessage, ClockSide, DgtSquare, LineMode, Message, Orientation, PieceCode,
 };
+use boards::testdata::temp_dir;
 use boards::transport::{PortEvent, SessionConfig};
 use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::clock::ChessClock;
 use emulator::line::{Line, VirtualClock};
 use shakmaty::Square;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
@@ -77,13 +78,6 @@ impl Drop for Session {
             let _ = t.join();
         }
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("relay-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
 }
 
 fn board(n: u16) -> EmulatedBoard {

@@ -5,9 +5,7 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use boards::protocol::{
-    ClockMessage, ClockReading, ClockSide, ClockStatus, Message, Orientation, Placement, SideTime,
-};
+use boards::protocol::{ClockMessage, ClockSide, Message, Orientation, Placement};
 use boards::transport::PortEvent;
 use relay::serve::api::{app, round_json};
 use relay::serve::feeds::SnapshotOf;
@@ -23,16 +21,11 @@ use tower::ServiceExt;
 
 const TOKEN: &str = "in-process-secret";
 
-/// A fresh SQLite file of its own for each test.
+/// A fresh SQLite file of its own for each test (tests of this file run side by side).
 fn db_url() -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "relay-in-process-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir =
+        boards::testdata::temp_dir(&format!("in-process-{}", N.fetch_add(1, Ordering::Relaxed)));
     format!("sqlite:{}", dir.join("relay.db").display())
 }
 
@@ -216,6 +209,16 @@ async fn caught_up(core: &Core, round: i64) -> i64 {
     panic!("the feed's view never reached the store's change number");
 }
 
+/// The SAN of every move of a game as the API gives it.
+fn sans_of(game: &Value) -> Vec<&str> {
+    game["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .filter_map(|m| m["san"].as_str())
+        .collect()
+}
+
 /// The `round` or `game` of a snapshot, its parts put together as a page does.
 fn snapshot_body(parts: &[axum::extract::ws::Utf8Bytes], key: &str) -> Value {
     let mut v: Value = serde_json::from_str(parts[0].as_str()).expect("snapshot JSON");
@@ -395,12 +398,7 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
         assert_eq!(snapshot_body(&game, "game"), from_store, "game {id}");
     }
     let first = &stored["games"][0];
-    let sans: Vec<&str> = first["moves"]
-        .as_array()
-        .expect("moves")
-        .iter()
-        .filter_map(|m| m["san"].as_str())
-        .collect();
+    let sans = sans_of(first);
     assert_eq!(sans, ["e4", "e5", "f4", "exf4", "Bc4", "Nf6"]);
     assert_eq!(stored["games"][1]["result"], "1-0");
     assert_eq!(
@@ -443,15 +441,11 @@ fn identified() -> PortInput {
     }
 }
 
+/// The board after `sans` from the start position.
 fn after(sans: &[&str]) -> shakmaty::Board {
     let mut pos = shakmaty::Chess::default();
     for san in sans {
-        let m = san
-            .parse::<shakmaty::san::San>()
-            .expect("SAN")
-            .to_move(&pos)
-            .expect("legal");
-        pos.play_unchecked(m);
+        boards::testdata::play_san(&mut pos, san);
     }
     pos.board().clone()
 }
@@ -492,36 +486,20 @@ async fn an_eboard_in_sync_shows_the_board_as_last_read() {
     let g = call(&app, "GET", &format!("/api/games/{game}"), None, None)
         .await
         .body;
-    let sans: Vec<&str> = g["moves"]
-        .as_array()
-        .expect("moves")
-        .iter()
-        .filter_map(|m| m["san"].as_str())
-        .collect();
+    let sans = sans_of(&g);
     assert_eq!(sans, ["e4"]);
 }
 
 /// A clock reading from the board on `PORT`: `left`/`right` seconds, who runs, a fallen flag.
 fn clock(left: u32, right: u32, running: Option<ClockSide>, flag: Option<ClockSide>) -> PortInput {
-    let side = |s: u32, me: ClockSide| SideTime {
-        seconds: s,
-        flag_fallen: flag == Some(me),
-        ..SideTime::default()
-    };
     PortInput {
         path: PORT.into(),
         event: PortEvent::Message {
             serial: Some(SERIAL.into()),
             message: Message::Clock {
-                clock: ClockMessage::Time(ClockReading {
-                    left: side(left, ClockSide::Left),
-                    right: side(right, ClockSide::Right),
-                    status: ClockStatus {
-                        running: running.is_some(),
-                        lever_right_high: running == Some(ClockSide::Right),
-                        ..ClockStatus::default()
-                    },
-                }),
+                clock: ClockMessage::Time(boards::testdata::clock_reading(
+                    left, right, running, flag,
+                )),
             },
             raw: vec![],
             at: std::time::SystemTime::now(),

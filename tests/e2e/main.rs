@@ -16,7 +16,7 @@ mod sniff;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
@@ -53,35 +53,44 @@ impl Proc {
 
     /// Sends SIGINT and waits up to 5 s for a clean exit; returns whether it exited by itself.
     pub fn interrupt(&mut self) -> bool {
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.child.id().to_string())
-            .status();
-        let end = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < end {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
+        signal_and_wait(&mut self.child, "-INT", 5).is_some()
     }
 }
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        reap(&mut self.child);
     }
 }
 
+/// Sends `signal` (as `kill` spells it, e.g. `-TERM`) to `child` and waits up to `secs` for it
+/// to exit; its exit status, or `None` when it is still running.
+pub fn signal_and_wait(child: &mut Child, signal: &str, secs: u64) -> Option<ExitStatus> {
+    let _ = Command::new("kill")
+        .arg(signal)
+        .arg(child.id().to_string())
+        .status();
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Kills `child` if it still runs and waits for it, so that no test leaves a process behind.
+pub fn reap(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+/// A new, empty scratch folder for the test `name` (`relay-e2e-NAME-PID`).
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("relay-e2e-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    boards::testdata::temp_dir(&format!("e2e-{name}"))
 }
 
 pub fn wait_for_path(p: &Path) {

@@ -2,7 +2,7 @@
 //! ETag, gzip, delay and WebSocket resume. No boards here (the board path has its own tests),
 //! so every answer is deterministic.
 
-use super::service::{Relay, Socket, get, get_json, request};
+use super::service::{Relay, Socket, get, get_json, request, sans};
 use super::temp_dir;
 use serde_json::{Value, json};
 use std::io::Read;
@@ -259,13 +259,10 @@ fn routes_answer_with_the_right_codes_and_change_nothing_on_bad_input() {
     );
     assert_eq!(up.status, 200, "{}", up.text());
     let game = get_json(&r.url(&format!("/api/games/{g1}")));
-    let sans: Vec<&str> = game["moves"]
-        .as_array()
-        .expect("moves")
-        .iter()
-        .filter_map(|m| m["san"].as_str())
-        .collect();
-    assert_eq!(sans, ["e4", "e5", "f4", "exf4", "Bc4", "Qh4+", "Kf1"]);
+    assert_eq!(
+        sans(&game),
+        ["e4", "e5", "f4", "exf4", "Bc4", "Qh4+", "Kf1"]
+    );
     assert_eq!(game["moves"][0]["clk_ms"], 5_400_000);
     let msgs = ws.until(5, |m| m["type"] == "game");
     assert!(msgs.iter().all(|m| m["seq"].as_i64() > Some(seq0)));

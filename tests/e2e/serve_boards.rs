@@ -4,7 +4,7 @@
 //! nothing twice.
 
 use super::service::{
-    Emulator, Relay, Socket, get, get_json, postgres_database, postgres_url, wait_until,
+    Emulator, Relay, Socket, get, get_json, postgres_database, postgres_url, sans, wait_until,
 };
 use super::temp_dir;
 use serde_json::Value;
@@ -26,17 +26,6 @@ fn classics() -> Vec<Vec<String>> {
                 .collect()
         })
         .collect()
-}
-
-fn sans(game: &Value) -> Vec<String> {
-    game["moves"]
-        .as_array()
-        .map(|ms| {
-            ms.iter()
-                .filter_map(|m| m["san"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Every game of every round, by id.

@@ -3,7 +3,9 @@
 //! is wrong, writes are retried, and once the database is back everything read meanwhile is
 //! stored, in order, nothing lost.
 
-use super::service::{Emulator, Relay, get, get_json, postgres_database, postgres_url, wait_until};
+use super::service::{
+    Emulator, Relay, get, get_json, postgres_database, postgres_url, sans, wait_until,
+};
 use super::temp_dir;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -94,14 +96,7 @@ fn stored_moves(r: &Relay) -> Option<Vec<Vec<String>>> {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|g| {
-                g["moves"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|m| m["san"].as_str().map(str::to_string))
-                    .collect()
-            })
+            .map(sans)
             .collect()
     })
 }

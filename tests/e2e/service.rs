@@ -77,27 +77,13 @@ impl Relay {
 
     /// SIGTERM, then wait for a clean exit.
     pub fn terminate(&mut self) -> bool {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        let end = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < end {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return st.success();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
+        super::signal_and_wait(&mut self.child, "-TERM", 15).is_some_and(|st| st.success())
     }
 }
 
 impl Drop for Relay {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
+        super::reap(&mut self.child);
     }
 }
 
@@ -373,6 +359,16 @@ impl Socket {
     pub fn close(mut self) {
         let _ = self.ws.close(None);
     }
+}
+
+/// The SAN of every move of a game as the API gives it (none when it has no moves).
+pub fn sans(game: &Value) -> Vec<String> {
+    game["moves"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["san"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// Polls `f` until it returns `Some`, or panics with `what` after `secs`.

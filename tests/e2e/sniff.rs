@@ -1,27 +1,29 @@
 //! `relay sniff` against `relay emulate`, as an operator runs them in two terminals.
 
 use super::{Proc, collect, temp_dir, wait_for_path};
+use std::path::{Path, PathBuf};
 
 fn count(lines: &[serde_json::Value], ty: &str) -> usize {
     lines.iter().filter(|v| v["type"] == ty).count()
 }
 
+/// `relay emulate ARGS` with its links in `dir`, once the first link is there: the process
+/// (stopped when dropped) and that first link.
+fn emulate(dir: &Path, args: &[&str]) -> (Proc, PathBuf) {
+    let link_dir = dir.display().to_string();
+    let mut all = vec!["emulate"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--link-dir", &link_dir]);
+    let emulator = Proc::start(&all);
+    let link = dir.join("dgt-1");
+    wait_for_path(&link);
+    (emulator, link)
+}
+
 #[test]
 fn sniff_a_single_emulated_board() {
     let dir = temp_dir("sniff-single");
-    let link = dir.join("dgt-1");
-    let _emulator = Proc::start(&[
-        "emulate",
-        "--boards",
-        "1",
-        "--speed",
-        "30",
-        "--noise",
-        "0",
-        "--link-dir",
-        &dir.display().to_string(),
-    ]);
-    wait_for_path(&link);
+    let (_emulator, link) = emulate(&dir, &["--boards", "1", "--speed", "30", "--noise", "0"]);
     let mut sniff = Proc::start(&["sniff", &link.display().to_string()]);
     let rx = sniff.lines();
     let lines = collect(&rx, 30, |l| {
@@ -67,18 +69,7 @@ fn sniff_a_single_emulated_board() {
 #[test]
 fn sniff_a_bus_of_three_emulated_boards() {
     let dir = temp_dir("sniff-bus");
-    let link = dir.join("dgt-1");
-    let _emulator = Proc::start(&[
-        "emulate",
-        "--boards",
-        "3",
-        "--bus",
-        "--speed",
-        "30",
-        "--link-dir",
-        &dir.display().to_string(),
-    ]);
-    wait_for_path(&link);
+    let (_emulator, link) = emulate(&dir, &["--boards", "3", "--bus", "--speed", "30"]);
     let mut sniff = Proc::start(&["sniff", "--bus", &link.display().to_string()]);
     let rx = sniff.lines();
     let lines = collect(&rx, 40, |l| {
@@ -105,10 +96,9 @@ fn sniff_a_bus_of_three_emulated_boards() {
 fn probe_emulated(name: &str, emulate_args: &[&str], probe_args: &[&str]) -> String {
     let dir = temp_dir(name);
     let link_dir = dir.display().to_string();
-    let mut args = vec!["emulate", "--speed", "1", "--link-dir", &link_dir];
+    let mut args = vec!["--speed", "1"];
     args.extend_from_slice(emulate_args);
-    let _emulator = Proc::start(&args);
-    wait_for_path(&dir.join("dgt-1"));
+    let (_emulator, _) = emulate(&dir, &args);
     let scan = format!("{link_dir}/dgt-*");
     let mut args = vec!["ports", "--probe", "--scan", &scan];
     args.extend_from_slice(probe_args);

@@ -1,21 +1,15 @@
 //! The real capture of a game on a DGT board with a DGT clock replays to the moves that game
 //! really had, with the clock shown after each move.
 
-use boards::protocol::LineMode;
-use relay_core::recorder::{Outcome, RecorderConfig};
-use relay_core::replay::{at_interval, parse_base64_lines, replay};
+mod support;
 
-fn shared(path: &str) -> Option<String> {
-    let p = boards::testdata::shared_data(path)?;
-    Some(std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-}
+use relay_core::recorder::Outcome;
+use support::{johan_messages, replay_messages, shared_text};
 
 #[test]
 fn johan_capture_replays_to_the_real_game() {
-    let (Some(inbytes), Some(pgn)) = (
-        shared("dgt-captures/johan.inbytes"),
-        shared("dgt-captures/johan.pgn"),
-    ) else {
+    let (Some(messages), Some(pgn)) = (johan_messages(), shared_text("dgt-captures/johan.pgn"))
+    else {
         return;
     };
     let expected: Vec<String> = pgn
@@ -23,14 +17,7 @@ fn johan_capture_replays_to_the_real_game() {
         .filter(|t| !t.ends_with('.') && !t.contains('-') || t.starts_with("O-O"))
         .map(str::to_string)
         .collect();
-    let messages = parse_base64_lines(&inbytes).expect("the capture is base64 lines");
-    // The capture has no receive times; the board sends about one message every 100 ms or less
-    // while a clock runs, so space them at 100 ms (the recorder settles after 300 ms).
-    let (games, outcomes) = replay(
-        &at_interval(messages.clone(), 100),
-        LineMode::Single,
-        RecorderConfig::default(),
-    );
+    let (games, outcomes) = replay_messages(messages.clone());
     assert_eq!(games.len(), 1, "one game");
     let game = &games[0];
     let got: Vec<String> = game.moves.iter().map(|m| m.san.to_string()).collect();

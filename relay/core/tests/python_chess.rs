@@ -2,13 +2,11 @@
 //! clocks. Runs when `python3` with the `chess` package is available; otherwise prints a notice
 //! and skips, unless `RELAY_REQUIRE_ALL=1` (as in CI), which makes that a failure.
 
-use boards::protocol::LineMode;
+mod support;
+
 use relay_core::game::Game;
 use relay_core::pgn::{WriteOptions, read_games, write_games};
-use relay_core::recorder::RecorderConfig;
-use relay_core::replay::{at_interval, parse_base64_lines, replay};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 const READER: &str = r#"
@@ -47,10 +45,6 @@ fn python_chess_available() -> bool {
         println!("skipping: python3 with the chess package not found (pip install chess)");
     }
     ok
-}
-
-fn shared(path: &str) -> Option<PathBuf> {
-    boards::testdata::shared_data(path)
 }
 
 fn python_read(pgn: &str) -> serde_json::Value {
@@ -125,15 +119,9 @@ fn broadcast_files_written_by_us_read_the_same_in_python_chess() {
     if !python_chess_available() {
         return;
     }
-    let Some(dir) = shared("pgn/clocks") else {
+    let Some(files) = boards::testdata::shared_files("pgn/clocks") else {
         return;
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("dir")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
     for f in files {
         let text = std::fs::read_to_string(&f).expect("read");
         let games: Vec<Game> = read_games(&text)
@@ -149,16 +137,10 @@ fn a_recorded_game_reads_the_same_in_python_chess() {
     if !python_chess_available() {
         return;
     }
-    let Some(path) = shared("dgt-captures/johan.inbytes") else {
+    let Some(messages) = support::johan_messages() else {
         return;
     };
-    let text = std::fs::read_to_string(path).expect("read");
-    let messages = parse_base64_lines(&text).expect("the capture is base64 lines");
-    let (games, _) = replay(
-        &at_interval(messages, 100),
-        LineMode::Single,
-        RecorderConfig::default(),
-    );
+    let (games, _) = support::replay_messages(messages);
     assert_eq!(games.len(), 1);
     check(&games, "johan capture");
 }

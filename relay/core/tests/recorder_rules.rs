@@ -2,26 +2,14 @@
 //! arbiter's actions, new games, and boards without a clock.
 
 use boards::protocol::{
-    ClockMessage, ClockReading, ClockSide, ClockStatus, DgtSquare, MagicPiece, Message,
-    Orientation, PieceCode, Placement, SideTime,
+    ClockMessage, ClockSide, DgtSquare, MagicPiece, Message, Orientation, PieceCode, Placement,
 };
+use boards::testdata::{clock_reading, play_san};
 use relay_core::game::GameResult;
 use relay_core::recorder::{
     DrawCondition, GameEnd, Outcome, ProposalReason, Recorder, RecorderConfig,
 };
-use shakmaty::san::San;
 use shakmaty::{Board, Chess, Color, Position};
-
-/// Plays `san` in `pos` and returns the move.
-fn play_san(pos: &mut Chess, san: &str) -> shakmaty::Move {
-    let m = san
-        .parse::<San>()
-        .expect("san")
-        .to_move(pos)
-        .expect("legal");
-    pos.play_unchecked(m);
-    m
-}
 
 /// Drives a recorder like hands on a board: every changed square reported, then a pause.
 struct Table {
@@ -109,20 +97,7 @@ impl Table {
         running: Option<ClockSide>,
         flag: Option<ClockSide>,
     ) {
-        let side = |s: u32, me: ClockSide| SideTime {
-            seconds: s,
-            flag_fallen: flag == Some(me),
-            ..SideTime::default()
-        };
-        let r = ClockReading {
-            left: side(left, ClockSide::Left),
-            right: side(right, ClockSide::Right),
-            status: ClockStatus {
-                running: running.is_some(),
-                lever_right_high: running == Some(ClockSide::Right),
-                ..ClockStatus::default()
-            },
-        };
+        let r = clock_reading(left, right, running, flag);
         self.t += 100;
         let out = self.rec.on_message(
             &Message::Clock {

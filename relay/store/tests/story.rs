@@ -6,10 +6,11 @@
 //! databases (e.g. `postgres://postgres@127.0.0.1/test`); otherwise the test says it skips it,
 //! or fails under `RELAY_REQUIRE_ALL=1`.
 
-use boards::protocol::LineMode;
+// relay-core's test support: the real capture and its replay, written once for both crates.
+#[path = "../../core/tests/support/mod.rs"]
+mod support;
+
 use relay_core::pgn::{WriteOptions, write_game};
-use relay_core::recorder::RecorderConfig;
-use relay_core::replay::{at_interval, parse_base64_lines, replay};
 use relay_store::{
     NewTournament, Pairing, Player, RawEntry, Store, StoreError, StoredMove, to_game,
 };
@@ -18,14 +19,8 @@ use shakmaty::{CastlingMode, EnPassantMode};
 
 /// The real game from the capture, as the recorder made it (or a short one without the data).
 fn recorded_game() -> relay_core::game::Game {
-    if let Some(p) = boards::testdata::shared_data("dgt-captures/johan.inbytes") {
-        let text = std::fs::read_to_string(p).expect("read capture");
-        let msgs = parse_base64_lines(&text).expect("base64 lines");
-        let (games, _) = replay(
-            &at_interval(msgs, 100),
-            LineMode::Single,
-            RecorderConfig::default(),
-        );
+    if let Some(messages) = support::johan_messages() {
+        let (games, _) = support::replay_messages(messages);
         return games.into_iter().next().expect("one game");
     }
     relay_core::pgn::read_game(
@@ -225,12 +220,29 @@ async fn story(store: &Store) {
     assert!(store.ping().await);
 }
 
+/// A new, empty scratch folder `relay-NAME-PID` and the URL of a SQLite database in it.
+fn sqlite_in(name: &str) -> (std::path::PathBuf, String) {
+    let dir = boards::testdata::temp_dir(name);
+    let url = format!("sqlite://{}/relay.db", dir.display());
+    (dir, url)
+}
+
+/// The URL of the PostgreSQL server to test against (`RELAY_TEST_POSTGRES`), or `None` after a
+/// notice that the test is skipped; with `RELAY_REQUIRE_ALL=1` a missing server is a failure.
+fn postgres_base() -> Option<String> {
+    let base = std::env::var("RELAY_TEST_POSTGRES").ok();
+    if base.is_none() {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
+        }
+        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+    }
+    base
+}
+
 #[tokio::test]
 async fn the_story_on_sqlite() {
-    let dir = std::env::temp_dir().join(format!("relay-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    let url = format!("sqlite://{}/relay.db", dir.display());
+    let (dir, url) = sqlite_in("store");
     let store = Store::open(&url).await.expect("open sqlite");
     story(&store).await;
     // Open again: the schema is there and nothing is applied twice.
@@ -242,11 +254,7 @@ async fn the_story_on_sqlite() {
 
 #[tokio::test]
 async fn the_story_on_postgres() {
-    let Ok(base) = std::env::var("RELAY_TEST_POSTGRES") else {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
-        }
-        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+    let Some(base) = postgres_base() else {
         return;
     };
     // A database of our own, so runs never see each other's rows.
@@ -294,10 +302,7 @@ async fn bad_urls_and_newer_databases_are_refused() {
         Store::open("postgres://nobody@127.0.0.1:1/none").await,
         Err(StoreError::Connect(_))
     ));
-    let dir = std::env::temp_dir().join(format!("relay-store-newer-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    let url = format!("sqlite://{}/relay.db", dir.display());
+    let (dir, url) = sqlite_in("store-newer");
     let store = Store::open(&url).await.expect("open");
     let Store::Sqlite(pool) = &store else {
         unreachable!()
@@ -317,11 +322,7 @@ async fn bad_urls_and_newer_databases_are_refused() {
 /// the database is left as it was (the migration's transaction is rolled back).
 #[tokio::test]
 async fn wrong_postgres_credentials_are_refused_and_change_nothing() {
-    let Ok(base) = std::env::var("RELAY_TEST_POSTGRES") else {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
-        }
-        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+    let Some(base) = postgres_base() else {
         return;
     };
     let pid = std::process::id();

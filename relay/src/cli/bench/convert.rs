@@ -1,10 +1,12 @@
 //! `relay bench --case convert`: `relay convert` as a user runs it, a process of its own, on
-//! a PGN file of 100,000 games (`--boards` sets the number) made of every readable game of
-//! `../shared/data/pgn` repeated: games per second for each direction of each format, the
-//! peak memory of each run (a file of any size should convert in the memory of one game), and
-//! python-chess reading and writing the same file as PGN and EPD beside it (`--no-baseline`
-//! leaves it out: it takes about 5 ms a game). Then the size of
-//! a game in each format: PGN, gzip'd PGN, the one-byte encoding.
+//! a PGN file of 100,000 games (`--boards` sets the number) made of every readable
+//! standard-chess game of `../shared/data/pgn` repeated (the few Chess960 games are left out
+//! so that every format, CBF included, converts the same file): games per second for each
+//! direction of each format, the peak memory of each run (a file of any size should convert
+//! in the memory of one game), and python-chess reading and writing the same file as PGN and
+//! EPD beside it (`--no-baseline` leaves it out: it takes about 5 ms a game; python-chess has
+//! no PGC or CBF). Then the size of a game in each format: PGN, gzip'd PGN, PGC, CBF (+ its
+//! CBI index) and the one-byte encoding.
 
 use super::BenchArgs;
 use super::procs::{Proc, TempDir, sample};
@@ -109,6 +111,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             continue;
         }
         for g in games.into_iter().flatten() {
+            if g.castling_mode == shakmaty::CastlingMode::Chess960 {
+                continue;
+            }
             one.push_str(&relay_core::pgn::write_game(&g, &Default::default()));
             per_round += 1;
         }
@@ -137,7 +142,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         dir.0.join("out.1b"),
         dir.0.join("back.pgn"),
     );
-    let runs: [(&str, Vec<String>); 5] = [
+    let (pgc, cbf) = (dir.0.join("out.pgc"), dir.0.join("out.cbf"));
+    let runs: [(&str, Vec<String>); 9] = [
         (
             "PGN → PGN",
             vec![p(&big), p(&pgn), "--to".into(), "pgn".into()],
@@ -162,6 +168,22 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         (
             "one-byte → PGN",
             vec![p(&ob), p(&back), "--to".into(), "pgn".into()],
+        ),
+        (
+            "PGN → PGC",
+            vec![p(&big), p(&pgc), "--to".into(), "pgc".into()],
+        ),
+        (
+            "PGC → PGN",
+            vec![p(&pgc), p(&back), "--to".into(), "pgn".into()],
+        ),
+        (
+            "PGN → CBF + CBI",
+            vec![p(&big), p(&cbf), "--to".into(), "cbf".into()],
+        ),
+        (
+            "CBF → PGN",
+            vec![p(&cbf), p(&back), "--to".into(), "pgn".into()],
         ),
     ];
     for (what, a) in runs {
@@ -200,17 +222,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let per_game =
         |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0) as f64 / games as f64;
     println!(
-        "  bytes per game: PGN {:.0}, gzip'd PGN {}, one-byte {:.0} (tags, start, moves, result; no clocks or comments); EPD {:.0} (every position)",
+        "  bytes per game: PGN {:.0} (every tag, clocks, comments), gzip'd PGN {}, PGC {:.0} (every tag, moves; no clocks or comments), CBF {:.0} + CBI {:.1} (players, event, year, Elo, ECO, moves, comments), one-byte {:.0} (every tag, moves; no clocks or comments); EPD {:.0} (every position)",
         per_game(&pgn),
         if zipped {
             format!("{:.0}", per_game(&gz))
         } else {
             "(no gzip)".into()
         },
+        per_game(&pgc),
+        per_game(&cbf),
+        per_game(&cbf.with_extension("cbi")),
         per_game(&ob),
         per_game(&epd),
     );
-    println!("  (PGC and ChessBase CBF are not written yet)");
     println!();
     Ok(())
 }
