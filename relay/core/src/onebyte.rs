@@ -642,13 +642,7 @@ mod tests {
 
     #[test]
     fn random_games_round_trip() {
-        let mut seed: u64 = 42;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = boards::rng::SplitMix64(42);
         let mut refused = 0;
         for _ in 0..300 {
             let start = Chess::default();
@@ -659,7 +653,7 @@ mod tests {
                 if legal.is_empty() {
                     break;
                 }
-                let m = legal[(next() % legal.len() as u64) as usize];
+                let m = legal[rng.below(legal.len() as u64) as usize];
                 pos.play_unchecked(m);
                 ms.push(m);
             }

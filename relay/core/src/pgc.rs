@@ -420,13 +420,7 @@ mod tests {
 
     #[test]
     fn the_key_sorts_as_shakmatys_san_with_suffix() {
-        let mut seed: u64 = 7;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = boards::rng::SplitMix64(7);
         for _ in 0..60 {
             let mut pos = Chess::default();
             for _ in 0..150 {
@@ -446,7 +440,7 @@ mod tests {
                     "{}",
                     shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal)
                 );
-                pos.play_unchecked(legal[(next() % legal.len() as u64) as usize]);
+                pos.play_unchecked(legal[rng.below(legal.len() as u64) as usize]);
             }
         }
     }
@@ -538,14 +532,11 @@ mod tests {
             .expect_err("ordinal");
         assert!(e.0.contains("ordinal 200"), "{e}");
         // Random bytes never panic.
-        let mut seed: u64 = 99;
+        let mut rng = boards::rng::SplitMix64(99);
         for _ in 0..2000 {
             let mut junk = Vec::new();
-            for _ in 0..(seed % 64) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                junk.push((seed % 12) as u8);
+            for _ in 0..rng.below(64) {
+                junk.push(rng.below(12) as u8);
             }
             for r in games(junk.as_slice()) {
                 let _ = r;

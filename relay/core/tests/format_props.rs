@@ -679,17 +679,9 @@ fn scharnagl_numbering() {
     }
 }
 
-/// A tiny xorshift generator for the seeded searches below.
-#[derive(Debug)]
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
+/// The seeded searches below draw from the project's one small generator.
+fn below(rng: &mut boards::rng::SplitMix64, n: usize) -> usize {
+    rng.below(n as u64) as usize
 }
 
 fn castling_side(m: &Move) -> Option<CastlingSide> {
@@ -705,7 +697,7 @@ fn castling_side(m: &Move) -> Option<CastlingSide> {
 fn castling_game(index: u16, sides: (CastlingSide, CastlingSide), seed: u64) -> Option<Game> {
     let start = chess960_start(index);
     let mut pos = start.clone();
-    let mut rng = Xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = boards::rng::SplitMix64(seed);
     let mut moves = Vec::new();
     let mut castled = [false, false];
     while moves.len() < 80 {
@@ -716,7 +708,7 @@ fn castling_game(index: u16, sides: (CastlingSide, CastlingSide), seed: u64) -> 
         let side = usize::from(pos.turn().is_black());
         let wanted = if side == 0 { sides.0 } else { sides.1 };
         let mv = if castled[side] {
-            legal[rng.below(legal.len())]
+            legal[below(&mut rng, legal.len())]
         } else if let Some(c) = legal.iter().find(|m| castling_side(m) == Some(wanted)) {
             castled[side] = true;
             *c
@@ -728,7 +720,7 @@ fn castling_game(index: u16, sides: (CastlingSide, CastlingSide), seed: u64) -> 
             if quiet.is_empty() {
                 return None;
             }
-            *quiet[rng.below(quiet.len())]
+            *quiet[below(&mut rng, quiet.len())]
         };
         moves.push(RecordedMove {
             mv,
