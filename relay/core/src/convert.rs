@@ -4,9 +4,29 @@
 //! the export routes.
 
 use crate::game::Game;
-use crate::pgn::archive::{ArchiveKey, archive_key, compare};
+use crate::pgn::archive::{ArchiveKey, archive_key, compare, movetext};
 use crate::pgn::{WriteOptions, write_game};
-use std::io::Write;
+use std::io::{Cursor, Read, Seek, SeekFrom, Write};
+
+/// Where the archival order keeps the written games until it can sort them: memory unless the
+/// caller gives it somewhere else ([`GameWriter::with_spill`]: `relay convert` gives it a file,
+/// so a file of any size sorts in the memory of its keys).
+pub trait Spill: Read + Write + Seek + std::fmt::Debug {}
+impl<T: Read + Write + Seek + std::fmt::Debug> Spill for T {}
+
+/// How many bytes of a game's movetext sort with its key: enough to tell nearly every two
+/// games with equal tags apart without reading their text back; ties beyond are read back.
+const PREFIX: usize = 64;
+
+/// A game held for the archival order: its key, the start of its movetext, and where its
+/// written text lies in the spill.
+#[derive(Debug)]
+struct Held {
+    key: ArchiveKey,
+    prefix: Vec<u8>,
+    at: u64,
+    len: usize,
+}
 
 /// A format games can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +88,9 @@ pub struct GameWriter<W: Write> {
     out: W,
     /// EPD: only the final position of each game.
     final_only: bool,
-    held: Vec<(ArchiveKey, String)>,
+    held: Vec<Held>,
+    spill: Box<dyn Spill>,
+    spill_len: u64,
     games: usize,
     /// CBF/CBI: where each game's record starts, and the bytes written so far.
     offsets: Vec<u32>,
@@ -82,10 +104,18 @@ impl<W: Write> GameWriter<W> {
             out,
             final_only,
             held: Vec::new(),
+            spill: Box::new(Cursor::new(Vec::new())),
+            spill_len: 0,
             games: 0,
             offsets: Vec::new(),
             cbf_len: 0,
         }
+    }
+
+    /// Keeps the games the archival order holds in `spill` instead of memory.
+    pub fn with_spill(mut self, spill: Box<dyn Spill>) -> GameWriter<W> {
+        self.spill = spill;
+        self
     }
 
     pub fn add(&mut self, g: &Game) -> std::io::Result<()> {
@@ -120,8 +150,17 @@ impl<W: Write> GameWriter<W> {
                 .out
                 .write_all(write_game(g, &WriteOptions::default()).as_bytes()),
             Format::Archive => {
-                self.held
-                    .push((archive_key(g), write_game(g, &WriteOptions::default())));
+                let text = write_game(g, &WriteOptions::default());
+                let moves = movetext(&text).as_bytes();
+                self.held.push(Held {
+                    key: archive_key(g),
+                    prefix: moves[..moves.len().min(PREFIX)].to_vec(),
+                    at: self.spill_len,
+                    len: text.len(),
+                });
+                self.spill.seek(SeekFrom::Start(self.spill_len))?;
+                self.spill.write_all(text.as_bytes())?;
+                self.spill_len += text.len() as u64;
                 Ok(())
             }
             Format::Epd => {
@@ -141,6 +180,40 @@ impl<W: Write> GameWriter<W> {
         self.games
     }
 
+    /// The held games in §12's order: sorted by key and the start of the movetext in memory;
+    /// a run that still ties is read back whole and sorted by its full movetext.
+    fn write_sorted(&mut self) -> std::io::Result<()> {
+        let mut held = std::mem::take(&mut self.held);
+        held.sort_by(|a, b| (&a.key, &a.prefix).cmp(&(&b.key, &b.prefix)));
+        let mut i = 0;
+        while i < held.len() {
+            let mut j = i + 1;
+            while j < held.len() && held[j].key == held[i].key && held[j].prefix == held[i].prefix {
+                j += 1;
+            }
+            let mut run = Vec::with_capacity(j - i);
+            for h in &held[i..j] {
+                run.push((&h.key, self.read_back(h)?));
+            }
+            if run.len() > 1 {
+                run.sort_by(|a, b| compare((a.0, &a.1), (b.0, &b.1)));
+            }
+            for (_, text) in run {
+                self.out.write_all(text.as_bytes())?;
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    fn read_back(&mut self, h: &Held) -> std::io::Result<String> {
+        let mut bytes = vec![0; h.len];
+        self.spill.seek(SeekFrom::Start(h.at))?;
+        self.spill.read_exact(&mut bytes)?;
+        String::from_utf8(bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+
     /// The CBI index of the CBF records written so far.
     pub fn cbf_index(&self) -> std::io::Result<Vec<u8>> {
         let end = u32::try_from(self.cbf_len).map_err(|_| {
@@ -155,13 +228,36 @@ impl<W: Write> GameWriter<W> {
             self.out.write_all(&index)?;
         }
         if self.format == Format::Archive {
-            let mut held = std::mem::take(&mut self.held);
-            held.sort_by(|a, b| compare((&a.0, &a.1), (&b.0, &b.1)));
-            for (_, text) in held {
-                self.out.write_all(text.as_bytes())?;
-            }
+            self.write_sorted()?;
         }
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_archival_order_reads_back_games_that_tie_on_key_and_movetext_start() {
+        // Same tags; the same first 30 moves (well past the movetext prefix kept in memory);
+        // then 31. a3 in one and 31. a4 in the other, which sorts first.
+        let common = "1. Nf3 Nf6 2. Ng1 Ng8 ".repeat(15);
+        let late =
+            crate::pgn::read_game(&format!("[White \"A\"]\n\n{common} 31. a4 *\n")).expect("pgn");
+        let early =
+            crate::pgn::read_game(&format!("[White \"A\"]\n\n{common} 31. a3 *\n")).expect("pgn");
+        let other = crate::pgn::read_game("[White \"B\"]\n\n1. e4 *\n").expect("pgn");
+        let mut w = GameWriter::new(Vec::new(), Format::Archive, false)
+            .with_spill(Box::new(Cursor::new(Vec::new())));
+        for g in [&other, &late, &early] {
+            w.add(g).expect("add");
+        }
+        let out = String::from_utf8(w.finish().expect("finish")).expect("utf-8");
+        let a3 = out.find("31. a3").expect("a3");
+        let a4 = out.find("31. a4").expect("a4");
+        let b = out.find("[White \"B\"]").expect("B");
+        assert!(a3 < a4 && a4 < b, "{out}");
     }
 }

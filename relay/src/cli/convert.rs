@@ -2,10 +2,11 @@
 //! through its `.cbi` beside it when there is one) or a one-byte file to PGN as the relay
 //! writes it, to the archival order of the PGN standard, EPD, PGC, CBF (+ CBI) or the one-byte
 //! encoding. PGN and PGC are read a game at a time, so a file of any size converts in the
-//! memory of one game (the archival order holds the written games to sort them; the compact
-//! one-byte and CBF files are held whole). A game that does not read
-//! stops the conversion with its number and byte offset, and no output file is left: the
-//! output is written beside it under a temporary name and renamed at the end.
+//! memory of one game (the archival order keeps the written games in a file beside the
+//! output and only their keys in memory; the compact one-byte and CBF files are held whole).
+//! A game that does not read stops the conversion with its number and byte offset, and no
+//! output file is left: the output is written beside it under a temporary name and renamed
+//! at the end.
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -77,10 +78,23 @@ pub fn write_file(
     let tmp = output.with_file_name(format!(".{name}.part"));
     let cbi = output.with_extension("cbi");
     let cbi_tmp = output.with_file_name(format!(".{name}.cbi.part"));
+    let spill = output.with_file_name(format!(".{name}.sort"));
     let written = (|| -> Result<usize> {
         let file = std::fs::File::create(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         let mut writer = GameWriter::new(BufWriter::new(file), to.format(), final_only);
+        if to == To::Archive {
+            // The archival order holds every game until the end: on disk, beside the output,
+            // so a file of any size sorts in the memory of its keys.
+            let spill = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&spill)
+                .with_context(|| format!("cannot write {}", spill.display()))?;
+            writer = writer.with_spill(Box::new(spill));
+        }
         fill(&mut writer)?;
         let n = writer.games();
         if to == To::Cbf {
@@ -99,6 +113,7 @@ pub fn write_file(
             .sync_all()?;
         Ok(n)
     })();
+    let _ = std::fs::remove_file(&spill);
     match written {
         Ok(n) => {
             std::fs::rename(&tmp, output)
