@@ -651,36 +651,64 @@ fn relay_import_puts_a_round_in_the_store_and_export_gives_it_back() {
         !o.status.success() && err.contains("game 2") && err.contains("nothing was imported"),
         "{err}"
     );
-    // The real round, through PGC for good measure (clocks do not survive PGC, so the PGN
-    // itself is imported as well, into its own tournament).
+    // Every tournament of a store, as `relay export` writes it.
+    let exported = |db: &str, tournament: u32| -> Vec<Game> {
+        let out = dir.join(format!("exported-{tournament}.pgn"));
+        let o = relay(&[
+            "export",
+            "--db",
+            db,
+            "--tournament",
+            &tournament.to_string(),
+            "--to",
+            "pgn",
+            out.to_str().expect("path"),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        games_in(&out)
+    };
+    // The real round as PGN: players, ratings, moves with their clocks, results.
     let o = relay(&["import", "--db", &db, f.to_str().expect("path")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("round.pgn");
-    let o = relay(&[
-        "export",
-        "--db",
-        &db,
-        "--tournament",
-        "1",
-        "--to",
-        "pgn",
-        out.to_str().expect("path"),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (a, b) = (games_in(&f), games_in(&out));
+    let (a, b) = (games_in(&f), exported(&db, 1));
     assert_eq!(a.len(), b.len());
+    let moves = |g: &Game, clocks: bool| -> Vec<String> {
+        g.moves
+            .iter()
+            .map(|m| match clocks {
+                true => format!("{} {:?} {:?}", m.san, m.clk, m.emt),
+                false => m.san.to_string(),
+            })
+            .collect()
+    };
     for (x, y) in a.iter().zip(&b) {
         for tag in ["Event", "Round", "White", "Black", "WhiteElo", "BlackElo"] {
             assert_eq!(x.tags.get(tag), y.tags.get(tag), "{tag}");
         }
         assert_eq!(x.result, y.result);
-        let strip = |g: &Game| -> Vec<String> {
-            g.moves
-                .iter()
-                .map(|m| format!("{} {:?} {:?}", m.san, m.clk, m.emt))
-                .collect()
-        };
-        assert_eq!(strip(x), strip(y));
+        assert_eq!(moves(x, true), moves(y, true));
+    }
+    // The same round from a PGC and from a CBF file, each into a store of its own: the moves,
+    // results and players come back (clocks do not travel in those formats).
+    for to in ["pgc", "cbf"] {
+        let packed = dir.join(format!("round.{to}"));
+        assert!(relay_convert(&f, &packed, to, &[]).status.success());
+        let db = format!("sqlite://{}", dir.join(format!("{to}.db")).display());
+        let o = relay(&["import", "--db", &db, packed.to_str().expect("path")]);
+        assert!(
+            o.status.success(),
+            "{to}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let b = exported(&db, 1);
+        assert_eq!(a.len(), b.len(), "{to}");
+        for (x, y) in a.iter().zip(&b) {
+            for tag in ["Round", "White", "Black"] {
+                assert_eq!(x.tags.get(tag), y.tags.get(tag), "{to} {tag}");
+            }
+            assert_eq!(x.result, y.result, "{to}");
+            assert_eq!(moves(x, false), moves(y, false), "{to}");
+        }
     }
     // A pairing list: games without moves become the boards of a new round.
     let pairings = dir.join("pairings.pgn");
@@ -692,19 +720,7 @@ fn relay_import_puts_a_round_in_the_store_and_export_gives_it_back() {
     .expect("write");
     let o = relay(&["import", "--db", &db, pairings.to_str().expect("path")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("club.pgn");
-    let o = relay(&[
-        "export",
-        "--db",
-        &db,
-        "--tournament",
-        "2",
-        "--to",
-        "pgn",
-        out.to_str().expect("path"),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let club = games_in(&out);
+    let club = exported(&db, 2);
     let names: Vec<(Option<&str>, Option<&str>, Option<&str>)> = club
         .iter()
         .map(|g| {
