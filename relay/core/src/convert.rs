@@ -158,7 +158,8 @@ impl<W: Write> GameWriter<W> {
                     at: self.spill_len,
                     len: text.len(),
                 });
-                self.spill.seek(SeekFrom::Start(self.spill_len))?;
+                // Games are appended one after another; the spill is only read (sought) at
+                // the end, in `write_sorted`.
                 self.spill.write_all(text.as_bytes())?;
                 self.spill_len += text.len() as u64;
                 Ok(())

@@ -25,7 +25,7 @@
 use crate::game::{Game, GameResult, RecordedMove};
 use shakmaty::san::SanPlus;
 use shakmaty::{CastlingSide, Chess, Move, Position, Role};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -172,13 +172,6 @@ pub fn encode_game(game: &Game) -> Result<Vec<u8>, PgcError> {
     out.extend_from_slice(&ordinals);
     out.push(0x06);
     Ok(out)
-}
-
-/// Writes games as PGC (no file header: a PGC file is its records).
-pub fn write_game(out: &mut impl Write, game: &Game) -> std::io::Result<()> {
-    let bytes =
-        encode_game(game).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.0))?;
-    out.write_all(&bytes)
 }
 
 /// Reads the games of a PGC stream one at a time; an error names the game and the byte

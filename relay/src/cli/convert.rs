@@ -63,8 +63,8 @@ pub struct ConvertArgs {
 /// The writer every output goes through: to a file beside `output` under a temporary name,
 /// renamed to `output` once `fill` has written everything and the file is on disk; removed
 /// when `fill` fails, so no half-written file is left (`relay convert` and `relay export`).
-/// A CBF file gets its CBI index beside it, written the same way (the index first, so a CBF
-/// file never stands without its index).
+/// A CBF file gets its CBI index beside it, written the same way and renamed into place with
+/// it (the index first, so a CBF file never stands without its index; on failure neither is).
 pub fn write_file(
     output: &Path,
     to: To,
@@ -103,8 +103,6 @@ pub fn write_file(
                 .with_context(|| format!("cannot write {}", cbi_tmp.display()))?;
             std::io::Write::write_all(&mut file, &index)?;
             file.sync_all()?;
-            std::fs::rename(&cbi_tmp, &cbi)
-                .with_context(|| format!("cannot write {}", cbi.display()))?;
         }
         writer
             .finish()?
@@ -116,6 +114,10 @@ pub fn write_file(
     let _ = std::fs::remove_file(&spill);
     match written {
         Ok(n) => {
+            if to == To::Cbf {
+                std::fs::rename(&cbi_tmp, &cbi)
+                    .with_context(|| format!("cannot write {}", cbi.display()))?;
+            }
             std::fs::rename(&tmp, output)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             eprintln!("relay: {n} games written to {}", output.display());

@@ -84,17 +84,6 @@ impl StoredGame {
                 .ok(),
         }
     }
-
-    /// The stored moves replayed from the start, each checked legal
-    /// ([`relay_core::game::play_uci`]): the moves as far as they go and the index of the
-    /// first that does not read or is not legal. `None` when the start does not read.
-    pub fn replay(&self) -> Option<(Vec<shakmaty::Move>, Option<usize>)> {
-        let start = self.start_position()?;
-        Some(relay_core::game::play_uci(
-            &start,
-            self.moves.iter().map(|m| m.uci.as_str()),
-        ))
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -216,24 +216,19 @@ pub(super) async fn replace_move(
         )));
     }
     let mode = g.castling_mode();
-    let start = start_position(&g)?;
-    let (played, damaged) = g.replay().ok_or_else(|| {
-        ApiError(
-            StatusCode::CONFLICT,
-            "the game's start position is damaged".into(),
-        )
-    })?;
-    let keep = b.ply as usize - 1;
-    if let Some(i) = damaged.filter(|&i| i < keep) {
+    let mut pos = start_position(&g)?;
+    // The moves before the replaced one must all still be there and legal.
+    let kept = &g.moves[..b.ply as usize - 1];
+    let (played, damaged) = relay_core::game::play_uci(&pos, kept.iter().map(|m| m.uci.as_str()));
+    if let Some(i) = damaged {
         return Err(ApiError(
             StatusCode::CONFLICT,
-            format!("stored move {} is damaged", g.moves[i].ply),
+            format!("stored move {} is damaged", kept[i].ply),
         ));
     }
-    let mut pos = start;
     let mut out = Vec::new();
-    for (mv, m) in played.iter().zip(&g.moves).take(keep) {
-        out.push(stored_move(&mut pos, *mv, m.ply, mode, Some(m)));
+    for (mv, m) in played.into_iter().zip(kept) {
+        out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
     }
     let san: San = b
         .san
