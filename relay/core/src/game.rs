@@ -137,6 +137,17 @@ impl Game {
         Fen::from_position(&self.start, EnPassantMode::Legal)
     }
 
+    /// How an error names the game: `White - Black (round R)`.
+    pub fn label(&self) -> String {
+        let tag = |name| self.tags.get(name).unwrap_or("?");
+        format!(
+            "{} - {} (round {})",
+            tag("White"),
+            tag("Black"),
+            tag("Round")
+        )
+    }
+
     /// The position after all moves.
     pub fn position(&self) -> Chess {
         self.position_at(self.moves.len())

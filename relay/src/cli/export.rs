@@ -75,15 +75,8 @@ pub fn main(a: ExportArgs) -> Result<()> {
     })?;
     super::convert::write_file(&a.output, a.to, a.final_only, |w| {
         for (i, g) in games.iter().enumerate() {
-            w.add(g).with_context(|| {
-                format!(
-                    "game {} (round {}, {} - {})",
-                    i + 1,
-                    g.tags.get("Round").unwrap_or("?"),
-                    g.tags.get("White").unwrap_or("?"),
-                    g.tags.get("Black").unwrap_or("?")
-                )
-            })?;
+            w.add(g)
+                .with_context(|| format!("game {}, {}", i + 1, g.label()))?;
         }
         Ok(())
     })

@@ -135,61 +135,32 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "== case convert: {games} games ({per_round} shared games repeated), {:.0} MiB of PGN ==",
         mib(&big)
     );
-    let p = |x: &Path| x.to_string_lossy().to_string();
     let (pgn, epd, ob, back) = (
         dir.0.join("out.pgn"),
         dir.0.join("out.epd"),
         dir.0.join("out.1b"),
         dir.0.join("back.pgn"),
     );
-    let (pgc, cbf) = (dir.0.join("out.pgc"), dir.0.join("out.cbf"));
-    let runs: [(&str, Vec<String>); 9] = [
-        (
-            "PGN → PGN",
-            vec![p(&big), p(&pgn), "--to".into(), "pgn".into()],
-        ),
-        (
-            "PGN → archival order",
-            vec![
-                p(&big),
-                p(&dir.0.join("archive.pgn")),
-                "--to".into(),
-                "archive".into(),
-            ],
-        ),
-        (
-            "PGN → EPD",
-            vec![p(&big), p(&epd), "--to".into(), "epd".into()],
-        ),
-        (
-            "PGN → one-byte",
-            vec![p(&big), p(&ob), "--to".into(), "onebyte".into()],
-        ),
-        (
-            "one-byte → PGN",
-            vec![p(&ob), p(&back), "--to".into(), "pgn".into()],
-        ),
-        (
-            "PGN → PGC",
-            vec![p(&big), p(&pgc), "--to".into(), "pgc".into()],
-        ),
-        (
-            "PGC → PGN",
-            vec![p(&pgc), p(&back), "--to".into(), "pgn".into()],
-        ),
-        (
-            "PGN → CBF + CBI",
-            vec![p(&big), p(&cbf), "--to".into(), "cbf".into()],
-        ),
-        (
-            "CBF → PGN",
-            vec![p(&cbf), p(&back), "--to".into(), "pgn".into()],
-        ),
+    let (pgc, cbf, archive) = (
+        dir.0.join("out.pgc"),
+        dir.0.join("out.cbf"),
+        dir.0.join("archive.pgn"),
+    );
+    // (what, from, to, format): each direction a `relay convert FROM TO --to FORMAT` run.
+    let runs: [(&str, &Path, &Path, &str); 9] = [
+        ("PGN → PGN", &big, &pgn, "pgn"),
+        ("PGN → archival order", &big, &archive, "archive"),
+        ("PGN → EPD", &big, &epd, "epd"),
+        ("PGN → one-byte", &big, &ob, "onebyte"),
+        ("one-byte → PGN", &ob, &back, "pgn"),
+        ("PGN → PGC", &big, &pgc, "pgc"),
+        ("PGC → PGN", &pgc, &back, "pgn"),
+        ("PGN → CBF + CBI", &big, &cbf, "cbf"),
+        ("CBF → PGN", &cbf, &back, "pgn"),
     ];
-    for (what, a) in runs {
-        let mut all = vec!["convert"];
-        all.extend(a.iter().map(String::as_str));
-        let (secs, peak) = timed(&all)?;
+    for (what, from, to, format) in runs {
+        let (from, to) = (from.to_string_lossy(), to.to_string_lossy());
+        let (secs, peak) = timed(&["convert", &from, &to, "--to", format])?;
         println!(
             "  relay {what:<22} {:>8.0} games/s  ({secs:.1} s, peak memory {:.1} MiB)",
             games as f64 / secs,

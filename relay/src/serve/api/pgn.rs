@@ -252,12 +252,7 @@ async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery)
         w.add(g).map_err(|e| {
             ApiError(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                format!(
-                    "game {} - {} (round {}) cannot be written as {fmt}: {e}",
-                    g.tags.get("White").unwrap_or("?"),
-                    g.tags.get("Black").unwrap_or("?"),
-                    g.tags.get("Round").unwrap_or("?")
-                ),
+                format!("game {} cannot be written as {fmt}: {e}", g.label()),
             )
         })?;
     }
