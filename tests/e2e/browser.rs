@@ -1812,7 +1812,9 @@ fn browser_console_shows_moves_played_after_a_flag_fell() {
         // At 20x the games go on (a flag, moves after it, the next game, its flag): the
         // console must show the proposal the service has at the same moment, so the two are
         // read together until they agree.
-        let text = eventually!(15, "the service's proposal in the e-board's row", async {
+        // A game can end (mate after the flag) and the next one must reach its own flag before
+        // the two agree again: give it the time a game takes at 20x, not just a page refresh.
+        let text = eventually!(45, "the service's proposal in the e-board's row", async {
             let v = b
                 .js(
                     "const row = document.querySelector(arguments[0]);
