@@ -46,6 +46,11 @@ pub struct HallArgs {
     /// before a round.
     #[arg(long, default_value_t = 0)]
     pub hold_secs: u64,
+    /// The boards stand set up (after `--hold-secs`) until this file exists, then play: a
+    /// benchmark starts the games once the relay reads every board and the spectators are
+    /// there, however long that took.
+    #[arg(long)]
+    pub start_file: Option<PathBuf>,
     /// Serial numbers of the boards, in order, comma separated (default 00001, 00002, ...).
     /// A serial given twice makes two boards that report the same number, as a repaired
     /// board or a clone can.
@@ -180,6 +185,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                 .unwrap_or_default();
             let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
             let hold_ms = args.hold_secs.saturating_mul(1000);
+            let start_file = args.start_file.clone();
             let first = board_no;
             board_no += 1;
             players.push(std::thread::spawn(move || {
@@ -222,7 +228,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                         let mut f = log.lock().unwrap_or_else(|e| e.into_inner());
                         let _ = f.write_all(text.as_bytes());
                     }
-                    if k == 0 && hold_ms > 0 {
+                    if k == 0 && (hold_ms > 0 || start_file.is_some()) {
                         let c = line.clock();
                         line.act(index, |b| {
                             (
@@ -231,6 +237,12 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             )
                         });
                         c.sleep_until(c.now_ms() + hold_ms, &stop);
+                        while let Some(f) = &start_file
+                            && !f.exists()
+                            && !stop.load(Ordering::Relaxed)
+                        {
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                        }
                     }
                     if let Some(tc) = s.clock.clone() {
                         let first = if s.first_to_move == shakmaty::Color::White {

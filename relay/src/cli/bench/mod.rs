@@ -20,7 +20,7 @@ mod push;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use figures::{Fanout, Marker, mib, percentile};
-use procs::{Proc, Sample, TempDir, Tools, sample, sleep_until, wait_line};
+use procs::{Proc, Sample, TempDir, Tools, interrupted, sample, sleep_until, wait_line};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -375,22 +375,20 @@ fn run_case(
             .unwrap_or_default()
     );
 
-    // The boards stand set up until the spectators have connected, then play. Time the service
-    // gets to start before the spectators come:
-    let startup = 4.0 + case.boards as f64 / 100.0;
-    let play_after = startup + ramp_secs + 1.0;
+    // The boards stand set up until the service has put every one on its board and the
+    // spectators have connected, then play (when the bench creates the start file): a board
+    // the service first reads in the middle of a game is not recorded until its next game,
+    // which would leave part of the hall out of the measure.
     let links = dir.0.join("boards");
-    let started = Instant::now();
+    let go = dir.0.join("start");
     let mut cmd = relay_command()?;
     cmd.arg("emulate")
         .args(["--boards", &case.boards.to_string()])
         .args(["--speed", &case.speed.to_string()])
         .arg("--link-dir")
         .arg(&links)
-        .args([
-            "--hold-secs",
-            &((play_after * case.speed).ceil() as u64).to_string(),
-        ])
+        .arg("--start-file")
+        .arg(&go)
         .args(["--seed", "1", "--noise", &args.noise.to_string()])
         .args(["--time-control", "5400+30"])
         .stdin(Stdio::null())
@@ -458,13 +456,11 @@ fn run_case(
         webs.push((web, at));
     }
 
-    sleep_until(started + Duration::from_secs_f64(startup), stop)?;
-    if started.elapsed().as_secs_f64() > startup + 0.5 {
-        notes.push(format!(
-            "the service took {:.1} s to start, more than the {startup:.1} s planned: the boards began playing before every spectator had connected",
-            started.elapsed().as_secs_f64()
-        ));
-    }
+    let placed_in = every_board_placed(addr, case.boards, stop)?;
+    println!(
+        "  start             all {} e-boards on their boards {placed_in:.1} s after the service was up",
+        case.boards
+    );
     let before = sample(serve.pid()).context("cannot read the service's /proc entry")?;
     let webs_before: Vec<Sample> = webs
         .iter()
@@ -495,9 +491,11 @@ fn run_case(
     let load_at = Instant::now();
     let mut wsload = load.spawn(tools)?;
 
-    // The window: from a second after the last connection attempt, `seconds` long.
+    // The window: from a second after the last connection attempt, when the boards start
+    // playing, `seconds` long.
     let w0 = load_at + Duration::from_secs_f64(ramp_secs + 1.0);
     sleep_until(w0, stop)?;
+    std::fs::write(&go, b"").context("cannot write the boards' start file")?;
     let w0_ms = (unix_ns() / 1_000_000) as i64;
     let start = Window::sample(&serve, &boards, &wsload, &webs)?;
     sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
@@ -614,6 +612,33 @@ impl Drop for BenchDatabase {
             &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
         );
     }
+}
+
+/// Waits until the service at `addr` has every one of `boards` e-boards on a board of a
+/// round (it has read the port and the start position); the seconds that took.
+fn every_board_placed(addr: SocketAddr, boards: usize, stop: &AtomicBool) -> Result<f64> {
+    let t0 = Instant::now();
+    let limit = Duration::from_secs(60 + boards as u64 / 10);
+    let mut placed = 0;
+    while t0.elapsed() < limit {
+        interrupted(stop)?;
+        if let Some(serde_json::Value::Array(list)) =
+            push::get_json(&format!("http://{addr}/api/eboards"))
+        {
+            placed = list
+                .iter()
+                .filter(|e| e["connected"] == true && e["game_id"].is_i64())
+                .count();
+            if placed >= boards {
+                return Ok(t0.elapsed().as_secs_f64());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    bail!(
+        "after {} s the service had {placed} of {boards} e-boards on a board",
+        limit.as_secs()
+    )
 }
 
 fn psql(server: &str, sql: &str) -> Result<()> {

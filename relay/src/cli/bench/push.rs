@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 const TOKEN: &str = "bench-push-token";
 
-fn get_json(url: &str) -> Option<serde_json::Value> {
+pub(super) fn get_json(url: &str) -> Option<serde_json::Value> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(5)))
         .build()
