@@ -498,7 +498,7 @@ async fn serve(
         load_carry(&store).await?
     };
     let store_seqs = store.round_seqs().await?;
-    let writer_store = Store::open(&settings.db)
+    let writer_store = Store::open_writer(&settings.db)
         .await
         .with_context(|| format!("database {}", settings.db))?;
     let cfg = RecorderConfig {

@@ -225,6 +225,18 @@ impl Store {
     /// Opens (creating a SQLite file if missing) and brings the schema up to date. A bad URL,
     /// wrong credentials or a newer schema is an error before anything is changed.
     pub async fn open(url: &str) -> Result<Store> {
+        Store::open_with(url, 4).await
+    }
+
+    /// Opens the store for the one task that writes (see [`Store::open`]). On SQLite it
+    /// holds a single connection: a pool of several hands the writer a different connection
+    /// from one commit to the next, and each then finds its page cache stale (another
+    /// connection wrote since) and reads the pages it needs again.
+    pub async fn open_writer(url: &str) -> Result<Store> {
+        Store::open_with(url, 1).await
+    }
+
+    async fn open_with(url: &str, sqlite_connections: u32) -> Result<Store> {
         let bad = |reason: String| StoreError::BadUrl {
             url: url.to_string(),
             reason,
@@ -238,7 +250,7 @@ impl Store {
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
             let pool = SqlitePoolOptions::new()
-                .max_connections(4)
+                .max_connections(sqlite_connections)
                 .connect_with(opts)
                 .await
                 .map_err(|e| StoreError::Connect(plain_message(&e)))?;
