@@ -20,7 +20,7 @@ mod push;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use figures::{Fanout, Marker, mib, percentile};
-use procs::{Proc, Sample, TempDir, Tools, interrupted, sample, sleep_until, wait_line};
+use procs::{Proc, Sample, TempDir, Tools, get_json, interrupted, sample, sleep_until, wait_line};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -623,7 +623,7 @@ fn every_board_placed(addr: SocketAddr, boards: usize, stop: &AtomicBool) -> Res
     while t0.elapsed() < limit {
         interrupted(stop)?;
         if let Some(serde_json::Value::Array(list)) =
-            push::get_json(&format!("http://{addr}/api/eboards"))
+            get_json(&format!("http://{addr}/api/eboards"))
         {
             placed = list
                 .iter()

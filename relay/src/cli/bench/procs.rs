@@ -1,6 +1,6 @@
 //! The processes a bench case runs (emulated boards, the service, the load tool), each behind
 //! a guard that stops it when the case ends, fails or is interrupted; and what /proc says
-//! about them.
+//! about them and their HTTP answers.
 
 use anyhow::{Context, Result, bail};
 use std::io::BufRead;
@@ -298,4 +298,22 @@ fn target_dir() -> Result<PathBuf> {
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .context("cannot find the target directory from the running binary's path")
+}
+
+/// GET `url` as JSON; `None` on any failure (the caller waits or reports).
+pub fn get_json(url: &str) -> Option<serde_json::Value> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    agent
+        .get(url)
+        .call()
+        .ok()?
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_string()
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
 }

@@ -12,7 +12,7 @@
 //! random legal moves each, written straight into the store), then the venue relay started
 //! with `--push-to`: the time until the cloud has taken everything, changes per second.
 
-use super::procs::{Proc, TempDir, Tools, sleep_until, wait_line};
+use super::procs::{Proc, TempDir, Tools, get_json, sleep_until, wait_line};
 use super::{BenchArgs, BenchDatabase, Load, RELAY_MARKER, figures, relay_command};
 use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
@@ -23,23 +23,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "bench-push-token";
-
-pub(super) fn get_json(url: &str) -> Option<serde_json::Value> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .into();
-    agent
-        .get(url)
-        .call()
-        .ok()?
-        .body_mut()
-        .with_config()
-        .limit(64 << 20)
-        .read_to_string()
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-}
 
 fn start_relay(
     name: &'static str,
@@ -107,14 +90,17 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
     let dir = TempDir::new("push")?;
     let pg = BenchDatabase::create(server)?;
     let links = dir.0.join("boards");
-    let hold = 12.0 + clients as f64 / 2000.0;
+    // The boards play once the venue has every one on its board and the spectators are there
+    // (the same start file as the other cases).
+    let go = dir.0.join("start");
     let mut cmd = relay_command()?;
     cmd.arg("emulate")
         .args(["--boards", &boards.to_string()])
         .args(["--speed", &speed.to_string()])
         .arg("--link-dir")
         .arg(&links)
-        .args(["--hold-secs", &((hold * speed).ceil() as u64).to_string()])
+        .arg("--start-file")
+        .arg(&go)
         .args(["--seed", "1", "--noise", &args.noise.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
@@ -123,7 +109,6 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
     wait_line(&mut emu, &lines, Duration::from_secs(60), stop, |l| {
         l.starts_with("emulating ").then_some(())
     })?;
-    let started = Instant::now();
     let (mut cloud, cloud_addr) = start_relay(
         "cloud relay",
         &["--db", &pg.url, "--no-boards", "--accept-push-token", TOKEN],
@@ -154,6 +139,7 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
         venue.pid(),
         cloud.pid()
     );
+    super::every_board_placed(venue_addr, boards, stop)?;
     // Spectators join once the cloud has the round.
     let deadline = Instant::now() + Duration::from_secs(30);
     while get_json(&format!("http://{cloud_addr}/api/rounds/1")).is_none() {
@@ -162,11 +148,12 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
         }
         sleep_until(Instant::now() + Duration::from_millis(200), stop)?;
     }
+    let ramp_secs = clients as f64 / 2000.0;
     let load = Load {
         urls: vec![format!("ws://{cloud_addr}/api/rounds/1/ws")],
         clients,
         ramp_per_sec: 2000.0,
-        duration: (hold - started.elapsed().as_secs_f64()).max(1.0) + seconds as f64,
+        duration: ramp_secs + 1.0 + seconds as f64,
         procs: clients.div_ceil(15_000).max(1),
         marker: RELAY_MARKER,
         sample: 0,
@@ -174,6 +161,11 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
         prefix: "push",
     };
     let mut wsload = load.spawn(tools)?;
+    sleep_until(
+        Instant::now() + Duration::from_secs_f64(ramp_secs + 1.0),
+        stop,
+    )?;
+    std::fs::write(&go, b"").context("cannot write the boards' start file")?;
     load.finish(&mut wsload, stop)?;
     let health = get_json(&format!("http://{venue_addr}/health")).unwrap_or_default();
     venue.stop(Duration::from_secs(10));
