@@ -43,8 +43,8 @@ pub struct Snapshot {
 
 #[derive(Debug)]
 pub enum Job {
-    /// A raw board message for the black box.
-    Raw(RawEntry),
+    /// Raw board messages for the black box, in the order they were read.
+    Raws(Vec<RawEntry>),
     /// An e-board was heard from on a port.
     Touch {
         serial: String,
@@ -88,14 +88,6 @@ pub enum Job {
 
 /// How long readings with no move among them wait for more before they are committed.
 const READINGS_LINGER: Duration = Duration::from_millis(100);
-
-impl Job {
-    /// Whether the job may wait [`READINGS_LINGER`] for others to share its commit: black-box
-    /// readings and what is announced from them, not moves or anything an arbiter waits for.
-    fn can_wait(&self) -> bool {
-        matches!(self, Job::Raw(_) | Job::Touch { .. })
-    }
-}
 
 /// How often the round's running-clock readings are announced (see [`Writer::run`]).
 const CLOCK_READINGS_EVERY: Duration = Duration::from_secs(10);
@@ -297,7 +289,7 @@ impl Writer {
             // instead of one per reading. A move, or anything else that is news, ends the
             // wait at once.
             let linger = tokio::time::Instant::now() + READINGS_LINGER;
-            let mut news = !first.can_wait();
+            let mut news = !self.can_wait(&first);
             let mut batch = vec![first];
             while batch.len() < 2000 {
                 let next = match self.jobs.try_recv() {
@@ -308,7 +300,7 @@ impl Writer {
                         Ok(None) | Err(_) => break,
                     },
                 };
-                news |= !next.can_wait();
+                news |= !self.can_wait(&next);
                 batch.push(next);
             }
             self.in_hand = batch.len();
@@ -321,7 +313,7 @@ impl Writer {
             let mut group = Group::default();
             for job in batch {
                 match job {
-                    Job::Raw(e) => group.raws.push(e),
+                    Job::Raws(mut e) => group.raws.append(&mut e),
                     Job::Sync(snap) if self.adopting.contains(&snap.serial) => {
                         tracing::debug!(serial = %snap.serial, "a change made before another relay's edit was adopted is not stored");
                     }
@@ -343,6 +335,22 @@ impl Writer {
             self.flush(&mut group).await;
             self.in_hand = 0;
             self.note_pending();
+        }
+    }
+
+    /// Whether the job may wait [`READINGS_LINGER`] for others to share its commit: black-box
+    /// readings, and clock readings that are only kept for the round's next bundle (a tick
+    /// while the same side runs: about one a second per board, which made every commit's
+    /// wait end at once with 1000 boards). Not moves, lever presses or anything an arbiter
+    /// waits for.
+    fn can_wait(&self, job: &Job) -> bool {
+        match job {
+            Job::Raws(_) | Job::Touch { .. } => true,
+            Job::Clock { serial, clock } => self
+                .slots
+                .get(serial)
+                .is_none_or(|s| s.result != "*" || !self.side_changed(s.game_id, clock.running)),
+            _ => false,
         }
     }
 
@@ -701,7 +709,7 @@ impl Writer {
 
     async fn apply(&mut self, job: Job) {
         match job {
-            Job::Raw(_) | Job::Shutdown => {}
+            Job::Raws(_) | Job::Shutdown => {}
             Job::Touch { serial, port } => {
                 // Not worth holding the queue for: the next touch will do.
                 if let Err(e) = self.store.touch_eboard(&serial, &port).await {
