@@ -248,6 +248,11 @@ impl Store {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full)
                 .foreign_keys(true)
+                // Statement journals (kept while a statement inside a transaction runs, to
+                // undo just that statement) in memory: in a temporary file they were a
+                // `pwrite` per page, 8% of the service with 1000 boards. The transaction's
+                // own durability is the WAL's and does not change.
+                .pragma("temp_store", "memory")
                 .busy_timeout(Duration::from_secs(10));
             let pool = SqlitePoolOptions::new()
                 .max_connections(sqlite_connections)
