@@ -116,27 +116,35 @@ impl Store {
                 let payload = record.payload();
                 let applied = match op {
                     Op::Move { m, .. } => {
-                        let inserted = sqlx::query(
+                        // The row comes back only when the move was inserted, with its game's
+                        // status: the game turns live with its first move, and the UPDATE
+                        // that says so runs only then (one statement a move fewer; with
+                        // SQLite each is a round trip to the worker thread).
+                        let inserted: std::result::Result<Option<(Option<String>,)>, sqlx::Error> = sqlx::query_as(
                             "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING",
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING
+                             RETURNING (SELECT status FROM games WHERE id = $1)",
                         )
                         .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
                         .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
                         .bind(m.accepted_at_ms).bind(&m.fen_after)
-                        .execute(&mut *tx)
+                        .fetch_optional(&mut *tx)
                         .await;
                         match inserted {
-                            Ok(r) if r.rows_affected() == 0 => {
+                            Ok(None) => {
                                 return Err(StoreError::Conflict(format!("game {game} already has ply {}", m.ply)));
                             }
-                            Ok(_) => {}
+                            Ok(Some((status,))) => {
+                                if status.as_deref() == Some("pending") {
+                                    sqlx::query("UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'")
+                                        .bind(game).execute(&mut *tx).await?;
+                                }
+                            }
                             Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
                                 return Err(StoreError::NotFound { what: "game", id: game.to_string() });
                             }
                             Err(e) => return Err(e.into()),
                         }
-                        sqlx::query("UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'")
-                            .bind(game).execute(&mut *tx).await?;
                         true
                     }
                     Op::MoveClock { ply, clk_ms, emt_ms, .. } => {

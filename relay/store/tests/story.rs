@@ -110,6 +110,7 @@ async fn story(store: &Store) {
     let game = recorded_game();
     let moves = stored_moves(&game);
     let mut last_seq = 2;
+    assert_eq!(store.game(g1).await.expect("game").status, "pending");
     for m in &moves {
         let seq = store.record_move(g1, m).await.expect("move");
         assert_eq!(
@@ -119,6 +120,9 @@ async fn story(store: &Store) {
         );
         last_seq = seq;
     }
+    // The first move made the game live; the other board has none and waits.
+    assert_eq!(store.game(g1).await.expect("game").status, "live");
+    assert_eq!(store.game(g2).await.expect("game").status, "pending");
     // The same ply again (a replay after a crash): refused, never twice.
     assert!(matches!(
         store.record_move(g1, &moves[0]).await,
