@@ -27,10 +27,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0004_upstream.sql"),
         include_str!("../../../migrations/postgres/0004_upstream.sql"),
     ),
+    (
+        5,
+        include_str!("../../../migrations/sqlite/0005_fewer_indexes.sql"),
+        include_str!("../../../migrations/postgres/0005_fewer_indexes.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.
