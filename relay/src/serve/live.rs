@@ -339,6 +339,9 @@ pub struct Metrics {
     pub garbage: AtomicU64,
     pub moves_committed: AtomicU64,
     pub changes_committed: AtomicU64,
+    /// The writer's group commits, and the time spent in them (microseconds).
+    pub group_commits: AtomicU64,
+    pub group_commit_us: AtomicU64,
     pub store_errors: AtomicU64,
     pub raw_logged: AtomicU64,
     pub http_requests: AtomicU64,

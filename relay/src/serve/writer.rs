@@ -468,8 +468,13 @@ impl Writer {
             if g.raws.is_empty() && g.ops.is_empty() {
                 break Some(Vec::new());
             }
+            let started = std::time::Instant::now();
             match self.store.commit(&g.raws, &g.ops).await {
                 Ok(seqs) => {
+                    let m = &self.shared.metrics;
+                    m.group_commits.fetch_add(1, Ordering::Relaxed);
+                    m.group_commit_us
+                        .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
                     self.stored_ok();
                     break Some(seqs);
                 }

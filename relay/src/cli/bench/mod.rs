@@ -20,7 +20,10 @@ mod push;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use figures::{Fanout, Marker, mib, percentile};
-use procs::{Proc, Sample, TempDir, Tools, get_json, interrupted, sample, sleep_until, wait_line};
+use procs::{
+    Proc, Sample, TempDir, Tools, get_json, group_commits, interrupted, sample, sleep_until,
+    wait_line,
+};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -498,9 +501,11 @@ fn run_case(
     std::fs::write(&go, b"").context("cannot write the boards' start file")?;
     let w0_ms = (unix_ns() / 1_000_000) as i64;
     let start = Window::sample(&serve, &boards, &wsload, &webs)?;
+    let commits0 = group_commits(addr);
     sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
     let w1_ms = (unix_ns() / 1_000_000) as i64;
     let end = Window::sample(&serve, &boards, &wsload, &webs)?;
+    let commits = commits0.zip(group_commits(addr));
 
     load.finish(&mut wsload, stop)?;
     let pgn = if args.pgn_seconds > 0 {
@@ -534,6 +539,7 @@ fn run_case(
         webs_before,
         start,
         end,
+        commits,
         moves: changes,
     };
     run.report(&load, baseline.as_ref())?;
@@ -763,6 +769,8 @@ struct Run<'a> {
     webs_before: Vec<Sample>,
     start: Window,
     end: Window,
+    /// The board reader's group commits (count, µs spent) at the window's start and end.
+    commits: Option<((u64, u64), (u64, u64))>,
     /// Every stored move: seq → stored at (ms since the epoch).
     moves: BTreeMap<i64, i64>,
 }
@@ -825,6 +833,14 @@ impl Run<'_> {
                 mib(s0.rss_kib),
                 mib(s1.rss_kib),
                 mib(s1.hwm_kib),
+            );
+        }
+        if let Some(((n0, us0), (n1, us1))) = self.commits {
+            let n = n1.saturating_sub(n0);
+            println!(
+                "  commits           {:.0} a second (group commits of the writer, one fsync each), {:.2} ms each on average",
+                n as f64 / wall,
+                us1.saturating_sub(us0) as f64 / 1000.0 / n.max(1) as f64
             );
         }
         let other = |a: &Option<Sample>, b: &Option<Sample>| match (a, b) {

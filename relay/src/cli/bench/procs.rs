@@ -317,3 +317,29 @@ pub fn get_json(url: &str) -> Option<serde_json::Value> {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
 }
+
+/// The writer's group commits so far at the service at `addr`: how many, and the time spent
+/// in them (µs), from its `/metrics`; `None` when they cannot be read.
+pub fn group_commits(addr: std::net::SocketAddr) -> Option<(u64, u64)> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    let text = agent
+        .get(&format!("http://{addr}/metrics"))
+        .call()
+        .ok()?
+        .body_mut()
+        .read_to_string()
+        .ok()?;
+    let value = |name: &str| {
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(' ')?;
+            rest.trim().parse::<u64>().ok()
+        })
+    };
+    Some((
+        value("relay_group_commits_total")?,
+        value("relay_group_commit_microseconds_total")?,
+    ))
+}

@@ -65,7 +65,7 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
         eboards.iter().filter(|e| f(e)).count() as i64
     };
     // (name, type, help, value)
-    let rows: [(&str, &str, &str, i64); 16] = [
+    let rows: [(&str, &str, &str, i64); 18] = [
         (
             "board_messages_total",
             "counter",
@@ -89,6 +89,18 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
             "counter",
             "Changes committed to the store.",
             c(&m.changes_committed) as i64,
+        ),
+        (
+            "group_commits_total",
+            "counter",
+            "Transactions the writer committed for the boards (each one fsync).",
+            c(&m.group_commits) as i64,
+        ),
+        (
+            "group_commit_microseconds_total",
+            "counter",
+            "Time the writer spent in those commits, from the first statement to the answer.",
+            c(&m.group_commit_us) as i64,
         ),
         (
             "raw_messages_logged_total",
