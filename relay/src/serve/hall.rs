@@ -157,6 +157,14 @@ struct Desk {
 /// A port as a short name that can stand in an e-board id and a URL: its file name
 /// (`/dev/ttyUSB1` → `ttyUSB1`, `COM3`), with the directory's when the name is a bare number
 /// (`/dev/pts/3` → `pts-3`).
+/// Hands `raws` (the hall's waiting readings) to the writer as one job; nothing when there
+/// are none. Takes the two fields, not the hall, so it can run while a desk is borrowed.
+fn hand_raws(jobs: &mpsc::UnboundedSender<Job>, raws: &mut Vec<RawEntry>) {
+    if !raws.is_empty() {
+        let _ = jobs.send(Job::Raws(std::mem::take(raws)));
+    }
+}
+
 fn port_tag(port: &str) -> String {
     let path = std::path::Path::new(port);
     let name = path
@@ -321,9 +329,7 @@ impl Hall {
 
     /// Hands the waiting readings to the writer, in the order they were read.
     fn send_raws(&mut self) {
-        if !self.raws.is_empty() {
-            let _ = self.jobs.send(Job::Raws(std::mem::take(&mut self.raws)));
-        }
+        hand_raws(&self.jobs, &mut self.raws);
     }
 
     /// Before reading `port`, which another relay may have been reading: its boards' desks
@@ -681,9 +687,7 @@ impl Hall {
         d.view.board_fen = d.recorder.board_as_read().board_fen().to_string();
         if sync && let Some(snap) = snapshot(serial, d) {
             // The readings behind the move are stored with it (or before it).
-            if !self.raws.is_empty() {
-                let _ = self.jobs.send(Job::Raws(std::mem::take(&mut self.raws)));
-            }
+            hand_raws(&self.jobs, &mut self.raws);
             let _ = self.jobs.send(Job::Sync(Box::new(snap)));
         }
         // A reading with no move waiting to be judged goes out on its own.

@@ -300,8 +300,8 @@ fn target_dir() -> Result<PathBuf> {
         .context("cannot find the target directory from the running binary's path")
 }
 
-/// GET `url` as JSON; `None` on any failure (the caller waits or reports).
-pub fn get_json(url: &str) -> Option<serde_json::Value> {
+/// GET `url` as text (up to 64 MiB); `None` on any failure (the caller waits or reports).
+fn get_text(url: &str) -> Option<String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(Duration::from_secs(5)))
         .build()
@@ -315,23 +315,17 @@ pub fn get_json(url: &str) -> Option<serde_json::Value> {
         .limit(64 << 20)
         .read_to_string()
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
+}
+
+/// GET `url` as JSON; `None` on any failure (the caller waits or reports).
+pub fn get_json(url: &str) -> Option<serde_json::Value> {
+    get_text(url).and_then(|t| serde_json::from_str(&t).ok())
 }
 
 /// The writer's group commits so far at the service at `addr`: how many, and the time spent
 /// in them (µs), from its `/metrics`; `None` when they cannot be read.
 pub fn group_commits(addr: std::net::SocketAddr) -> Option<(u64, u64)> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .into();
-    let text = agent
-        .get(&format!("http://{addr}/metrics"))
-        .call()
-        .ok()?
-        .body_mut()
-        .read_to_string()
-        .ok()?;
+    let text = get_text(&format!("http://{addr}/metrics"))?;
     let value = |name: &str| {
         text.lines().find_map(|l| {
             let rest = l.strip_prefix(name)?.strip_prefix(' ')?;
