@@ -1814,27 +1814,63 @@ fn browser_console_shows_moves_played_after_a_flag_fell() {
         // read together until they agree.
         // A game can end (mate after the flag) and the next one must reach its own flag before
         // the two agree again: give it the time a game takes at 20x, not just a page refresh.
-        let text = eventually!(45, "the service's proposal in the e-board's row", async {
-            let v = b
-                .js(
-                    "const row = document.querySelector(arguments[0]);
+        // What each side showed last, for the failure message.
+        let last = std::cell::RefCell::new(String::new());
+        let text = eventually!(
+            45,
+            format!(
+                "the service's proposal in the e-board's row; last seen: {}\n{}",
+                last.borrow(),
+                svc.log_text()
+            ),
+            async {
+                let v = b
+                    .js(
+                        "const row = document.querySelector(arguments[0]);
                      return row ? row.querySelector('.eb-proposal').textContent : null;",
-                    vec![json!(row)],
-                )
-                .await;
-            let now = try_json(&svc.url("/api/eboards"))?;
-            let p = now.as_array()?.first()?["proposal"].clone();
-            let text = v.as_str()?.to_string();
-            let from = format!("from ply {}", p["at_ply"].as_u64()? + 1);
-            (p["reason"] == "time_forfeit"
-                && text.contains("played after it")
-                && text.contains(&from))
-            .then_some(text)
-        });
+                        vec![json!(row)],
+                    )
+                    .await;
+                let now = try_json(&svc.url("/api/eboards"))?;
+                let p = now.as_array()?.first()?["proposal"].clone();
+                *last.borrow_mut() = format!("console {v} / service {p}");
+                let text = v.as_str()?.to_string();
+                let from = format!("from ply {}", p["at_ply"].as_u64()? + 1);
+                (p["reason"] == "time_forfeit"
+                    && text.contains("played after it")
+                    && text.contains(&from))
+                .then_some(text)
+            }
+        );
         println!(
             "e-board {serial}: {text} (the game had {plies} plies when the flag was first seen at ply {at_ply})"
         );
         assert!(text.contains("time forfeit"), "{text}");
+
+        // With no pairings, each new game on the e-board starts a round of its own. The
+        // console was opened with no round named, so it follows the newest: it goes with the
+        // e-board to the next round and hears that round's news.
+        let round_of = || -> Option<i64> {
+            try_json(&svc.url("/api/eboards"))?.as_array()?.first()?["round_id"].as_i64()
+        };
+        let now = round_of().expect("the e-board's round");
+        let next = eventually!(60, "the e-board's next game", async {
+            round_of().filter(|r| *r > now)
+        });
+        let shown = eventually!(
+            15,
+            format!("the console to follow the e-board to round {next}"),
+            async {
+                let v = b
+                    .js(
+                        "return document.getElementById('round-select').value;",
+                        vec![],
+                    )
+                    .await;
+                (v.as_str()? == next.to_string()).then_some(v)
+            }
+        );
+        println!("console followed the e-board from round {now} to round {shown}");
         drop(b);
         drop(emu);
     });

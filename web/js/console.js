@@ -19,6 +19,10 @@ import {
 
 const $ = (id) => document.getElementById(id);
 let roundId = new URLSearchParams(location.search).get('round');
+// Opened without ?round=, the console follows the newest round: when an e-board moves on to
+// a newer round (the next game on a board with no pairings, or the next round's pairings),
+// the console goes with it. A round picked by hand stays.
+const followNewest = !roundId;
 let socket = null;
 
 const games = new Map(); // game id → GameView (this round)
@@ -312,6 +316,7 @@ async function refreshEboards() {
     }
     for (const board of list) upsertEboard(board);
     placeEboards();
+    for (const board of list) await followEboard(board);
   } catch (err) {
     showError('Loading the e-boards', err);
   }
@@ -966,7 +971,8 @@ function onMessage(msg) {
   if (msg.type === 'game' && msg.game) return upsertGame(msg.game);
   if (msg.type === 'eboard' && msg.eboard) {
     upsertEboard(msg.eboard);
-    return placeEboards();
+    placeEboards();
+    return followEboard(msg.eboard);
   }
   const game = games.get(msg.game_id);
   if (!game) return;
@@ -975,10 +981,8 @@ function onMessage(msg) {
   else if (changed && msg.type !== 'clock') upsertGame(game);
 }
 
-async function start() {
-  tokenState();
-  pollHealth();
-  if (!getToken()) $('token').focus();
+/** Fills the round picker; with no round chosen, picks the newest. */
+async function loadRounds() {
   try {
     const tournaments = await getJSON('api/tournaments');
     const rounds = tournaments.flatMap((t) => t.rounds.map((r) => ({ t, r })));
@@ -986,12 +990,13 @@ async function start() {
     const select = $('round-select');
     select.replaceChildren(...rounds.map(({ t, r }) => el('option', { value: r.id, text: `${t.name}: Round ${r.number}` })));
     select.value = roundId;
-    select.addEventListener('change', () => { location.search = `?round=${select.value}`; });
   } catch (err) {
     showError('Loading the tournaments', err);
   }
+}
 
-  // The round first: the e-boards table draws its games' positions.
+/** Loads the round; returns its change number, to follow it live from. */
+async function loadRound() {
   let since;
   if (roundId) {
     try {
@@ -1004,9 +1009,45 @@ async function start() {
   } else {
     $('games-title').textContent = 'Games: no round yet';
   }
+  return since;
+}
+
+function listen(since) {
+  if (roundId) socket = liveSocket(`api/rounds/${roundId}/ws?eboards=1`, onMessage, showStatus, { since });
+}
+
+let moving = false;
+
+/** An e-board now in a newer round than the one followed takes a console that follows the newest round with it. */
+async function followEboard(board) {
+  if (!followNewest || moving || board.round_id == null) return;
+  if (roundId != null && Number(board.round_id) <= Number(roundId)) return;
+  moving = true;
+  try {
+    if (socket) socket.close();
+    socket = null;
+    roundId = String(board.round_id);
+    await loadRounds();
+    listen(await loadRound());
+    // Rows drawn against the old round (which board is "in the round") are drawn again.
+    for (const b of eboards.values()) renderEboard(b);
+  } finally {
+    moving = false;
+  }
+}
+
+async function start() {
+  tokenState();
+  pollHealth();
+  if (!getToken()) $('token').focus();
+  await loadRounds();
+  $('round-select').addEventListener('change', () => { location.search = `?round=${$('round-select').value}`; });
+  // The round first: the e-boards table draws its games' positions.
+  const since = await loadRound();
   await refreshEboards();
   setInterval(refreshEboards, 15000); // also keeps "lost since (… min)" current
-  if (roundId) socket = liveSocket(`api/rounds/${roundId}/ws?eboards=1`, onMessage, showStatus, { since });
+  // (Unless an e-board already took the console to a newer round.)
+  if (!socket) listen(since);
 }
 
 start();

@@ -416,10 +416,7 @@ async fn eboards_changed(shared: &Arc<Shared>, after_ms: i64) -> i64 {
         {
             shared.boards.bind(&view.serial, game, 0, board, round);
         }
-        shared.boards.put_eboard(view.clone());
-        let Some(round) = view.round_id else { continue };
-        let seq = shared.order.last(round).unwrap_or(0);
-        shared.push_to_feed(Event::eboard(round, seq, view));
+        shared.announce_eboard(view, |round| shared.order.last(round).unwrap_or(0));
     }
     upto
 }

@@ -207,6 +207,9 @@ pub struct Boards {
     bound: RwLock<HashMap<i64, String>>,
     /// The other way: e-board serial → (game id, the hall's game number it holds).
     games_of: RwLock<HashMap<String, (i64, u64)>>,
+    /// The round each e-board's news last went to (its view's round changes when it is put
+    /// on a game, before the news is told).
+    told: RwLock<HashMap<String, i64>>,
 }
 
 /// Why an e-board was not forgotten.
@@ -257,6 +260,14 @@ impl Boards {
             }
             None => false,
         }
+    }
+
+    /// Notes that `serial`'s news goes to `round`; the round it went to before when that
+    /// was another.
+    pub fn tell_round(&self, serial: &str, round: i64) -> Option<i64> {
+        write(&self.told)
+            .insert(serial.to_string(), round)
+            .filter(|old| *old != round)
     }
 
     /// Forgets an e-board that is not connected.
@@ -599,6 +610,23 @@ impl Shared {
         }
         for e in self.order.offer(e) {
             self.push_to_feed(e);
+        }
+    }
+
+    /// Keeps an e-board's view and tells its round's feed. An e-board that moved on to another
+    /// round (its next game) is told to the round it left too: that round's view takes it off
+    /// its old game, and a console following that round learns where it went.
+    /// `seq_of` gives a round's latest change number (e-board news has none of its own).
+    pub fn announce_eboard(&self, view: EboardView, seq_of: impl Fn(i64) -> i64) {
+        let left = view
+            .round_id
+            .and_then(|round| self.boards.tell_round(&view.serial, round));
+        self.boards.put_eboard(view.clone());
+        if let Some(old) = left {
+            self.push_to_feed(Event::eboard(old, seq_of(old), view.clone()));
+        }
+        if let Some(round) = view.round_id {
+            self.push_to_feed(Event::eboard(round, seq_of(round), view));
         }
     }
 

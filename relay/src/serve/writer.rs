@@ -697,11 +697,8 @@ impl Writer {
         view.game_id = slot.map(|s| s.game_id);
         view.board_no = slot.map(|s| s.board_no);
         view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
-        let round = view.round_id.unwrap_or(self.current.id);
-        self.shared.boards.put_eboard(view.clone());
         self.share_eboard(&view);
-        let seq = self.seq(round);
-        self.shared.publish(Event::eboard(round, seq, view));
+        self.shared.announce_eboard(view, |round| self.seq(round));
     }
 
     /// Whether `running` is another side to move than the game's last reading.

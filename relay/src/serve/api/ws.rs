@@ -511,10 +511,15 @@ mod tests {
 
     impl Client {
         fn follow(core: &Core, round: i64, since: Option<i64>) -> Client {
+            Client::follow_with(core, round, since, false)
+        }
+
+        /// `eboards`: the console's `?eboards=1`.
+        fn follow_with(core: &Core, round: i64, since: Option<i64>, eboards: bool) -> Client {
             let (out, from_service) = mpsc::unbounded_channel();
             let (to_service, incoming) = mpsc::unbounded_channel();
             let wants = Wants {
-                eboards: false,
+                eboards,
                 all_moves: false,
             };
             let socket = Channels { out, incoming };
@@ -558,7 +563,12 @@ mod tests {
     const TOKEN: &str = "socket-test";
 
     async fn start() -> (Core, i64, Vec<i64>) {
-        let dir = std::env::temp_dir().join(format!("relay-ws-test-{}", std::process::id()));
+        start_in("main").await
+    }
+
+    /// A service on a store of its own (`name` keeps tests running at once apart).
+    async fn start_in(name: &str) -> (Core, i64, Vec<i64>) {
+        let dir = std::env::temp_dir().join(format!("relay-ws-test-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let url = format!("sqlite:{}", dir.join("relay.db").display());
@@ -660,5 +670,80 @@ mod tests {
         core.shared.close_clients();
         assert_eq!(a.next().await, None);
         assert_eq!(current.next().await, None);
+    }
+
+    fn eboard_in(round: i64, game: i64) -> crate::serve::live::EboardView {
+        crate::serve::live::EboardView {
+            serial: "00042".into(),
+            port: "/dev/ttyUSB0".into(),
+            connected: true,
+            lost_since_ms: None,
+            last_seen_ms: 1,
+            battery: None,
+            clock: Some(true),
+            clock_battery_low: false,
+            in_sync: true,
+            board_fen: "8/8/8/8/8/8/8/8".into(),
+            game_id: Some(game),
+            board_no: Some(1),
+            round_id: Some(round),
+            proposal: None,
+            warning: None,
+            read_by: String::new(),
+        }
+    }
+
+    /// An e-board that moves on to another round is told to the round it left: a console
+    /// following that round learns where the e-board went (and can follow it there), and the
+    /// round's spectators hear nothing of it.
+    #[tokio::test]
+    async fn an_eboard_moving_to_another_round_is_told_to_the_round_it_left() {
+        let (core, round, games) = start_in("eboard-moves").await;
+        let mut console = Client::follow_with(&core, round, None, true);
+        let mut spectator = Client::follow(&core, round, None);
+        assert_eq!(console.next().await.expect("snapshot")["type"], "snapshot");
+        assert_eq!(
+            spectator.next().await.expect("snapshot")["type"],
+            "snapshot"
+        );
+
+        let seq = |_| 0;
+        core.shared.announce_eboard(eboard_in(round, games[0]), seq);
+        let m = console.next().await.expect("e-board news");
+        assert_eq!(
+            (m["type"].as_str(), m["eboard"]["round_id"].as_i64()),
+            (Some("eboard"), Some(round)),
+            "{m}"
+        );
+
+        // Its next game is in the next round (no such round needs to be stored for the feed).
+        let next = round + 1;
+        core.shared.announce_eboard(eboard_in(next, 999), seq);
+        let m = console
+            .next()
+            .await
+            .expect("e-board news of the round it left");
+        assert_eq!(
+            (m["type"].as_str(), m["eboard"]["round_id"].as_i64()),
+            (Some("eboard"), Some(next)),
+            "{m}"
+        );
+        // Once gone, its news goes to its new round only.
+        let mut again = eboard_in(next, 999);
+        again.in_sync = false;
+        core.shared.announce_eboard(again, seq);
+        play(&core, games[1], 1, "d4").await;
+        let m = console.next().await.expect("a move");
+        assert_eq!(
+            last_san(&m),
+            Some("d4"),
+            "only the move, not the e-board: {m}"
+        );
+        let m = spectator.next().await.expect("a move");
+        assert_eq!(
+            last_san(&m),
+            Some("d4"),
+            "spectators get no e-board news: {m}"
+        );
     }
 }
