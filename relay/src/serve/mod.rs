@@ -378,6 +378,39 @@ pub async fn load_carry(
     Ok((slots, resume))
 }
 
+/// Runs the writer on a thread and runtime of its own; the handle ends when the writer does.
+///
+/// On the shared runtime, each answer from the store put the writer back in the run queue
+/// behind every spectator's socket: with 19,000 spectators a commit took 574 ms on average,
+/// and every move waited for it. On its own thread a commit takes what the store takes.
+/// (The store's connections may belong to the main runtime's I/O driver; they are only polled
+/// from here, which tokio allows.)
+fn spawn_writer(writer: writer::Writer) -> tokio::task::JoinHandle<()> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let thread = runtime.map_err(|e| e.to_string()).and_then(|rt| {
+        std::thread::Builder::new()
+            .name("relay-writer".into())
+            .spawn(move || {
+                rt.block_on(writer.run());
+                let _ = done_tx.send(());
+            })
+            .map_err(|e| e.to_string())
+    });
+    match thread {
+        Ok(_) => tokio::spawn(async move {
+            let _ = done_rx.await;
+        }),
+        Err(e) => {
+            // Nothing can be stored without the writer: say so and stop.
+            tracing::error!(error = %e, "the writer's thread could not be started");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// The service without its ports and listener: the shared state, the writer and the hall,
 /// running. Port events go in through `ports`; [`api::app`] over `shared` answers HTTP. Tests
 /// drive it in-process this way.
@@ -415,7 +448,7 @@ impl Core {
         shared.health.store_ok.store(true, Ordering::Relaxed);
         let writer =
             writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
-        let writer = tokio::spawn(writer.run());
+        let writer = spawn_writer(writer);
         let (ports, ports_rx) = tokio::sync::mpsc::unbounded_channel();
         let hall = hall::Hall::new(shared.clone(), cfg, carry.resume, jobs_tx);
         let hall = tokio::spawn(hall.run(ports_rx, edits_rx));
