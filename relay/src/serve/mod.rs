@@ -1,7 +1,7 @@
 //! `relay serve`: boards, recorders, store and clients in one service.
 //!
 //! ```text
-//! reader threads (one per port) ──PortEvent──▶ hall task (recorders) ──Job──▶ writer task
+//! reader threads (one per port) ──PortEvent──▶ hall task (recorders) ──Job──▶ writer thread
 //!                                                                             │ commit, then
 //!                                                                             ▼ publish
 //!                               HTTP / WebSocket clients ◀── broadcast of committed events
