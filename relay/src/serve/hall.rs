@@ -269,14 +269,26 @@ impl Hall {
         // judged from when its messages were received, not when they were taken in, so the
         // wait adds nothing to a move's time.
         let mut ports_open_at = tokio::time::Instant::now();
+        // Boards are judged when their settle time ends, to the microsecond (see `alarm`);
+        // tokio's timer, a little later, is the net under it.
+        let alarm = super::alarm::Alarm::start();
+        let net = if alarm.is_running() {
+            Duration::from_millis(2)
+        } else {
+            Duration::ZERO
+        };
         loop {
             let ports_open = tokio::time::Instant::now() >= ports_open_at;
             let next_due = self.due.peek().map(|Reverse((at, _))| {
-                let wait = at.saturating_sub(epoch_ms(SystemTime::now()));
-                tokio::time::Instant::now() + Duration::from_millis(wait)
+                let since_epoch = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default();
+                std::time::Instant::now() + Duration::from_millis(*at).saturating_sub(since_epoch)
             });
+            alarm.set(next_due);
             tokio::select! {
-                _ = tokio::time::sleep_until(next_due.unwrap_or_else(tokio::time::Instant::now)), if next_due.is_some() => {
+                _ = alarm.rung(), if next_due.is_some() => self.judge_due(),
+                _ = tokio::time::sleep_until(next_due.map_or_else(tokio::time::Instant::now, |t| tokio::time::Instant::from_std(t) + net)), if next_due.is_some() => {
                     self.judge_due();
                 }
                 _ = tokio::time::sleep_until(ports_open_at), if !ports_open => {}

@@ -9,6 +9,7 @@
 //! The hall never waits for the database; the writer is the only part that changes games in
 //! the store and the only part that announces changes, always after the commit.
 
+pub mod alarm;
 pub mod api;
 pub mod claims;
 pub mod connections;
