@@ -154,9 +154,6 @@ struct Desk {
     press: Option<ClockView>,
 }
 
-/// A port as a short name that can stand in an e-board id and a URL: its file name
-/// (`/dev/ttyUSB1` → `ttyUSB1`, `COM3`), with the directory's when the name is a bare number
-/// (`/dev/pts/3` → `pts-3`).
 /// Hands `raws` (the hall's waiting readings) to the writer as one job; nothing when there
 /// are none. Takes the two fields, not the hall, so it can run while a desk is borrowed.
 fn hand_raws(jobs: &mpsc::UnboundedSender<Job>, raws: &mut Vec<RawEntry>) {
@@ -165,6 +162,9 @@ fn hand_raws(jobs: &mpsc::UnboundedSender<Job>, raws: &mut Vec<RawEntry>) {
     }
 }
 
+/// A port as a short name that can stand in an e-board id and a URL: its file name
+/// (`/dev/ttyUSB1` → `ttyUSB1`, `COM3`), with the directory's when the name is a bare number
+/// (`/dev/pts/3` → `pts-3`).
 fn port_tag(port: &str) -> String {
     let path = std::path::Path::new(port);
     let name = path
@@ -288,9 +288,7 @@ impl Hall {
             alarm.set(next_due);
             tokio::select! {
                 _ = alarm.rung(), if next_due.is_some() => self.judge_due(),
-                _ = tokio::time::sleep_until(next_due.map_or_else(tokio::time::Instant::now, |t| tokio::time::Instant::from_std(t) + net)), if next_due.is_some() => {
-                    self.judge_due();
-                }
+                _ = tokio::time::sleep_until(next_due.map_or_else(tokio::time::Instant::now, |t| tokio::time::Instant::from_std(t) + net)), if next_due.is_some() => self.judge_due(),
                 _ = tokio::time::sleep_until(ports_open_at), if !ports_open => {}
                 input = ports.recv(), if ports_open => match input {
                     Some(i) => {

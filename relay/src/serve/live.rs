@@ -278,6 +278,7 @@ impl Boards {
             Some(e) if e.connected => Err(NotForgotten::Connected),
             Some(_) => {
                 map.remove(serial);
+                write(&self.told).remove(serial);
                 Ok(())
             }
         }
