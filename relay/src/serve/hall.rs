@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
-/// What the reader threads hand to the hall task.
+/// What the reader threads hand to the hall.
 #[derive(Debug)]
 pub struct PortInput {
     pub path: String,

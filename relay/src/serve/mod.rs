@@ -1,7 +1,7 @@
 //! `relay serve`: boards, recorders, store and clients in one service.
 //!
 //! ```text
-//! reader threads (one per port) ──PortEvent──▶ hall task (recorders) ──Job──▶ writer thread
+//! reader threads (one per port) ──PortEvent──▶ hall thread (recorders) ─Job─▶ writer thread
 //!                                                                             │ commit, then
 //!                                                                             ▼ publish
 //!                               HTTP / WebSocket clients ◀── broadcast of committed events
@@ -379,23 +379,28 @@ pub async fn load_carry(
     Ok((slots, resume))
 }
 
-/// Runs the writer on a thread and runtime of its own; the handle ends when the writer does.
+/// Runs a part of the ingest path (the writer, the hall) on a thread and runtime of its own;
+/// the handle ends when the part does.
 ///
-/// On the shared runtime, each answer from the store put the writer back in the run queue
-/// behind every spectator's socket: with 19,000 spectators a commit took 574 ms on average,
-/// and every move waited for it. On its own thread a commit takes what the store takes.
-/// (The store's connections may belong to the main runtime's I/O driver; they are only polled
-/// from here, which tokio allows.)
-fn spawn_writer(writer: writer::Writer) -> tokio::task::JoinHandle<()> {
+/// On the shared runtime, every wake-up of the part put it back in the run queue behind every
+/// spectator's socket. With 19,000 spectators, a commit took 574 ms on average with the writer
+/// there. With the hall there, on a slower machine, the hall judged the boards about once a
+/// second and each move waited for that turn. On its own thread a part takes what its own
+/// work takes. (The store's connections may belong to the main runtime's I/O driver; they are
+/// only polled from the writer's thread, which tokio allows.)
+fn spawn_own_thread(
+    name: &str,
+    part: impl std::future::Future<Output = ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
     let thread = runtime.map_err(|e| e.to_string()).and_then(|rt| {
         std::thread::Builder::new()
-            .name("relay-writer".into())
+            .name(format!("relay-{name}"))
             .spawn(move || {
-                rt.block_on(writer.run());
+                rt.block_on(part);
                 let _ = done_tx.send(());
             })
             .map_err(|e| e.to_string())
@@ -405,8 +410,9 @@ fn spawn_writer(writer: writer::Writer) -> tokio::task::JoinHandle<()> {
             let _ = done_rx.await;
         }),
         Err(e) => {
-            // Nothing can be stored without the writer: say so and stop.
-            tracing::error!(error = %e, "the writer's thread could not be started");
+            // Without the writer nothing can be stored, without the hall nothing is read:
+            // say so and stop.
+            tracing::error!(error = %e, "the {name}'s thread could not be started");
             std::process::exit(1);
         }
     }
@@ -449,10 +455,10 @@ impl Core {
         shared.health.store_ok.store(true, Ordering::Relaxed);
         let writer =
             writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
-        let writer = spawn_writer(writer);
+        let writer = spawn_own_thread("writer", writer.run());
         let (ports, ports_rx) = tokio::sync::mpsc::unbounded_channel();
         let hall = hall::Hall::new(shared.clone(), cfg, carry.resume, jobs_tx);
-        let hall = tokio::spawn(hall.run(ports_rx, edits_rx));
+        let hall = spawn_own_thread("hall", hall.run(ports_rx, edits_rx));
         Core {
             shared,
             writer,
