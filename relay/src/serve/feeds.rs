@@ -36,7 +36,7 @@ const SNAPSHOT_REUSE_MS: i64 = 1000;
 /// How long a lever press waits for a change of its round to carry it.
 const PRESS_HOLD_MS: i64 = 1000;
 /// Clients of one feed that make a crowd: its events are paced (see [`Feed::push`]).
-const CROWD_FANOUT: usize = 1000;
+const CROWD_FANOUT: usize = 5000;
 /// How often feeds let out a crowd's paced events, and presses held for [`PRESS_HOLD_MS`].
 const SWEEP: Duration = Duration::from_millis(250);
 
