@@ -368,9 +368,10 @@ pub struct Feeds {
 }
 
 impl Feeds {
-    /// Links the feeds to their service and starts the sweep that lets out crowds' paced events
-    /// and held presses (call once, on
-    /// the runtime).
+    /// Links the feeds to their service and starts the sweep that lets out crowds' paced
+    /// events and held presses (call once, on the runtime). The sweep is a task on the shared
+    /// runtime on purpose: when the runtime is overloaded it comes round less often, and a
+    /// crowd's events then go out in fewer, larger fan-outs.
     pub fn attach(&self, shared: &Arc<Shared>) {
         *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(shared);
         let weak = Arc::downgrade(shared);
