@@ -286,9 +286,10 @@ impl Hall {
                 std::time::Instant::now() + Duration::from_millis(*at).saturating_sub(since_epoch)
             });
             alarm.set(next_due);
+            let net_at = next_due.map(|t| tokio::time::Instant::from_std(t) + net);
             tokio::select! {
                 _ = alarm.rung(), if next_due.is_some() => self.judge_due(),
-                _ = tokio::time::sleep_until(next_due.map_or_else(tokio::time::Instant::now, |t| tokio::time::Instant::from_std(t) + net)), if next_due.is_some() => self.judge_due(),
+                _ = tokio::time::sleep_until(net_at.unwrap_or_else(tokio::time::Instant::now)), if net_at.is_some() => self.judge_due(),
                 _ = tokio::time::sleep_until(ports_open_at), if !ports_open => {}
                 input = ports.recv(), if ports_open => match input {
                     Some(i) => {
