@@ -344,6 +344,35 @@ pub fn schema() -> Value {
 mod tests {
     use super::*;
 
+    /// Clients may dispatch on the frame's first bytes, and `relay bench` counts moves that
+    /// way (its wsload marker is anchored at the start): `type` first, then `seq`.
+    #[test]
+    fn a_frame_begins_with_its_type_then_its_seq() {
+        let mv = ServerMessage::Move {
+            seq: 31,
+            game_id: 5,
+            mv: MoveView {
+                ply: 1,
+                san: "e4".into(),
+                uci: "e2e4".into(),
+                fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into(),
+                clk_ms: Some(5_400_000),
+                emt_ms: Some(3_000),
+                clk_unseen: false,
+            },
+            read_at_ms: Some(1),
+            clock: None,
+        };
+        assert!(mv.encode().starts_with(r#"{"type":"move","seq":31,"#));
+        let snap = ServerMessage::Snapshot {
+            seq: 9,
+            round: None,
+            game: None,
+            more: 0,
+        };
+        assert!(snap.encode().starts_with(r#"{"type":"snapshot","seq":9"#));
+    }
+
     #[test]
     fn messages_carry_their_type_and_the_schema_names_every_one() {
         let m = ServerMessage::Truncate {
