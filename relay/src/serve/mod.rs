@@ -453,6 +453,7 @@ impl Core {
         shared.feeds.attach(&shared);
         tokio::spawn(follow::follow(shared.clone(), holes, carry.listener));
         shared.health.store_ok.store(true, Ordering::Relaxed);
+        tokio::spawn(checkpoints(shared.clone()));
         let writer =
             writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
         let writer = spawn_own_thread("writer", writer.run());
@@ -464,6 +465,26 @@ impl Core {
             writer,
             hall,
             ports,
+        }
+    }
+}
+
+/// How often the readers' store checkpoints the SQLite WAL, which the writer's commits leave
+/// alone (`Store::open_writer`).
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Checkpoints the WAL from the readers' side until the service stops.
+async fn checkpoints(shared: Arc<Shared>) {
+    let mut closing = shared.closing();
+    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = closing.changed() => return,
+        }
+        if let Err(e) = shared.store.checkpoint().await {
+            tracing::debug!(error = %e, "WAL checkpoint");
         }
     }
 }

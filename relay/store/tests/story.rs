@@ -411,3 +411,47 @@ async fn wrong_postgres_credentials_are_refused_and_change_nothing() {
         p.close().await;
     }
 }
+
+/// The writer's store never checkpoints inside a commit (a checkpoint there made that commit
+/// and every move behind it late); a checkpoint from the readers' store copies the whole WAL
+/// into the database file, and nothing is lost on the way.
+#[tokio::test]
+async fn the_writer_leaves_the_wal_to_the_readers_checkpoint() {
+    let (dir, url) = sqlite_in("checkpoint");
+    let readers = Store::open(&url).await.expect("open sqlite");
+    let writer = Store::open_writer(&url).await.expect("open the writer");
+    let wal = dir.join("relay.db-wal");
+    // 80 MB, twice the readers' automatic threshold (10,000 pages): a WAL past 60 MB was never
+    // started again from its beginning by a checkpoint.
+    let entry = |i: i64| RawEntry {
+        port: "/dev/ttyUSB0".into(),
+        serial: Some("4242".into()),
+        received_at_ms: i,
+        bytes: vec![(i % 251) as u8; 4096],
+    };
+    for chunk in 0..200 {
+        let batch: Vec<RawEntry> = (0..100).map(|i| entry(chunk * 100 + i)).collect();
+        writer.log_raw(&batch).await.expect("log");
+    }
+    let before = std::fs::metadata(&wal).expect("the WAL").len();
+    assert!(
+        before > 60 << 20,
+        "WAL of {before} bytes: the writer checkpointed"
+    );
+    let Store::Sqlite(pool) = &readers else {
+        unreachable!("opened on SQLite")
+    };
+    readers.checkpoint().await.expect("checkpoint");
+    // After a complete checkpoint the next write starts the WAL again from its beginning.
+    let (busy, frames, copied): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(pool)
+        .await
+        .expect("checkpoint state");
+    assert_eq!((busy, frames), (0, copied), "every frame copied");
+    assert_eq!(
+        readers.raw_log("/dev/ttyUSB0").await.expect("read").len(),
+        20_000
+    );
+    drop((readers, writer));
+    let _ = std::fs::remove_dir_all(&dir);
+}
