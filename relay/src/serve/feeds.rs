@@ -22,9 +22,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-/// Events a client may be behind before it is started again from a snapshot.
+/// Batches of events a client may be behind before it is started again from a snapshot.
 const CHANNEL_CAPACITY: usize = 1024;
 /// Change events each feed keeps for clients joining or coming back.
 const RECENT: usize = 2048;
@@ -39,6 +39,56 @@ const PRESS_HOLD_MS: i64 = 1000;
 const CROWD_FANOUT: usize = 5000;
 /// How often feeds let out a crowd's paced events, and presses held for [`PRESS_HOLD_MS`].
 const SWEEP: Duration = Duration::from_millis(250);
+
+/// Events sent together (never none).
+type Batch = Arc<Vec<Arc<Event>>>;
+
+/// A client's end of a feed: the events of each batch one by one, in order. A lag counts
+/// batches.
+pub struct Receiver {
+    rx: broadcast::Receiver<Batch>,
+    batch: Batch,
+    /// The next event of `batch` to hand out.
+    next: usize,
+}
+
+impl Receiver {
+    /// The next event (cancel-safe: nothing is taken until it is returned).
+    pub async fn recv(&mut self) -> Result<Arc<Event>, RecvError> {
+        loop {
+            if let Some(e) = self.take() {
+                return Ok(e);
+            }
+            self.batch = self.rx.recv().await?;
+            self.next = 0;
+        }
+    }
+
+    /// The next event if one is waiting.
+    pub fn try_recv(&mut self) -> Result<Arc<Event>, TryRecvError> {
+        loop {
+            if let Some(e) = self.take() {
+                return Ok(e);
+            }
+            self.batch = self.rx.try_recv()?;
+            self.next = 0;
+        }
+    }
+
+    fn take(&mut self) -> Option<Arc<Event>> {
+        let e = self.batch.get(self.next)?.clone();
+        self.next += 1;
+        Some(e)
+    }
+}
+
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver")
+            .field("waiting", &(self.batch.len() - self.next))
+            .finish_non_exhaustive()
+    }
+}
 
 /// An event as the view takes it: the presses it carries first, then its own message. A
 /// press sets its move's clock whatever the view's number (setting it twice is harmless), so
@@ -84,7 +134,9 @@ struct View {
 pub struct Feed {
     pub round: i64,
     pub delay_ms: i64,
-    tx: broadcast::Sender<Arc<Event>>,
+    /// Events go out in batches: one each, or a crowd's paced events together (see
+    /// [`Receiver`]).
+    tx: broadcast::Sender<Batch>,
     /// The last change events, oldest first (pushed under this lock with the send, so a
     /// subscriber taken under it misses nothing between the ring and the channel).
     recent: Mutex<VecDeque<Arc<Event>>>,
@@ -171,16 +223,26 @@ impl Feed {
             return;
         }
         drop(paced);
-        self.release(recent, e);
+        let e = self.release(recent, e);
+        // No receiver is fine: nobody is watching.
+        let _ = self.tx.send(Arc::new(vec![e]));
     }
 
     /// Lets out the events a crowd's pacing kept, oldest first.
     pub fn release_paced(&self) {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         let due = std::mem::take(&mut *self.paced.lock().unwrap_or_else(|e| e.into_inner()));
-        for e in due {
-            self.release(&mut recent, e);
+        if due.is_empty() {
+            return;
         }
+        let batch: Vec<Arc<Event>> = due
+            .into_iter()
+            .map(|e| self.release(&mut recent, e))
+            .collect();
+        // One send for the lot: a client woken by it finds all of it and writes it at once.
+        // Sent one by one, a client the other worker thread woke at the first could write
+        // that one alone and the rest in a second write.
+        let _ = self.tx.send(Arc::new(batch));
     }
 
     /// Presses held for a second with no change to carry them go out on their own.
@@ -201,7 +263,8 @@ impl Feed {
         }
     }
 
-    fn release(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) {
+    /// Takes an event going out into the ring and the view; the caller sends it.
+    fn release(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) -> Arc<Event> {
         if e.change {
             self.last_seq.fetch_max(e.seq, Ordering::Relaxed);
             if recent.len() >= RECENT {
@@ -212,13 +275,16 @@ impl Feed {
         if let Some(view) = self.lock_view().round.as_mut() {
             apply(view, &e);
         }
-        // No receiver is fine: nobody is watching.
-        let _ = self.tx.send(e);
+        e
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+    pub fn subscribe(&self) -> Receiver {
         let _held = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        self.tx.subscribe()
+        Receiver {
+            rx: self.tx.subscribe(),
+            batch: Arc::new(Vec::new()),
+            next: 0,
+        }
     }
 
     /// The change events after `seq`, when the ring still has all of them.
@@ -377,6 +443,7 @@ impl Feeds {
         let weak = Arc::downgrade(shared);
         tokio::spawn(async move {
             let mut sweep = tokio::time::interval(SWEEP);
+            sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 sweep.tick().await;
                 let Some(s) = weak.upgrade() else { return };
@@ -482,7 +549,7 @@ struct Held {
 /// Holds the live feed's events for the feed's delay and passes them on, re-stamping running
 /// clocks and keeping one clock message per game every 10 s. It starts with the changes of
 /// the last `delay` from the store, so the delayed view has no gap.
-async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: broadcast::Receiver<Arc<Event>>) {
+async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: Receiver) {
     let delay = feed.delay_ms;
     let mut held: VecDeque<Held> = VecDeque::new();
     let mut clock_kept: HashMap<i64, (i64, Option<&'static str>)> = HashMap::new();
@@ -655,6 +722,8 @@ mod tests {
         // Not in the ring either: a client joining now is not told of them twice.
         assert_eq!(seqs(feed.since(1)), Some(vec![]));
         feed.release_paced();
+        // In one send: a client woken by it has all three to write at once.
+        assert_eq!(first.rx.len(), 1, "one batch");
         for rx in std::iter::once(&mut first).chain(crowd.iter_mut()) {
             let got: Vec<(i64, bool)> = std::iter::from_fn(|| rx.try_recv().ok())
                 .map(|e| (e.seq, e.change))
