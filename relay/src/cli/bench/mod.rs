@@ -340,8 +340,8 @@ impl Load<'_> {
 /// its `seq`. Anchored at the frame's start, where every message begins with its `type` and
 /// then its `seq` (`wire::tests::a_frame_begins_with_its_type_then_its_seq`): wsload runs it
 /// on every frame of every client, and an unanchored pattern read every byte of every frame,
-/// which took a tenth of the machine's two cores at 19,000 spectators (`perf record -a`),
-/// taken from the service it measures.
+/// which took 13% of the machine's two cores at 19,000 spectators (`perf record -a`), taken
+/// from the service it measures.
 const RELAY_MARKER: &str = r#"^\{"type":"(?:(snapshot)"|move","seq":(\d+))"#;
 
 fn run_case(

@@ -61,9 +61,9 @@ const READ_BUFFER: usize = 1024;
 /// buffer, which keeps its largest size for the socket's life, stays small. A crowd's sweep
 /// (a quarter second of a 200-board round, about 2.2 KB) fits in one write: at 2 KB it took
 /// two or more, 97,000 writes a second for 19,000 spectators where 80,000 were due, and the
-/// first → last spread of a move was 2.1-2.5 times the bare machine's; at 4 KB, 78,000 and
-/// 1.56 times. At 8 KB the spread was 1.45 times, but every socket's buffer grew to hold a
-/// snapshot's first 8 KB: 20 KiB per spectator instead of 12.6.
+/// first → last spread of a move was 1.9-2.5 times the bare machine's; at 4 KB, 1.56-1.83
+/// times. At 8 KB the spread was 1.45 times (77,700 writes a second), but every socket's
+/// buffer grew to hold a snapshot's first 8 KB: 20 KiB per spectator instead of 12.6.
 const WRITE_BUFFER: usize = 4 * 1024;
 /// Changes replayed from the store beyond this many: a snapshot is cheaper.
 const MAX_REPLAY: usize = 2000;
