@@ -453,7 +453,9 @@ impl Core {
         shared.feeds.attach(&shared);
         tokio::spawn(follow::follow(shared.clone(), holes, carry.listener));
         shared.health.store_ok.store(true, Ordering::Relaxed);
-        tokio::spawn(checkpoints(shared.clone()));
+        if matches!(shared.store, Store::Sqlite(_)) {
+            tokio::spawn(checkpoints(shared.clone()));
+        }
         let writer =
             writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
         let writer = spawn_own_thread("writer", writer.run());
@@ -473,7 +475,8 @@ impl Core {
 /// alone (`Store::open_writer`).
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Checkpoints the WAL from the readers' side until the service stops.
+/// Checkpoints the WAL from the readers' side until the service stops (SQLite only: there is
+/// nothing to do on PostgreSQL).
 async fn checkpoints(shared: Arc<Shared>) {
     let mut closing = shared.closing();
     let mut every = tokio::time::interval(CHECKPOINT_EVERY);

@@ -276,6 +276,7 @@ impl Store {
                 // same hot pages (a round's change number, the newest moves) change in
                 // almost every commit, so a longer WAL between checkpoints copies each of
                 // them once for many more commits (about 40 MB of WAL at most, instead of 4).
+                // The writer's connection does not checkpoint at all (see `open_writer`).
                 .pragma(
                     "wal_autocheckpoint",
                     if auto_checkpoint { "10000" } else { "0" },
