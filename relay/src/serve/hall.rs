@@ -51,9 +51,15 @@ pub fn watch_ports(
                 );
             }
             for path in found {
+                // Known paths are passed over before anything asks the file system: the
+                // whole list is looked at every second, and with 1000 boards resolving each
+                // path again was a thousand `readlink`s a second.
+                if started.contains(&path) {
+                    continue;
+                }
                 let canonical = std::fs::canonicalize(&path)
                     .map_or_else(|_| path.clone(), |p| p.display().to_string());
-                if started.contains(&path) || started.contains(&canonical) {
+                if started.contains(&canonical) {
                     continue;
                 }
                 // A session follows its board through unplugs itself; a port claimed by one
