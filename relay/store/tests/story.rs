@@ -12,7 +12,7 @@ mod support;
 
 use relay_core::pgn::{WriteOptions, write_game};
 use relay_store::{
-    NewTournament, Pairing, Player, RawEntry, Store, StoreError, StoredMove, to_game,
+    NewTournament, Op, Pairing, Player, RawEntry, Store, StoreError, StoredMove, to_game,
 };
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, EnPassantMode};
@@ -132,6 +132,38 @@ async fn story(store: &Store) {
         store.record_move(9_999_999, &moves[0]).await,
         Err(StoreError::NotFound { .. })
     ));
+    // A group commit whose last move is refused writes none of the others: board 2's first
+    // move, planned beside board 1's replay, is not there and board 2 is still waiting.
+    assert!(matches!(
+        store
+            .commit(
+                &[],
+                &[
+                    Op::Move {
+                        game: g2,
+                        m: moves[0].clone()
+                    },
+                    Op::Move {
+                        game: g1,
+                        m: moves[0].clone()
+                    },
+                ],
+            )
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    let g2_now = store.game(g2).await.expect("game 2");
+    assert!(g2_now.moves.is_empty() && g2_now.status == "pending");
+    // Refused changes took no change number and left no record; each stored move left one,
+    // saying which move it was.
+    let log = store.changes_since(r, 2, 1000).await.expect("changes");
+    assert_eq!(log.last().map(|c| c.seq), Some(last_seq));
+    assert_eq!(log.len(), moves.len());
+    for (c, m) in log.iter().zip(&moves) {
+        assert_eq!((c.kind.as_str(), c.game_id), ("move", Some(g1)));
+        let record: serde_json::Value = serde_json::from_str(&c.payload).expect("payload");
+        assert_eq!(record["uci"], m.uci.as_str(), "{}", c.payload);
+    }
 
     // A correction: the last move taken back and recorded again.
     let n = moves.len() as u32;
