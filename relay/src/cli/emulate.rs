@@ -48,7 +48,8 @@ pub struct HallArgs {
     pub hold_secs: u64,
     /// The boards stand set up (after `--hold-secs`) until this file exists, then play: a
     /// benchmark starts the games once the relay reads every board and the spectators are
-    /// there, however long that took.
+    /// there, however long that took. The clocks are started within one (virtual) second of
+    /// it, each board at its own moment, as in a hall.
     #[arg(long)]
     pub start_file: Option<PathBuf>,
     /// Serial numbers of the boards, in order, comma separated (default 00001, 00002, ...).
@@ -242,6 +243,14 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             && !stop.load(Ordering::Relaxed)
                         {
                             std::thread::sleep(std::time::Duration::from_millis(50));
+                        }
+                        // In a hall the clocks are started by hand, each at its own moment, and
+                        // presses come at any millisecond. The scripts keep whole-second clock
+                        // times, so boards started in the same instant would tick and press in
+                        // step for the whole game: with 1000 boards, a burst of a thousand clock
+                        // messages at the same point of every second, which no hall sends.
+                        if start_file.is_some() {
+                            c.sleep_until(c.now_ms() + seed % 1000, &stop);
                         }
                     }
                     if let Some(tc) = s.clock.clone() {
