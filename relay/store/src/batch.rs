@@ -88,21 +88,6 @@ impl Op {
     }
 }
 
-/// A move on SQLite, as one query of four statements (SQLite runs them in turn; `$n` names
-/// the same argument in each): the move (a ply already stored fails on the table's unique key:
-/// [`StoreError::Conflict`]), the game turning live with its first move, the round's change
-/// number and the change record, which returns the round and the number. sqlx runs a SQLite
-/// connection on a thread of its own and every query is a round trip to it: with 1000 boards
-/// the three queries a move took before were most of those trips. PostgreSQL takes no
-/// multi-statement query with arguments and keeps the three.
-const MOVE_IN_ONE_TRIP: &str = "\
-INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
-UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending';
-UPDATE rounds SET seq = seq + 1 WHERE id = (SELECT round_id FROM games WHERE id = $1);
-INSERT INTO changes (round_id, seq, game_id, kind, payload, at)
-  SELECT id, seq, $1, $9, $10, $11 FROM rounds WHERE id = (SELECT round_id FROM games WHERE id = $1)
-  RETURNING round_id, seq";
-
 /// Readings logged per INSERT (4 values each: far below either backend's limit on values per
 /// statement).
 const RAWS_PER_STATEMENT: usize = 200;
@@ -113,7 +98,6 @@ impl Store {
     /// On any error nothing of the batch is written.
     pub async fn commit(&self, raws: &[RawEntry], ops: &[Op]) -> Result<Vec<Option<i64>>> {
         let mut seqs = Vec::with_capacity(ops.len());
-        let sqlite = matches!(self, Store::Sqlite(_));
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let mut touched = crate::Touched::default();
@@ -131,36 +115,6 @@ impl Store {
                 let record = op.record();
                 let payload = record.payload();
                 let applied = match op {
-                    Op::Move { m, .. } if sqlite => {
-                        // The move, its game turning live, the round's change number and the
-                        // change record in one multi-statement query: one round trip to the
-                        // worker thread instead of three (see `MOVE_IN_ONE_TRIP`).
-                        let row: std::result::Result<Option<(i64, i64)>, sqlx::Error> = sqlx::query_as(MOVE_IN_ONE_TRIP)
-                            .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
-                            .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
-                            .bind(m.accepted_at_ms).bind(&m.fen_after)
-                            .bind(record.kind()).bind(&payload).bind(now_ms())
-                            .fetch_all(&mut *tx)
-                            .await
-                            .map(|rows| rows.into_iter().last());
-                        match row {
-                            Ok(Some((round, seq))) => {
-                                touched.note(round, seq);
-                                seqs.push(Some(seq));
-                                continue;
-                            }
-                            Ok(None) => {
-                                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
-                            }
-                            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                                return Err(StoreError::Conflict(format!("game {game} already has ply {}", m.ply)));
-                            }
-                            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
-                                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
-                            }
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
                     Op::Move { m, .. } => {
                         // The row comes back only when the move was inserted, with its game's
                         // status: the game turns live with its first move, and the UPDATE
