@@ -220,8 +220,8 @@ fn sans_of(game: &Value) -> Vec<&str> {
 }
 
 /// The `round` or `game` of a snapshot, its parts put together as a page does.
-fn snapshot_body(parts: &[axum::extract::ws::Utf8Bytes], key: &str) -> Value {
-    let mut v: Value = serde_json::from_str(parts[0].as_str()).expect("snapshot JSON");
+fn snapshot_body(parts: &[relay::serve::wire::Frame], key: &str) -> Value {
+    let mut v: Value = serde_json::from_str(parts[0].json()).expect("snapshot JSON");
     assert_eq!(v["type"], "snapshot");
     assert_eq!(v["more"].as_u64().unwrap_or(0) as usize, parts.len() - 1);
     let (holder, list) = if v["round"].is_object() {
@@ -230,7 +230,7 @@ fn snapshot_body(parts: &[axum::extract::ws::Utf8Bytes], key: &str) -> Value {
         ("game", "moves")
     };
     for p in &parts[1..] {
-        let more: Value = serde_json::from_str(p.as_str()).expect("part JSON");
+        let more: Value = serde_json::from_str(p.json()).expect("part JSON");
         assert_eq!(more["type"], list);
         let items = more[list].as_array().cloned().expect("items");
         v[holder][list].as_array_mut().expect("list").extend(items);

@@ -15,8 +15,7 @@
 use super::api::{ApiError, game_view_at, round_view_at};
 use super::live::{Event, Pending, Shared, change_message, now_ms};
 use super::views::{GameView, RoundView};
-use super::wire::{ServerMessage, game_snapshot, round_snapshot};
-use axum::extract::ws::Utf8Bytes;
+use super::wire::{Frame, ServerMessage, game_snapshot, round_snapshot};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -113,7 +112,7 @@ struct Snap {
 
 /// A snapshot's messages, in order (a round's comes in parts: see `wire::round_snapshot`),
 /// encoded once and shared by every client that gets them.
-pub type Parts = Arc<Vec<Utf8Bytes>>;
+pub type Parts = Arc<Vec<Frame>>;
 
 /// The feed's round as its clients see it, kept in memory: built from the store once, then
 /// brought up to date with every message the feed passes on, and encoded for snapshots at
@@ -374,7 +373,7 @@ impl Feed {
         let snap = Snap {
             seq,
             built_ms: now_ms(),
-            parts: Arc::new(texts.into_iter().map(Utf8Bytes::from).collect()),
+            parts: Arc::new(texts.iter().map(|t| Frame::text(t)).collect()),
         };
         let mut view = self.lock_view();
         if view.round.as_ref().is_some_and(|r| r.seq == seq) {
@@ -761,7 +760,7 @@ mod tests {
         feed.push(event(6, true));
         let carrier = rx.recv().await.expect("an event");
         assert_eq!((carrier.seq, carrier.presses.len()), (6, 1));
-        let v: serde_json::Value = serde_json::from_str(carrier.text.as_str()).expect("JSON");
+        let v: serde_json::Value = serde_json::from_str(carrier.text.json()).expect("JSON");
         assert_eq!(v["presses"][0]["type"], "move_clock");
         assert_eq!(v["presses"][0]["seq"], 5);
         assert_eq!(carrier.press_texts[0].0, 7);

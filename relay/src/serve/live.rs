@@ -5,8 +5,7 @@
 //! running clocks and e-board status, after the raw readings they come from are logged), so a
 //! client never sees anything a crash could take back.
 
-use super::wire::{Announcement, ServerMessage};
-use axum::extract::ws::Utf8Bytes;
+use super::wire::{Announcement, Frame, ServerMessage};
 use relay_store::{RoundInfo, Store, StoredMove};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -96,9 +95,9 @@ pub struct Event {
     /// by this change; they are in `text` too, and each alone in `press_texts` (with its game
     /// and change number) for a game page whose game is not this event's.
     pub presses: Vec<ServerMessage>,
-    pub press_texts: Vec<(i64, i64, Utf8Bytes)>,
-    /// The message, encoded once; every client gets these same bytes.
-    pub text: Utf8Bytes,
+    pub press_texts: Vec<(i64, i64, Frame)>,
+    /// The message, encoded and framed once; every client gets these same bytes.
+    pub text: Frame,
     /// Only for clients that asked for e-board news (the console): spectators do not
     /// pay for a frame each time a board is touched.
     pub arbiters: bool,
@@ -114,7 +113,7 @@ impl Event {
             game_id,
             seq,
             at_ms: now_ms(),
-            text: Utf8Bytes::from(message.encode()),
+            text: message.frame(),
             message: message.clone(),
             presses: Vec::new(),
             press_texts: Vec::new(),
@@ -171,9 +170,7 @@ impl Event {
         let press_texts = presses
             .iter()
             .filter_map(|p| match p {
-                ServerMessage::MoveClock { game_id, seq, .. } => {
-                    Some((*game_id, *seq, Utf8Bytes::from(p.encode())))
-                }
+                ServerMessage::MoveClock { game_id, seq, .. } => Some((*game_id, *seq, p.frame())),
                 _ => None,
             })
             .collect();
@@ -186,7 +183,7 @@ impl Event {
             game_id: self.game_id,
             seq: self.seq,
             at_ms: self.at_ms,
-            text: Utf8Bytes::from(text.encode()),
+            text: Frame::text(&text.encode()),
             message: text.message,
             presses: text.presses,
             press_texts,

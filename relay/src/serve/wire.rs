@@ -5,6 +5,7 @@
 
 use super::live::{ClockView, EboardView};
 use super::views::{GameView, RoundView};
+use axum::body::Bytes;
 use relay_store::{ChangeRecord, MoveRecord, StoredMove};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -157,6 +158,11 @@ impl ServerMessage {
     pub fn encode(&self) -> String {
         // Strings, numbers and JSON values only: serializing cannot fail.
         serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+
+    /// The message encoded and framed for the wire.
+    pub fn frame(&self) -> Frame {
+        Frame::text(&self.encode())
     }
 
     /// The round's change number the message carries.
@@ -332,6 +338,56 @@ impl Announcement {
     pub fn encode(&self) -> String {
         // As ServerMessage::encode: serializing cannot fail.
         serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+}
+
+/// A message as it goes on the wire: a WebSocket text frame, header and JSON, built once and
+/// written as it is to every client of a feed. A server's frames are not masked (RFC 6455,
+/// 5.1), so all clients get the same bytes: sockets write these shared bytes themselves
+/// (`api::ws::Wire`) instead of copying each message into a buffer of every socket's own and
+/// framing it again there.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Frame(Bytes);
+
+impl Frame {
+    /// A final text frame carrying `json`.
+    pub fn text(json: &str) -> Frame {
+        let n = json.len();
+        let mut b = Vec::with_capacity(n + 10);
+        b.push(0x81); // FIN, opcode 1 (text)
+        if n < 126 {
+            b.push(n as u8);
+        } else if let Ok(n16) = u16::try_from(n) {
+            b.push(126);
+            b.extend_from_slice(&n16.to_be_bytes());
+        } else {
+            b.push(127);
+            b.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+        b.extend_from_slice(json.as_bytes());
+        Frame(Bytes::from(b))
+    }
+
+    /// The frame's bytes, header included.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The JSON the frame carries.
+    pub fn json(&self) -> &str {
+        let start = match self.0.get(1) {
+            Some(126) => 4,
+            Some(127) => 10,
+            _ => 2,
+        };
+        // Built from a `&str` by `text`, so the payload is UTF-8.
+        std::str::from_utf8(self.0.get(start..).unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Frame").field(&self.json()).finish()
     }
 }
 

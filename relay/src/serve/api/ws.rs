@@ -3,23 +3,36 @@
 //! the changes it missed from the store (or a snapshot when that is shorter); a client too
 //! slow to keep up gets a fresh snapshot instead of holding anyone up. Spectators of a delayed
 //! round get every message `delay` late.
+//!
+//! The feed's messages are framed once ([`Frame`]) and written as they are onto each client's
+//! connection, all that is waiting in one `writev` ([`Wire`]); tokio-tungstenite reads the
+//! client's side and writes the control frames (pongs, pings, closes).
 
 use super::{ApiError, AppState, arbiter, game_view_at};
 use crate::serve::feeds::{Feed, SnapshotOf};
 use crate::serve::live::{Event, Pending, Shared, change_message, now_ms};
-use crate::serve::wire::ServerMessage;
-use axum::extract::ws::Utf8Bytes;
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message as WsMessage, WebSocketUpgrade};
-use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
-use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use crate::serve::wire::{Frame, ServerMessage};
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request};
+use axum::response::Response;
+use futures_util::{SinkExt, Stream, StreamExt};
+use hyper_util::rt::TokioIo;
 use serde::Deserialize;
+use std::future::Future;
+use std::io::IoSlice;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::broadcast::error::RecvError;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
 
 #[derive(Deserialize, Debug)]
 pub struct WsQuery {
@@ -56,15 +69,8 @@ impl Scope {
 
 /// Bytes read from a client socket at a time (see `open`).
 const READ_BUFFER: usize = 1024;
-/// Messages waiting in a socket's write buffer are written out once they pass this size (and
-/// at the end of each batch): a batch of small messages still goes out in one write, and the
-/// buffer, which keeps its largest size for the socket's life, stays small. A crowd's sweep
-/// (a quarter second of a 200-board round, about 2.2 KB) fits in one write: at 2 KB it took
-/// two or more, 97,000 writes a second for 19,000 spectators where 80,000 were due, and the
-/// first → last spread of a move was 1.9-2.5 times the bare machine's; at 4 KB, 1.56-1.83
-/// times. At 8 KB the spread was 1.45 times (77,700 writes a second), but every socket's
-/// buffer grew to hold a snapshot's first 8 KB: 20 KiB per spectator instead of 12.6.
-const WRITE_BUFFER: usize = 4 * 1024;
+/// Slices one `writev` takes at most (Linux's `IOV_MAX`).
+const IOV_MAX: usize = 1024;
 /// Changes replayed from the store beyond this many: a snapshot is cheaper.
 const MAX_REPLAY: usize = 2000;
 /// Every live socket gets a heartbeat this often, stamped with the server's time: a page
@@ -76,28 +82,142 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 type QueryResult = Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>;
 
-/// What the socket logic needs of a client's connection: a sink of messages and a stream of
-/// what the client sends. axum's WebSocket is one; tests use channels.
-pub trait ClientSocket:
-    Sink<WsMessage, Error = axum::Error> + Stream<Item = Result<WsMessage, axum::Error>> + Unpin + Send
-{
+/// What the socket logic needs of a client's connection: a stream of what the client sends,
+/// a way to write the feed's frames, and control messages. [`Wire`] is the real one; tests
+/// use channels.
+pub trait ClientSocket: Stream<Item = Result<WsMessage, WsError>> + Unpin + Send {
+    /// Writes `frames` whole and in order.
+    fn write_frames(
+        &mut self,
+        frames: &[Frame],
+    ) -> impl Future<Output = std::io::Result<()>> + Send;
+    /// Sends a ping or a close.
+    fn control(&mut self, m: WsMessage) -> impl Future<Output = Result<(), WsError>> + Send;
 }
 
-impl<T> ClientSocket for T where
-    T: Sink<WsMessage, Error = axum::Error>
-        + Stream<Item = Result<WsMessage, axum::Error>>
-        + Unpin
-        + Send
-{
+/// A client's WebSocket connection.
+#[derive(Debug)]
+pub struct Wire {
+    ws: WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>,
 }
-type Upgrade = Result<WebSocketUpgrade, WebSocketUpgradeRejection>;
+
+impl Stream for Wire {
+    type Item = Result<WsMessage, WsError>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.ws).poll_next(cx)
+    }
+}
+
+impl ClientSocket for Wire {
+    async fn write_frames(&mut self, frames: &[Frame]) -> std::io::Result<()> {
+        // What the library still holds (a pong it owes, partly written) goes out first, and
+        // the frames below are written whole before it writes again: frames never interleave.
+        self.ws.flush().await.map_err(std::io::Error::other)?;
+        write_whole(self.ws.get_mut(), frames).await
+    }
+
+    async fn control(&mut self, m: WsMessage) -> Result<(), WsError> {
+        self.ws.send(m).await
+    }
+}
+
+/// Writes every byte of `frames`, as many frames to a system call as it takes.
+async fn write_whole(w: &mut (impl AsyncWrite + Unpin), frames: &[Frame]) -> std::io::Result<()> {
+    for chunk in frames.chunks(IOV_MAX) {
+        let mut slices: Vec<IoSlice<'_>> = chunk.iter().map(|f| IoSlice::new(f.bytes())).collect();
+        let mut left = &mut slices[..];
+        while !left.is_empty() {
+            let n = w.write_vectored(left).await?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            IoSlice::advance_slices(&mut left, n);
+        }
+    }
+    Ok(())
+}
+
+/// A request to open a WebSocket, checked as RFC 6455 (4.2.1) asks, holding hyper's handle on
+/// the connection that the `101` answer hands over.
+#[derive(Debug)]
+pub struct Upgrade {
+    key: HeaderValue,
+    on_upgrade: hyper::upgrade::OnUpgrade,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut request::Parts, _: &S) -> Result<Self, ApiError> {
+        let bad = |why: &str| ApiError::bad(format!("this is a WebSocket endpoint: {why}"));
+        let lists = |name: header::HeaderName, token: &str| {
+            parts.headers.get_all(name).iter().any(|v| {
+                v.to_str()
+                    .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+            })
+        };
+        if parts.method != Method::GET {
+            return Err(bad("the request must be a GET"));
+        }
+        if !lists(header::CONNECTION, "upgrade") || !lists(header::UPGRADE, "websocket") {
+            return Err(bad("no `Connection: upgrade` and `Upgrade: websocket`"));
+        }
+        if parts
+            .headers
+            .get(header::SEC_WEBSOCKET_VERSION)
+            .is_none_or(|v| v != "13")
+        {
+            return Err(bad("`Sec-WebSocket-Version` must be 13"));
+        }
+        let key = parts
+            .headers
+            .get(header::SEC_WEBSOCKET_KEY)
+            .cloned()
+            .ok_or_else(|| bad("no `Sec-WebSocket-Key`"))?;
+        let on_upgrade = parts
+            .extensions
+            .remove::<hyper::upgrade::OnUpgrade>()
+            .ok_or_else(|| bad("this connection cannot be upgraded"))?;
+        Ok(Upgrade { key, on_upgrade })
+    }
+}
+
+impl Upgrade {
+    /// The `101` answer; once hyper hands the connection over, `then` runs with it.
+    fn accept<F, Fut>(self, config: WebSocketConfig, then: F) -> Result<Response, ApiError>
+    where
+        F: FnOnce(Wire) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let accept = HeaderValue::from_str(&derive_accept_key(self.key.as_bytes()))
+            .map_err(|e| ApiError::bad(format!("bad Sec-WebSocket-Key: {e}")))?;
+        let on_upgrade = self.on_upgrade;
+        tokio::spawn(async move {
+            let Ok(io) = on_upgrade.await else {
+                return;
+            };
+            let ws = WebSocketStream::from_raw_socket(TokioIo::new(io), Role::Server, Some(config))
+                .await;
+            then(Wire { ws }).await;
+        });
+        let mut res = Response::new(Body::empty());
+        *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        let h = res.headers_mut();
+        h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        h.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+        Ok(res)
+    }
+}
+
+type MaybeUpgrade = Result<Upgrade, ApiError>;
 
 pub async fn round_socket(
     State(s): State<AppState>,
     Path(id): Path<String>,
     q: QueryResult,
     h: HeaderMap,
-    ws: Upgrade,
+    ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
     let id = super::parse_id(&id, "round")?;
     open(s, Scope::Round(id), q, h, ws).await
@@ -108,7 +228,7 @@ pub async fn game_socket(
     Path(id): Path<String>,
     q: QueryResult,
     h: HeaderMap,
-    ws: Upgrade,
+    ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
     let id = super::parse_id(&id, "game")?;
     // From a feed's view when one holds the game: a crowd on a game page asks the store
@@ -127,7 +247,7 @@ async fn open(
     scope: Scope,
     q: QueryResult,
     h: HeaderMap,
-    ws: Upgrade,
+    ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
     let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
     let a = arbiter(&s, &h)?;
@@ -137,25 +257,19 @@ async fn open(
     // Spectators only ever send small control frames. tungstenite zeroes its whole read
     // buffer before each read attempt, and a live socket's read side is polled after every
     // event it forwards, so the default 128 KiB buffer cost 128 KiB of memset per client per
-    // event (most of the CPU with thousands of clients; see `relay bench`).
-    let ws = ws
-        .map_err(not_upgrade)?
-        .max_message_size(64 * 1024)
+    // event (most of the CPU with thousands of clients; see `relay bench`). It writes only
+    // control frames (the feed's frames go round it), each at once.
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(64 * 1024))
         .read_buffer_size(READ_BUFFER)
-        .write_buffer_size(WRITE_BUFFER);
-    Ok(ws
-        .on_upgrade(move |socket| {
-            let wants = Wants {
-                eboards: q.eboards == Some(1),
-                all_moves: q.moves.as_deref() == Some("all"),
-            };
-            follow(s, scope, q.since, wants, delay, a, socket)
-        })
-        .into_response())
-}
-
-fn not_upgrade(e: WebSocketUpgradeRejection) -> ApiError {
-    ApiError::bad(format!("this is a WebSocket endpoint: {e}"))
+        .write_buffer_size(0);
+    ws?.accept(config, move |socket| {
+        let wants = Wants {
+            eboards: q.eboards == Some(1),
+            all_moves: q.moves.as_deref() == Some("all"),
+        };
+        follow(s, scope, q.since, wants, delay, a, socket)
+    })
 }
 
 /// The messages a live client missed after `since`, from the store; `None` when a snapshot
@@ -188,9 +302,9 @@ async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<Pendin
 }
 
 /// A live client's missed message (only live clients resume from the store).
-async fn render(s: &Shared, p: Pending) -> Option<Utf8Bytes> {
+async fn render(s: &Shared, p: Pending) -> Option<Frame> {
     match p {
-        Pending::Message(m) => Some(m.encode().into()),
+        Pending::Message(m) => Some(m.frame()),
         Pending::Game { seq, game } => {
             let v = game_view_at(s, game, None).await.ok()?;
             Some(
@@ -198,32 +312,38 @@ async fn render(s: &Shared, p: Pending) -> Option<Utf8Bytes> {
                     seq,
                     game: Box::new(v),
                 }
-                .encode()
-                .into(),
+                .frame(),
             )
         }
     }
 }
 
-async fn send(socket: &mut impl ClientSocket, text: Utf8Bytes) -> bool {
+/// Writes `frames`, all that is waiting, in one go (as few system calls as the socket takes).
+async fn send_all(socket: &mut impl ClientSocket, frames: &[Frame]) -> bool {
+    if frames.is_empty() {
+        return true;
+    }
     matches!(
-        tokio::time::timeout(SEND_TIMEOUT, socket.send(WsMessage::Text(text))).await,
+        tokio::time::timeout(SEND_TIMEOUT, socket.write_frames(frames)).await,
         Ok(Ok(()))
     )
 }
 
-/// Sends messages with one flush at the end.
-async fn send_all(socket: &mut impl ClientSocket, texts: Vec<Utf8Bytes>) -> bool {
-    if texts.is_empty() {
-        return true;
-    }
-    let write = async {
-        for t in texts {
-            socket.feed(WsMessage::Text(t)).await?;
-        }
-        socket.flush().await
+async fn send(socket: &mut impl ClientSocket, frame: Frame) -> bool {
+    send_all(socket, std::slice::from_ref(&frame)).await
+}
+
+/// A close frame, sent with a short wait (the client may be gone).
+async fn close(socket: &mut impl ClientSocket, code: CloseCode, reason: &str) {
+    let frame = CloseFrame {
+        code,
+        reason: reason.into(),
     };
-    matches!(tokio::time::timeout(SEND_TIMEOUT, write).await, Ok(Ok(())))
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        socket.control(WsMessage::Close(Some(frame))),
+    )
+    .await;
 }
 
 struct ClientGauge(Arc<Shared>);
@@ -254,7 +374,7 @@ struct Follower {
 
 impl Follower {
     /// Adds to `out` what of `e` goes to this client, noting its change number.
-    fn take(&mut self, e: &Event, out: &mut Vec<Utf8Bytes>) {
+    fn take(&mut self, e: &Event, out: &mut Vec<Frame>) {
         if e.arbiters && !self.wants.eboards {
             return;
         }
@@ -293,16 +413,16 @@ impl Follower {
         let (seq, parts) = match feed.snapshot(s, of).await {
             Ok(x) => x,
             Err(e) => {
-                let _ = send(socket, ServerMessage::Error { error: e.1 }.encode().into()).await;
+                let _ = send(socket, ServerMessage::Error { error: e.1 }.frame()).await;
                 return false;
             }
         };
         self.last_seq = seq;
-        let mut out: Vec<Utf8Bytes> = parts.iter().cloned().collect();
+        let mut out: Vec<Frame> = parts.iter().cloned().collect();
         for e in feed.since(seq).unwrap_or_default() {
             self.take(&e, &mut out);
         }
-        send_all(socket, out).await
+        send_all(socket, &out).await
     }
 
     /// Picks up a client coming back with `?since=N` from the feed's ring, else from the
@@ -320,7 +440,7 @@ impl Follower {
             for e in &events {
                 self.take(e, &mut out);
             }
-            return Some(send_all(socket, out).await);
+            return Some(send_all(socket, &out).await);
         }
         let (last, msgs) = missed(s, self.scope, since).await?;
         for m in msgs {
@@ -393,7 +513,7 @@ async fn follow(
                             Err(_) => break,
                         }
                     }
-                    if !send_all(&mut socket, out).await {
+                    if !send_all(&mut socket, &out).await {
                         return;
                     }
                 }
@@ -429,23 +549,21 @@ async fn follow(
             _ = heartbeat.tick() => {
                 if last_heard.elapsed() >= silence_limit {
                     s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
-                    let _ = tokio::time::timeout(
-                        Duration::from_secs(1),
-                        socket.send(WsMessage::Close(Some(axum::extract::ws::CloseFrame {
-                            code: 1008,
-                            reason: "no answer to pings: the client stopped reading".into(),
-                        }))),
+                    close(
+                        &mut socket,
+                        CloseCode::Policy,
+                        "no answer to pings: the client stopped reading",
                     )
                     .await;
                     return;
                 }
-                if !send(&mut socket, ServerMessage::Heartbeat { at_ms: now_ms() }.encode().into()).await {
+                if !send(&mut socket, ServerMessage::Heartbeat { at_ms: now_ms() }.frame()).await {
                     return;
                 }
                 // A client quiet for a third of the limit is pinged at every heartbeat until
                 // it answers (a reading client answers at once).
                 if last_heard.elapsed() >= silence_limit / 3 {
-                    let ping = socket.send(WsMessage::Ping(Default::default()));
+                    let ping = socket.control(WsMessage::Ping(Bytes::new()));
                     if !matches!(tokio::time::timeout(SEND_TIMEOUT, ping).await, Ok(Ok(()))) {
                         return;
                     }
@@ -454,12 +572,7 @@ async fn follow(
             _ = closing.changed() => break,
         }
     }
-    let _ = socket
-        .send(WsMessage::Close(Some(axum::extract::ws::CloseFrame {
-            code: 1001,
-            reason: "relay is shutting down".into(),
-        })))
-        .await;
+    close(&mut socket, CloseCode::Away, "relay is shutting down").await;
 }
 
 #[cfg(test)]
@@ -473,8 +586,6 @@ mod tests {
     use axum::http::{Request, header};
     use relay_store::{Pairing, Store};
     use serde_json::Value;
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
     use tokio::sync::mpsc;
     use tower::ServiceExt;
 
@@ -485,24 +596,23 @@ mod tests {
         incoming: mpsc::UnboundedReceiver<WsMessage>,
     }
 
-    impl Sink<WsMessage> for Channels {
-        type Error = axum::Error;
-        fn poll_ready(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-            Poll::Ready(Ok(()))
+    impl ClientSocket for Channels {
+        async fn write_frames(&mut self, frames: &[Frame]) -> std::io::Result<()> {
+            for f in frames {
+                self.out
+                    .send(WsMessage::text(f.json()))
+                    .map_err(std::io::Error::other)?;
+            }
+            Ok(())
         }
-        fn start_send(self: Pin<&mut Self>, item: WsMessage) -> Result<(), Self::Error> {
-            self.out.send(item).map_err(axum::Error::new)
-        }
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-            Poll::Ready(Ok(()))
-        }
-        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-            Poll::Ready(Ok(()))
+
+        async fn control(&mut self, m: WsMessage) -> Result<(), WsError> {
+            self.out.send(m).map_err(|_| WsError::ConnectionClosed)
         }
     }
 
     impl Stream for Channels {
-        type Item = Result<WsMessage, axum::Error>;
+        type Item = Result<WsMessage, WsError>;
         fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
             self.incoming.poll_recv(cx).map(|m| m.map(Ok))
         }
