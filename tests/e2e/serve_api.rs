@@ -983,3 +983,97 @@ fn slow_silent_and_never_reading_clients_are_let_go() {
     );
     drop(never);
 }
+
+/// The service writes a feed's frames onto the connection itself, beside the WebSocket
+/// library's own pongs (`api::ws::Wire`). A client with a small receive window, that pings
+/// while the service's writes are held up by it and then reads slowly while moves are played,
+/// gets every frame whole: the whole snapshot, every move, and its pongs in order.
+#[test]
+fn a_slow_reader_that_pings_gets_every_frame_whole() {
+    use tungstenite::Message;
+    let dir = temp_dir("serve-slow-reader");
+    let r = serve(&dir, &["--admin-token", TOKEN]);
+    // 300 boards: a snapshot of about 100 KB, far beyond the client's window.
+    let pairings: Vec<Value> = (1..=300)
+        .map(|b| {
+            json!({"board_no": b, "white": {"name": format!("White player {b}")},
+                   "black": {"name": format!("Black player {b}")}})
+        })
+        .collect();
+    let put = request(
+        "PUT",
+        &r.url("/api/rounds/1/pairings"),
+        &[AUTH, ("Content-Type", "application/json")],
+        Some(Value::from(pairings).to_string().as_bytes()),
+    );
+    assert_eq!(put.status, 200, "{}", put.text());
+    let games: Vec<i64> = get_json(&r.url("/api/rounds/1"))["games"]
+        .as_array()
+        .expect("games")
+        .iter()
+        .filter_map(|g| g["id"].as_i64())
+        .collect();
+    assert_eq!(games.len(), 300);
+
+    let addr: std::net::SocketAddr = r
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address");
+    let sock =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    sock.set_recv_buffer_size(2048).expect("SO_RCVBUF");
+    sock.connect(&addr.into()).expect("connect");
+    let stream: std::net::TcpStream = sock.into();
+    let (mut ws, _) = tungstenite::client(r.ws_url("/api/rounds/1/ws"), stream).expect("handshake");
+    // Pings while the snapshot waits for the window (the service answers the latest of those
+    // it reads together), then moves while it answers them.
+    for i in 0..40u8 {
+        ws.send(Message::Ping(vec![i].into())).expect("ping");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let played = 20;
+    for g in &games[..played] {
+        let m = post(
+            &r,
+            &format!("/api/games/{g}/move"),
+            &json!({"ply": 1, "san": "e4"}),
+            true,
+        );
+        assert_eq!(m.status, 200, "{}", m.text());
+    }
+    ws.get_ref()
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let (mut pongs, mut games_seen, mut moves, mut parts_left) = (Vec::new(), 0, 0, None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while pongs.last() != Some(&39) || moves < played || parts_left != Some(0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "after 30 s: pongs {pongs:?}, {moves} moves, {games_seen} games, parts left {parts_left:?}"
+        );
+        // A frame cut by another's bytes does not read as a frame, or not as JSON.
+        match ws.read().expect("a whole frame") {
+            Message::Pong(p) => pongs.push(p.first().copied().expect("payload")),
+            Message::Text(t) => {
+                let v: Value = serde_json::from_str(t.as_str()).expect("JSON");
+                match v["type"].as_str() {
+                    Some("snapshot") => {
+                        games_seen += v["round"]["games"].as_array().map_or(0, Vec::len);
+                        parts_left = v["more"].as_u64().or(Some(0));
+                    }
+                    Some("games") => {
+                        games_seen += v["games"].as_array().map_or(0, Vec::len);
+                        parts_left = parts_left.map(|n| n - 1);
+                    }
+                    // An arbiter's move comes as its whole game.
+                    Some("move") | Some("game") => moves += 1,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(games_seen, 300);
+    assert!(pongs.windows(2).all(|w| w[0] < w[1]), "pongs {pongs:?}");
+}
