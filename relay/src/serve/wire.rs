@@ -400,6 +400,35 @@ pub fn schema() -> Value {
 mod tests {
     use super::*;
 
+    /// A frame reads back with tungstenite, the client side's own library, at each of the
+    /// three length encodings (7 bits, 16 bits, 64 bits; RFC 6455, 5.2).
+    #[test]
+    fn frames_read_back_at_every_length_encoding() {
+        use tungstenite::protocol::frame::FrameHeader;
+        for n in [0, 1, 125, 126, 127, 65_535, 65_536, 70_000] {
+            let json = "x".repeat(n);
+            let f = Frame::text(&json);
+            assert_eq!(f.json(), json, "length {n}");
+            let mut cursor = std::io::Cursor::new(f.bytes());
+            let (header, len) = FrameHeader::parse(&mut cursor)
+                .expect("a header")
+                .expect("a whole header");
+            assert!(header.is_final && header.mask.is_none(), "length {n}");
+            assert_eq!(
+                header.opcode,
+                tungstenite::protocol::frame::coding::OpCode::Data(
+                    tungstenite::protocol::frame::coding::Data::Text,
+                )
+            );
+            assert_eq!(len as usize, n);
+            assert_eq!(
+                cursor.position() as usize + n,
+                f.bytes().len(),
+                "length {n}"
+            );
+        }
+    }
+
     /// Clients may dispatch on the frame's first bytes, and `relay bench` counts moves that
     /// way (its wsload marker is anchored at the start): `type` first, then `seq`.
     #[test]
