@@ -244,9 +244,10 @@ impl ServerMessage {
     }
 }
 
-/// About how many bytes of games one part of a round snapshot holds. Each socket's write
-/// buffer keeps the size of the largest message it sent, for as long as the socket lives: a
-/// 200-board round's snapshot in one message cost every spectator 90 KiB.
+/// About how many bytes of games one part of a round snapshot holds, so that no message is
+/// large (when sockets still wrote through tungstenite's buffer, which keeps the size of the
+/// largest message it sent, a 200-board round's snapshot in one message cost every spectator
+/// 90 KiB; the feed's frames now go round that buffer, see [`Frame`]).
 pub const SNAPSHOT_PART_BYTES: usize = 4 * 1024;
 
 /// A round's snapshot as messages: the `snapshot` with the round and its first games, then
