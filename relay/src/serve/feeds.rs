@@ -36,8 +36,22 @@ const SNAPSHOT_REUSE_MS: i64 = 1000;
 const PRESS_HOLD_MS: i64 = 1000;
 /// Clients of one feed that make a crowd: its events are paced (see [`Feed::push`]).
 const CROWD_FANOUT: usize = 5000;
+/// Fewer clients make a crowd too when the feed's events would ask this many socket writes a
+/// second of them (clients × events a second, the events counted over the last sweep): a
+/// relay serving its share of an audience beside others on one database, with a few
+/// thousand clients each, spends its core on fan-outs as one relay with them all would.
+const PACE_WRITES: u64 = 20_000;
+/// Below this many clients a feed's events always go out at once.
+const PACE_MIN: usize = 500;
 /// How often feeds let out a crowd's paced events, and presses held for [`PRESS_HOLD_MS`].
 const SWEEP: Duration = Duration::from_millis(250);
+
+/// The wait from `now_ms` (ms since the epoch) to the wall clock's next multiple of
+/// [`SWEEP`] (a whole sweep when `now_ms` is one).
+fn until_next_sweep(now_ms: i64) -> Duration {
+    let sweep = SWEEP.as_millis() as i64;
+    Duration::from_millis((sweep - now_ms.rem_euclid(sweep)) as u64)
+}
 
 /// Events sent together (never none).
 type Batch = Arc<Vec<Arc<Event>>>;
@@ -146,6 +160,9 @@ pub struct Feed {
     held: Mutex<Vec<Arc<Event>>>,
     /// A crowd's events waiting for the next [`SWEEP`] (taken after `recent`).
     paced: Mutex<Vec<Arc<Event>>>,
+    /// Events passed on since the last sweep, and in the sweep before (for [`PACE_WRITES`]).
+    passed: AtomicU64,
+    passed_last_sweep: AtomicU64,
     /// Held while the view is read from the store or a snapshot encoded: one at a time.
     build: tokio::sync::Mutex<()>,
     /// Snapshots asked for since `asks_since` (ms): more than [`CROWD`] a second is a crowd.
@@ -175,6 +192,8 @@ impl Feed {
             view: Mutex::new(View::default()),
             held: Mutex::new(Vec::new()),
             paced: Mutex::new(Vec::new()),
+            passed: AtomicU64::new(0),
+            passed_last_sweep: AtomicU64::new(0),
             build: tokio::sync::Mutex::new(()),
             asks: AtomicU64::new(0),
             asks_since: AtomicI64::new(0),
@@ -216,8 +235,9 @@ impl Feed {
     /// Releases the event now, or keeps it for the next sweep when the feed is a crowd (or
     /// events are kept already: they go out in order).
     fn pass(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) {
+        self.passed.fetch_add(1, Ordering::Relaxed);
         let mut paced = self.paced.lock().unwrap_or_else(|e| e.into_inner());
-        if !paced.is_empty() || self.tx.receiver_count() >= CROWD_FANOUT {
+        if !paced.is_empty() || self.is_crowd() {
             paced.push(e);
             return;
         }
@@ -227,8 +247,19 @@ impl Feed {
         let _ = self.tx.send(Arc::new(vec![e]));
     }
 
-    /// Lets out the events a crowd's pacing kept, oldest first.
+    /// Whether the feed's clients are a crowd whose events are paced: [`CROWD_FANOUT`] of
+    /// them, or enough that the feed's rate of events would ask [`PACE_WRITES`] of them.
+    fn is_crowd(&self) -> bool {
+        let clients = self.tx.receiver_count();
+        let per_sec =
+            self.passed_last_sweep.load(Ordering::Relaxed) * 1000 / SWEEP.as_millis() as u64;
+        clients >= CROWD_FANOUT || (clients >= PACE_MIN && clients as u64 * per_sec >= PACE_WRITES)
+    }
+
+    /// Lets out the events a crowd's pacing kept, oldest first (called at every sweep).
     pub fn release_paced(&self) {
+        let passed = self.passed.swap(0, Ordering::Relaxed);
+        self.passed_last_sweep.store(passed, Ordering::Relaxed);
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         let due = std::mem::take(&mut *self.paced.lock().unwrap_or_else(|e| e.into_inner()));
         if due.is_empty() {
@@ -437,14 +468,16 @@ impl Feeds {
     /// events and held presses (call once, on the runtime). The sweep is a task on the shared
     /// runtime on purpose: when the runtime is overloaded it comes round less often, and a
     /// crowd's events then go out in fewer, larger fan-outs.
+    ///
+    /// Sweeps fall on the wall clock's multiples of [`SWEEP`], so relays sharing one database
+    /// (each serving its share of one audience) let out what they have at the same moments,
+    /// as a bare broadcast server's ticks do.
     pub fn attach(&self, shared: &Arc<Shared>) {
         *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(shared);
         let weak = Arc::downgrade(shared);
         tokio::spawn(async move {
-            let mut sweep = tokio::time::interval(SWEEP);
-            sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                sweep.tick().await;
+                tokio::time::sleep(until_next_sweep(now_ms())).await;
                 let Some(s) = weak.upgrade() else { return };
                 let now = now_ms();
                 for f in s.feeds.all() {
@@ -668,6 +701,17 @@ mod tests {
     }
 
     #[test]
+    fn sweeps_fall_on_the_wall_clocks_quarter_seconds() {
+        let ms = |n: u64| Duration::from_millis(n);
+        assert_eq!(until_next_sweep(1_000), ms(250));
+        assert_eq!(until_next_sweep(1_001), ms(249));
+        assert_eq!(until_next_sweep(1_249), ms(1));
+        // Two relays whose clocks read 10 ms apart wake at the same wall-clock moment.
+        assert_eq!(1_130 + until_next_sweep(1_130).as_millis(), 1_250);
+        assert_eq!(1_140 + until_next_sweep(1_140).as_millis(), 1_250);
+    }
+
+    #[test]
     fn the_ring_answers_only_for_what_it_still_has() {
         let feed = Feed::new(1, 0);
         // Nothing seen yet: the feed cannot vouch for any gap.
@@ -734,6 +778,39 @@ mod tests {
         drop(crowd);
         feed.push(event(4, true));
         assert_eq!(first.try_recv().expect("sent at once").seq, 4);
+    }
+
+    #[tokio::test]
+    async fn a_smaller_crowd_of_a_busy_feed_is_paced_too() {
+        let feed = Feed::new(1, 0);
+        let mut clients: Vec<_> = (0..PACE_MIN).map(|_| feed.subscribe()).collect();
+        // 500 clients, 8 events a second: 4,000 writes a second, at once.
+        for seq in 1..=2 {
+            feed.push(event(seq, true));
+        }
+        feed.release_paced();
+        feed.push(event(3, true));
+        assert_eq!(clients[0].try_recv().expect("sent at once").seq, 1);
+        // A sweep with 10 events (40 a second, 20,000 writes): paced from then on.
+        for seq in 4..=12 {
+            feed.push(event(seq, true));
+        }
+        feed.release_paced();
+        feed.push(event(13, true));
+        let seen: Vec<i64> = std::iter::from_fn(|| clients[0].try_recv().ok())
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seen, (2..=12).collect::<Vec<_>>(), "13 waits for the sweep");
+        feed.release_paced();
+        assert_eq!(clients[0].try_recv().expect("at the sweep").seq, 13);
+        // Fewer than PACE_MIN clients: at once however busy.
+        clients.truncate(PACE_MIN - 1);
+        feed.release_paced();
+        feed.push(event(14, true));
+        let seen: Vec<i64> = std::iter::from_fn(|| clients[1].try_recv().ok())
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seen, (1..=14).collect::<Vec<_>>());
     }
 
     fn press(seq: i64, game: i64) -> Arc<Event> {
