@@ -77,6 +77,8 @@ const MAX_REPLAY: usize = 2000;
 /// whose heartbeats arrive late knows it is behind, and one that hears nothing knows its
 /// connection is dead even when no close ever reaches it (a phone leaving the hall's Wi-Fi).
 const HEARTBEAT: Duration = Duration::from_secs(5);
+/// How early a heartbeat goes out with the feed's frames rather than alone later.
+const HEARTBEAT_RIDE: Duration = Duration::from_secs(1);
 /// A client that does not take a message within this time is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -346,6 +348,60 @@ async fn close(socket: &mut impl ClientSocket, code: CloseCode, reason: &str) {
     .await;
 }
 
+/// A ping, for a client that has been quiet (a reading client answers at once).
+async fn send_ping(socket: &mut impl ClientSocket) -> bool {
+    let ping = socket.control(WsMessage::Ping(Bytes::new()));
+    matches!(tokio::time::timeout(SEND_TIMEOUT, ping).await, Ok(Ok(())))
+}
+
+/// Closes a client that stopped answering pings.
+async fn silent(s: &Shared, socket: &mut impl ClientSocket) {
+    s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
+    close(
+        socket,
+        CloseCode::Policy,
+        "no answer to pings: the client stopped reading",
+    )
+    .await;
+}
+
+/// A client's heartbeat: when the next is due, and when the client was last heard.
+#[derive(Debug)]
+struct Beat {
+    due: tokio::time::Instant,
+    last_heard: tokio::time::Instant,
+    silence_limit: Duration,
+}
+
+impl Beat {
+    fn new(silence_limit: Duration) -> Beat {
+        let now = tokio::time::Instant::now();
+        Beat {
+            due: now + HEARTBEAT,
+            last_heard: now,
+            silence_limit,
+        }
+    }
+
+    fn heard(&mut self) {
+        self.last_heard = tokio::time::Instant::now();
+    }
+
+    /// The heartbeat at `now`, added to `out`, and the next one set a [`HEARTBEAT`] on.
+    /// `Some(true)`: the client has been quiet for a third of the silence limit and is
+    /// pinged too, at every heartbeat until it answers; `None`: it has been silent for the
+    /// whole limit and is to be closed.
+    fn beat(&mut self, now: tokio::time::Instant, out: &mut Vec<Frame>) -> Option<bool> {
+        let quiet = now.saturating_duration_since(self.last_heard);
+        if quiet >= self.silence_limit {
+            return None;
+        }
+        out.push(ServerMessage::Heartbeat { at_ms: now_ms() }.frame());
+        self.due = now + HEARTBEAT;
+        Some(quiet >= self.silence_limit / 3)
+    }
+}
+
 struct ClientGauge(Arc<Shared>);
 
 impl Drop for ClientGauge {
@@ -490,14 +546,12 @@ async fn follow(
     if !ok {
         return;
     }
-    let mut heartbeat =
-        tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
-    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // A client's WebSocket stack answers a ping as soon as it reads, so a client that
     // answers nothing for the silence limit has stopped reading and is closed (its kernel
     // buffers would take hours of heartbeats to fill, so a stalled send alone would not tell).
-    let silence_limit = s.limits.client_silence;
-    let mut last_heard = tokio::time::Instant::now();
+    let mut beat = Beat::new(s.limits.client_silence);
+    let heartbeat = tokio::time::sleep_until(beat.due);
+    tokio::pin!(heartbeat);
     loop {
         tokio::select! {
             ev = rx.recv() => match ev {
@@ -513,8 +567,23 @@ async fn follow(
                             Err(_) => break,
                         }
                     }
-                    if !send_all(&mut socket, &out).await {
+                    // A heartbeat nearly due rides along: in a busy round it costs no write
+                    // of its own.
+                    let now = tokio::time::Instant::now();
+                    let due = !out.is_empty() && beat.due <= now + HEARTBEAT_RIDE;
+                    let ping = if due {
+                        match beat.beat(now, &mut out) {
+                            Some(ping) => ping,
+                            None => return silent(&s, &mut socket).await,
+                        }
+                    } else {
+                        false
+                    };
+                    if !send_all(&mut socket, &out).await || (ping && !send_ping(&mut socket).await) {
                         return;
+                    }
+                    if due {
+                        heartbeat.as_mut().reset(beat.due);
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
@@ -528,7 +597,7 @@ async fn follow(
             },
             msg = socket.next() => match msg {
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => last_heard = tokio::time::Instant::now(),
+                Some(Ok(_)) => beat.heard(),
             },
             changed = round_edits.changed(), if !arbiter => {
                 if changed.is_err() {
@@ -546,28 +615,16 @@ async fn follow(
                     }
                 }
             }
-            _ = heartbeat.tick() => {
-                if last_heard.elapsed() >= silence_limit {
-                    s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
-                    close(
-                        &mut socket,
-                        CloseCode::Policy,
-                        "no answer to pings: the client stopped reading",
-                    )
-                    .await;
+            () = &mut heartbeat => {
+                // Nothing went out for a heartbeat's time: it goes alone.
+                let mut out = Vec::new();
+                let Some(ping) = beat.beat(tokio::time::Instant::now(), &mut out) else {
+                    return silent(&s, &mut socket).await;
+                };
+                if !send_all(&mut socket, &out).await || (ping && !send_ping(&mut socket).await) {
                     return;
                 }
-                if !send(&mut socket, ServerMessage::Heartbeat { at_ms: now_ms() }.frame()).await {
-                    return;
-                }
-                // A client quiet for a third of the limit is pinged at every heartbeat until
-                // it answers (a reading client answers at once).
-                if last_heard.elapsed() >= silence_limit / 3 {
-                    let ping = socket.control(WsMessage::Ping(Bytes::new()));
-                    if !matches!(tokio::time::timeout(SEND_TIMEOUT, ping).await, Ok(Ok(()))) {
-                        return;
-                    }
-                }
+                heartbeat.as_mut().reset(beat.due);
             }
             _ = closing.changed() => break,
         }
@@ -860,5 +917,26 @@ mod tests {
             Some("d4"),
             "spectators get no e-board news: {m}"
         );
+    }
+
+    #[test]
+    fn a_heartbeat_pings_a_quiet_client_and_gives_up_on_a_silent_one() {
+        let limit = Duration::from_secs(60);
+        let mut beat = Beat::new(limit);
+        let start = beat.last_heard;
+        assert_eq!(beat.due, start + HEARTBEAT);
+        let mut out = Vec::new();
+        // Heard from lately: a heartbeat, no ping, the next one a heartbeat on.
+        let at = start + Duration::from_secs(4);
+        assert_eq!(beat.beat(at, &mut out), Some(false));
+        assert_eq!(out.len(), 1);
+        assert!(out[0].json().contains(r#""type":"heartbeat""#));
+        assert_eq!(beat.due, at + HEARTBEAT);
+        // Quiet for a third of the limit: pinged with it.
+        assert_eq!(beat.beat(start + limit / 3, &mut out), Some(true));
+        assert_eq!(out.len(), 2);
+        // Silent for the whole limit: nothing more is sent, the client is to be closed.
+        assert_eq!(beat.beat(start + limit, &mut out), None);
+        assert_eq!(out.len(), 2);
     }
 }
