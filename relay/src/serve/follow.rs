@@ -327,7 +327,11 @@ async fn event_of(shared: &Arc<Shared>, round: i64, c: &relay_store::Change) -> 
     {
         *clock = running_clock_after(shared, *game_id, mv.ply, &mv.fen, mv.clk_ms, c.at_ms).await;
     }
-    Some(Event::new(round, c.game_id, c.seq, &message))
+    let mut e = Event::new(round, c.game_id, c.seq, &message);
+    // When it was committed, as on the relay that committed it: crowds' sweeps and delay
+    // lines time it from there on every relay alike.
+    e.at_ms = c.at_ms;
+    Some(e)
 }
 
 /// The running clock after a move another relay read, as far as the moves tell it: the
