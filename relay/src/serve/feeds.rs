@@ -37,12 +37,16 @@ const PRESS_HOLD_MS: i64 = 1000;
 /// Clients of one feed that make a crowd: its events are paced (see [`Feed::push`]).
 const CROWD_FANOUT: usize = 5000;
 /// Fewer clients make a crowd too when the feed's events would ask this many socket writes a
-/// second of them (clients × events a second, the events counted over the last sweep): a
-/// relay serving its share of an audience beside others on one database, with a few
-/// thousand clients each, spends its core on fan-outs as one relay with them all would.
-const PACE_WRITES: u64 = 20_000;
-/// Below this many clients a feed's events always go out at once.
-const PACE_MIN: usize = 500;
+/// second of them (clients × the events for spectators in the last second; e-board news,
+/// which only the console gets, does not count). A write costs 10-20 µs of a core here, so
+/// past this a fan-out lasts about half the gap between two events and the next one lands
+/// in its middle: a relay serving its share of an audience beside others on one database
+/// (3,333 clients, 17 moves a second: 57,000) is paced.
+const PACE_WRITES: u64 = 40_000;
+/// Below this many clients a feed's events always go out at once: a fan-out to them takes a
+/// few milliseconds (1000 spectators of a delayed round with 45 events a second: 12 ms
+/// first to last, unpaced; paced, every move waits up to a sweep).
+const PACE_MIN: usize = 2000;
 /// How often feeds let out a crowd's paced events, and presses held for [`PRESS_HOLD_MS`].
 const SWEEP: Duration = Duration::from_millis(250);
 
@@ -160,9 +164,11 @@ pub struct Feed {
     held: Mutex<Vec<Arc<Event>>>,
     /// A crowd's events waiting for the next [`SWEEP`] (taken after `recent`).
     paced: Mutex<Vec<Arc<Event>>>,
-    /// Events passed on since the last sweep, and in the sweep before (for [`PACE_WRITES`]).
+    /// Events for spectators passed on since the last sweep, those of the last four sweeps,
+    /// and their sum: the events of the last second (for [`PACE_WRITES`]).
     passed: AtomicU64,
-    passed_last_sweep: AtomicU64,
+    passed_by_sweep: Mutex<VecDeque<u64>>,
+    per_sec: AtomicU64,
     /// Held while the view is read from the store or a snapshot encoded: one at a time.
     build: tokio::sync::Mutex<()>,
     /// Snapshots asked for since `asks_since` (ms): more than [`CROWD`] a second is a crowd.
@@ -193,7 +199,8 @@ impl Feed {
             held: Mutex::new(Vec::new()),
             paced: Mutex::new(Vec::new()),
             passed: AtomicU64::new(0),
-            passed_last_sweep: AtomicU64::new(0),
+            passed_by_sweep: Mutex::new(VecDeque::new()),
+            per_sec: AtomicU64::new(0),
             build: tokio::sync::Mutex::new(()),
             asks: AtomicU64::new(0),
             asks_since: AtomicI64::new(0),
@@ -235,7 +242,10 @@ impl Feed {
     /// Releases the event now, or keeps it for the next sweep when the feed is a crowd (or
     /// events are kept already: they go out in order).
     fn pass(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) {
-        self.passed.fetch_add(1, Ordering::Relaxed);
+        // E-board news goes to the console alone: spectators write nothing for it.
+        if !e.arbiters {
+            self.passed.fetch_add(1, Ordering::Relaxed);
+        }
         let mut paced = self.paced.lock().unwrap_or_else(|e| e.into_inner());
         if !paced.is_empty() || self.is_crowd() {
             paced.push(e);
@@ -251,15 +261,24 @@ impl Feed {
     /// them, or enough that the feed's rate of events would ask [`PACE_WRITES`] of them.
     fn is_crowd(&self) -> bool {
         let clients = self.tx.receiver_count();
-        let per_sec =
-            self.passed_last_sweep.load(Ordering::Relaxed) * 1000 / SWEEP.as_millis() as u64;
+        let per_sec = self.per_sec.load(Ordering::Relaxed);
         clients >= CROWD_FANOUT || (clients >= PACE_MIN && clients as u64 * per_sec >= PACE_WRITES)
     }
 
     /// Lets out the events a crowd's pacing kept, oldest first (called at every sweep).
     pub fn release_paced(&self) {
-        let passed = self.passed.swap(0, Ordering::Relaxed);
-        self.passed_last_sweep.store(passed, Ordering::Relaxed);
+        {
+            let mut by_sweep = self
+                .passed_by_sweep
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            by_sweep.push_back(self.passed.swap(0, Ordering::Relaxed));
+            let per_second = (1000 / SWEEP.as_millis()) as usize;
+            while by_sweep.len() > per_second {
+                by_sweep.pop_front();
+            }
+            self.per_sec.store(by_sweep.iter().sum(), Ordering::Relaxed);
+        }
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         let due = std::mem::take(&mut *self.paced.lock().unwrap_or_else(|e| e.into_inner()));
         if due.is_empty() {
@@ -784,33 +803,56 @@ mod tests {
     async fn a_smaller_crowd_of_a_busy_feed_is_paced_too() {
         let feed = Feed::new(1, 0);
         let mut clients: Vec<_> = (0..PACE_MIN).map(|_| feed.subscribe()).collect();
-        // 500 clients, 8 events a second: 4,000 writes a second, at once.
+        let seqs_of = |rx: &mut Receiver| -> Vec<i64> {
+            std::iter::from_fn(|| rx.try_recv().ok())
+                .filter(|e| !e.arbiters)
+                .map(|e| e.seq)
+                .collect()
+        };
+        // 2000 clients, 2 events in the last second: 4,000 writes a second, at once.
         for seq in 1..=2 {
             feed.push(event(seq, true));
         }
         feed.release_paced();
         feed.push(event(3, true));
         assert_eq!(clients[0].try_recv().expect("sent at once").seq, 1);
-        // A sweep with 10 events (40 a second, 20,000 writes): paced from then on.
-        for seq in 4..=12 {
+        // 19 in the last second (and e-board news, which only the console writes): 38,000
+        // writes, still at once.
+        for seq in 4..=19 {
+            feed.push(event(seq, true));
+        }
+        let mut news = Event::new(1, Some(7), 19, &ServerMessage::Heartbeat { at_ms: 0 });
+        news.arbiters = true;
+        news.change = false;
+        feed.push(Arc::new(news));
+        feed.release_paced();
+        feed.push(event(20, true));
+        assert!(feed.paced.lock().expect("lock").is_empty());
+        // 21 (42,000 writes): paced from then on.
+        feed.push(event(21, true));
+        feed.release_paced();
+        feed.push(event(22, true));
+        assert_eq!(
+            seqs_of(&mut clients[0]),
+            (2..=21).collect::<Vec<_>>(),
+            "22 waits for the sweep"
+        );
+        feed.release_paced();
+        assert_eq!(clients[0].try_recv().expect("at the sweep").seq, 22);
+        // A quiet second later the feed goes out at once again.
+        for _ in 0..4 {
+            feed.release_paced();
+        }
+        feed.push(event(23, true));
+        assert_eq!(clients[0].try_recv().expect("sent at once").seq, 23);
+        // Fewer than PACE_MIN clients: at once however busy.
+        clients.truncate(PACE_MIN - 1);
+        for seq in 24..=103 {
             feed.push(event(seq, true));
         }
         feed.release_paced();
-        feed.push(event(13, true));
-        let seen: Vec<i64> = std::iter::from_fn(|| clients[0].try_recv().ok())
-            .map(|e| e.seq)
-            .collect();
-        assert_eq!(seen, (2..=12).collect::<Vec<_>>(), "13 waits for the sweep");
-        feed.release_paced();
-        assert_eq!(clients[0].try_recv().expect("at the sweep").seq, 13);
-        // Fewer than PACE_MIN clients: at once however busy.
-        clients.truncate(PACE_MIN - 1);
-        feed.release_paced();
-        feed.push(event(14, true));
-        let seen: Vec<i64> = std::iter::from_fn(|| clients[1].try_recv().ok())
-            .map(|e| e.seq)
-            .collect();
-        assert_eq!(seen, (1..=14).collect::<Vec<_>>());
+        feed.push(event(104, true));
+        assert_eq!(seqs_of(&mut clients[1]), (1..=104).collect::<Vec<_>>());
     }
 
     fn press(seq: i64, game: i64) -> Arc<Event> {
