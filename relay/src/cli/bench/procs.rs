@@ -118,6 +118,12 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        // `RELAY_BENCH_KEEP=1`: the run's files (wsload's frames and markers, the service's
+        // log) stay for a closer look.
+        if std::env::var_os("RELAY_BENCH_KEEP").is_some() {
+            eprintln!("kept {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
