@@ -725,7 +725,8 @@ mod tests {
         assert_eq!(until_next_sweep(1_000), ms(250));
         assert_eq!(until_next_sweep(1_001), ms(249));
         assert_eq!(until_next_sweep(1_249), ms(1));
-        // Two relays whose clocks read 10 ms apart wake at the same wall-clock moment.
+        // Asked 10 ms apart (two relays, or one whose sweep came round late), both wake at
+        // the same wall-clock moment.
         assert_eq!(1_130 + until_next_sweep(1_130).as_millis(), 1_250);
         assert_eq!(1_140 + until_next_sweep(1_140).as_millis(), 1_250);
     }
