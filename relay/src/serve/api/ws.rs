@@ -354,15 +354,40 @@ async fn send_ping(socket: &mut impl ClientSocket) -> bool {
     matches!(tokio::time::timeout(SEND_TIMEOUT, ping).await, Ok(Ok(())))
 }
 
-/// Closes a client that stopped answering pings.
-async fn silent(s: &Shared, socket: &mut impl ClientSocket) {
-    s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
-    close(
-        socket,
-        CloseCode::Policy,
-        "no answer to pings: the client stopped reading",
-    )
-    .await;
+/// Writes `out` in one go, with the client's heartbeat when `beat_now` (and a ping after it
+/// when the client has been quiet), the heartbeat's `timer` then set for the next one.
+/// `false`: the client is gone, or was closed for answering no pings.
+async fn write_out(
+    s: &Shared,
+    socket: &mut impl ClientSocket,
+    mut out: Vec<Frame>,
+    beat: &mut Beat,
+    timer: Pin<&mut tokio::time::Sleep>,
+    beat_now: bool,
+) -> bool {
+    let mut ping = false;
+    if beat_now {
+        match beat.beat(tokio::time::Instant::now(), &mut out) {
+            Some(p) => ping = p,
+            None => {
+                s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
+                close(
+                    socket,
+                    CloseCode::Policy,
+                    "no answer to pings: the client stopped reading",
+                )
+                .await;
+                return false;
+            }
+        }
+    }
+    if !send_all(socket, &out).await || (ping && !send_ping(socket).await) {
+        return false;
+    }
+    if beat_now {
+        timer.reset(beat.due);
+    }
+    true
 }
 
 /// A client's heartbeat: when the next is due, and when the client was last heard.
@@ -569,21 +594,10 @@ async fn follow(
                     }
                     // A heartbeat nearly due rides along: in a busy round it costs no write
                     // of its own.
-                    let now = tokio::time::Instant::now();
-                    let due = !out.is_empty() && beat.due <= now + HEARTBEAT_RIDE;
-                    let ping = if due {
-                        match beat.beat(now, &mut out) {
-                            Some(ping) => ping,
-                            None => return silent(&s, &mut socket).await,
-                        }
-                    } else {
-                        false
-                    };
-                    if !send_all(&mut socket, &out).await || (ping && !send_ping(&mut socket).await) {
+                    let due = !out.is_empty()
+                        && beat.due <= tokio::time::Instant::now() + HEARTBEAT_RIDE;
+                    if !write_out(&s, &mut socket, out, &mut beat, heartbeat.as_mut(), due).await {
                         return;
-                    }
-                    if due {
-                        heartbeat.as_mut().reset(beat.due);
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
@@ -617,14 +631,9 @@ async fn follow(
             }
             () = &mut heartbeat => {
                 // Nothing went out for a heartbeat's time: it goes alone.
-                let mut out = Vec::new();
-                let Some(ping) = beat.beat(tokio::time::Instant::now(), &mut out) else {
-                    return silent(&s, &mut socket).await;
-                };
-                if !send_all(&mut socket, &out).await || (ping && !send_ping(&mut socket).await) {
+                if !write_out(&s, &mut socket, Vec::new(), &mut beat, heartbeat.as_mut(), true).await {
                     return;
                 }
-                heartbeat.as_mut().reset(beat.due);
             }
             _ = closing.changed() => break,
         }
