@@ -86,11 +86,36 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
             )
         })
     };
+    let origin = SystemTime::now();
+    // What the session reported before the hands started, handed to the recorder first.
+    let mut early = std::collections::VecDeque::new();
     // Let the session start the board (find it, on a bus) before the first hand moves. A
     // slowly polled bus must see the set-up position standing still before play starts, as
     // it would in a hall: set it up now and give it two polls.
     match reading {
-        Reading::Single => std::thread::sleep(Duration::from_millis(300)),
+        // The hands start once the session has read the whole board (the dump it asks for on
+        // opening), however long a busy machine takes to get there: a board first read in
+        // the middle of a game is recorded from its next game only, so a fixed head start
+        // that a slow start overran left the game with no moves. At most 30 s.
+        Reading::Single => {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                let Ok(e) = rx.recv_timeout(Duration::from_millis(50)) else {
+                    continue;
+                };
+                let dump = matches!(
+                    e,
+                    PortEvent::Message {
+                        message: boards::protocol::Message::BoardDump { .. },
+                        ..
+                    }
+                );
+                early.push_back(e);
+                if dump {
+                    break;
+                }
+            }
+        }
         Reading::Bus { gap_ms, .. } => {
             let t = line.clock().now_ms();
             line.act(0, |b| {
@@ -108,7 +133,6 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
         );
         std::thread::spawn(move || play(&line, 0, &start, &s, table, Some(IDLE_MS), &stop))
     };
-    let origin = SystemTime::now();
     let ms = |t: SystemTime| t.duration_since(origin).map_or(0, |d| d.as_millis() as u64);
     let mut recorder = Recorder::new(RecorderConfig {
         settle_ms: 120,
@@ -133,7 +157,11 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
         })
     };
     loop {
-        match rx.recv_timeout(Duration::from_millis(10)) {
+        let event = match early.pop_front() {
+            Some(e) => Ok(e),
+            None => rx.recv_timeout(Duration::from_millis(10)),
+        };
+        match event {
             Ok(PortEvent::Message { message, at, .. }) => {
                 if debug_all {
                     eprintln!("[seed {seed}] {} {message:?}", ms(at));
