@@ -537,6 +537,17 @@ impl Follower {
     }
 }
 
+/// Waits for the next change of `rx`, then hands the receiver back with the outcome.
+async fn next_change<T>(
+    mut rx: tokio::sync::watch::Receiver<T>,
+) -> (
+    Result<(), tokio::sync::watch::error::RecvError>,
+    tokio::sync::watch::Receiver<T>,
+) {
+    let changed = rx.changed().await;
+    (changed, rx)
+}
+
 async fn follow(
     s: Arc<Shared>,
     scope: Scope,
@@ -548,8 +559,8 @@ async fn follow(
 ) {
     s.metrics.ws_clients.fetch_add(1, Ordering::Relaxed);
     let _gauge = ClientGauge(s.clone());
-    let mut closing = s.closing();
-    let mut round_edits = s.round_edits();
+    let closing = s.closing();
+    let round_edits = s.round_edits();
     let mut me = Follower {
         scope,
         arbiter,
@@ -577,6 +588,12 @@ async fn follow(
     let mut beat = Beat::new(s.limits.client_silence);
     let heartbeat = tokio::time::sleep_until(beat.due);
     tokio::pin!(heartbeat);
+    // The service's closing and the arbiters' edits are waited for by futures that live
+    // across the loop's turns. `changed()` made afresh at every turn put the client on each
+    // watch channel's list of waiters and took it off again, under that channel's lock, which
+    // every client of the service shares: twice per channel for each write.
+    let mut closing = Box::pin(next_change(closing));
+    let mut round_edits = Box::pin(next_change(round_edits));
     loop {
         tokio::select! {
             ev = rx.recv() => match ev {
@@ -613,13 +630,14 @@ async fn follow(
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
                 Some(Ok(_)) => beat.heard(),
             },
-            changed = round_edits.changed(), if !arbiter => {
+            (changed, mut edits) = &mut round_edits, if !arbiter => {
                 if changed.is_err() {
                     break;
                 }
                 // An arbiter edited a tournament or round: a client whose delay is no longer
                 // right starts again from a snapshot of the view it is now owed.
-                let now = round_edits.borrow_and_update().get(&scope.round()).copied();
+                let now = edits.borrow_and_update().get(&scope.round()).copied();
+                round_edits.set(next_change(edits));
                 if let Some(now) = now && now != delay {
                     delay = now;
                     feed = s.feeds.get(scope.round(), delay);
@@ -635,7 +653,7 @@ async fn follow(
                     return;
                 }
             }
-            _ = closing.changed() => break,
+            _ = &mut closing => break,
         }
     }
     close(&mut socket, CloseCode::Away, "relay is shutting down").await;
@@ -851,6 +869,36 @@ mod tests {
         core.shared.close_clients();
         assert_eq!(a.next().await, None);
         assert_eq!(current.next().await, None);
+    }
+
+    /// An open socket learns of an arbiter's edit of its round's delay, each time, from the
+    /// wait that lives across its loop's turns: it starts again from the snapshot it is now
+    /// owed, and the service's closing still reaches it afterwards.
+    #[tokio::test]
+    async fn a_spectator_follows_each_edit_of_its_rounds_delay() {
+        let (core, round, games) = start_in("delay-edit").await;
+        let mut a = Client::follow(&core, round, None);
+        assert_eq!(a.next().await.expect("snapshot")["type"], "snapshot");
+
+        core.shared.round_edited([(round, 60_000)]);
+        let delayed = a.next().await.expect("snapshot");
+        assert_eq!(delayed["type"], "snapshot", "{delayed}");
+        play(&core, games[0], 1, "e4").await;
+        let early = tokio::time::timeout(Duration::from_millis(300), a.from_service.recv()).await;
+        assert!(
+            !matches!(&early, Ok(Some(WsMessage::Text(t))) if t.as_str().contains("\"san\":\"e4\"")),
+            "a move reached a spectator 60 s behind at once: {early:?}"
+        );
+
+        core.shared.round_edited([(round, 0)]);
+        let live = a.next().await.expect("snapshot");
+        assert_eq!(live["type"], "snapshot", "{live}");
+        assert!(live.to_string().contains("\"e4\""), "{live}");
+        play(&core, games[0], 2, "e5").await;
+        assert_eq!(last_san(&a.next().await.expect("change")), Some("e5"));
+
+        core.shared.close_clients();
+        assert_eq!(a.next().await, None);
     }
 
     fn eboard_in(round: i64, game: i64) -> crate::serve::live::EboardView {
