@@ -7,7 +7,7 @@
 
 mod support;
 
-use boards::protocol::LineMode;
+use boards::protocol::{LineMode, Message};
 use boards::transport::{PortEvent, SessionConfig};
 use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::line::{Line, VirtualClock};
@@ -106,7 +106,7 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
                 let dump = matches!(
                     e,
                     PortEvent::Message {
-                        message: boards::protocol::Message::BoardDump { .. },
+                        message: Message::BoardDump { .. },
                         ..
                     }
                 );
@@ -168,7 +168,7 @@ fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bo
                 }
                 let outs = recorder.on_message(&message, ms(at));
                 if debug
-                    && let boards::protocol::Message::Clock {
+                    && let Message::Clock {
                         clock: boards::protocol::ClockMessage::Time(r),
                     } = &message
                 {

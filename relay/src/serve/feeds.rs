@@ -17,7 +17,7 @@ use super::live::{Event, Pending, Shared, change_message, now_ms};
 use super::views::{GameView, RoundView};
 use super::wire::{Frame, ServerMessage, game_snapshot, round_snapshot};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -163,7 +163,7 @@ pub struct Feed {
     /// `recv`).
     tx: Vec<broadcast::Sender<Batch>>,
     /// The channel the next client subscribes to.
-    next_shard: std::sync::atomic::AtomicUsize,
+    next_shard: AtomicUsize,
     /// The last change events, oldest first (pushed under this lock with the send, so a
     /// subscriber taken under it misses nothing between the ring and the channel).
     recent: Mutex<VecDeque<Arc<Event>>>,
@@ -205,7 +205,7 @@ impl Feed {
             tx: (0..SHARDS)
                 .map(|_| broadcast::channel(CHANNEL_CAPACITY).0)
                 .collect(),
-            next_shard: std::sync::atomic::AtomicUsize::new(0),
+            next_shard: AtomicUsize::new(0),
             recent: Mutex::new(VecDeque::new()),
             last_seq: AtomicI64::new(0),
             view: Mutex::new(View::default()),

@@ -559,8 +559,12 @@ async fn follow(
 ) {
     s.metrics.ws_clients.fetch_add(1, Ordering::Relaxed);
     let _gauge = ClientGauge(s.clone());
-    let closing = s.closing();
-    let round_edits = s.round_edits();
+    // Subscribed before the snapshot, so nothing in between is missed, and waited for by
+    // futures that live across the loop's turns: `changed()` made afresh at every turn put
+    // the client on each watch channel's list of waiters and took it off again, under that
+    // channel's lock, which every client of the service shares: twice per channel per write.
+    let mut closing = Box::pin(next_change(s.closing()));
+    let mut round_edits = Box::pin(next_change(s.round_edits()));
     let mut me = Follower {
         scope,
         arbiter,
@@ -588,12 +592,6 @@ async fn follow(
     let mut beat = Beat::new(s.limits.client_silence);
     let heartbeat = tokio::time::sleep_until(beat.due);
     tokio::pin!(heartbeat);
-    // The service's closing and the arbiters' edits are waited for by futures that live
-    // across the loop's turns. `changed()` made afresh at every turn put the client on each
-    // watch channel's list of waiters and took it off again, under that channel's lock, which
-    // every client of the service shares: twice per channel for each write.
-    let mut closing = Box::pin(next_change(closing));
-    let mut round_edits = Box::pin(next_change(round_edits));
     loop {
         tokio::select! {
             ev = rx.recv() => match ev {
