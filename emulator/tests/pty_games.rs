@@ -288,7 +288,7 @@ fn broadcast_games_through_the_serial_path() {
     let jobs = Arc::new(std::sync::Mutex::new(jobs));
     let started = Instant::now();
     // Lines run side by side: most of the time every one of them sleeps (16 lines kept
-    // a eighth of a core busy and took seven minutes; 48 take a third of one).
+    // an eighth of a core busy and took seven minutes; 48 take a third of one).
     let workers: Vec<_> = (0..48)
         .map(|_| {
             let jobs = jobs.clone();
