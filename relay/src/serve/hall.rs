@@ -37,7 +37,6 @@ pub fn watch_ports(
     std::thread::spawn(move || {
         let in_use: Arc<Mutex<HashSet<String>>> = Arc::default();
         let mut started: HashSet<String> = HashSet::new();
-        let mut readers = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             let auto = patterns.iter().any(|p| p == "auto");
             let globs: Vec<String> = patterns.iter().filter(|p| *p != "auto").cloned().collect();
@@ -76,7 +75,9 @@ pub fn watch_ports(
                 tracing::info!(port = %path, "reading port");
                 let (tx, stop, in_use) = (tx.clone(), stop.clone(), in_use.clone());
                 let claims = claims.clone();
-                readers.push(std::thread::spawn(move || {
+                // Not joined: see READER_LINGER. The hall knows a reader is done when its
+                // sender is gone.
+                std::thread::spawn(move || {
                     // Read while this relay holds the port; wait while another does.
                     let mut said = false;
                     while !stop.load(Ordering::Relaxed) {
@@ -103,7 +104,17 @@ pub fn watch_ports(
                             &session_stop,
                         );
                     }
-                }));
+                    // At shutdown the thread's work is done once its sender is gone (the hall
+                    // stops when every sender is), but it is not ended yet: with 1000 ports,
+                    // a thousand threads ending together gave back their stacks one by one
+                    // under the process's one memory-map lock, and the hall and the writer
+                    // waited behind them for 15-20 s. Parked, they end with the process; in
+                    // a process that goes on (tests), a minute later.
+                    drop(tx);
+                    drop(claims);
+                    drop(in_use);
+                    std::thread::park_timeout(READER_LINGER);
+                });
             }
             for _ in 0..10 {
                 if stop.load(Ordering::Relaxed) {
@@ -112,11 +123,12 @@ pub fn watch_ports(
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
-        for r in readers {
-            let _ = r.join();
-        }
     })
 }
+
+/// How long a port's reader thread waits, parked, after the service stopped before it ends
+/// (see [`watch_ports`]).
+const READER_LINGER: Duration = Duration::from_secs(60);
 
 /// How long a board must stay unexplained before it is reported out of sync.
 const OUT_OF_SYNC_AFTER_MS: i64 = 2_000;
