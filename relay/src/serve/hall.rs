@@ -75,8 +75,7 @@ pub fn watch_ports(
                 tracing::info!(port = %path, "reading port");
                 let (tx, stop, in_use) = (tx.clone(), stop.clone(), in_use.clone());
                 let claims = claims.clone();
-                // Not joined: see READER_LINGER. The hall knows a reader is done when its
-                // sender is gone.
+                // Not joined: the hall knows a reader is done when its sender is gone.
                 std::thread::spawn(move || {
                     // Read while this relay holds the port; wait while another does.
                     let mut said = false;
@@ -104,12 +103,7 @@ pub fn watch_ports(
                             &session_stop,
                         );
                     }
-                    // At shutdown the thread's work is done once its sender is gone (the hall
-                    // stops when every sender is), but it is not ended yet: with 1000 ports,
-                    // a thousand threads ending together gave back their stacks one by one
-                    // under the process's one memory-map lock, and the hall and the writer
-                    // waited behind them for 15-20 s. Parked, they end with the process; in
-                    // a process that goes on (tests), a minute later.
+                    // Done: let go of everything shared, then wait (see READER_LINGER).
                     drop(tx);
                     drop(claims);
                     drop(in_use);
@@ -126,8 +120,11 @@ pub fn watch_ports(
     })
 }
 
-/// How long a port's reader thread waits, parked, after the service stopped before it ends
-/// (see [`watch_ports`]).
+/// How long a port's reader thread stays parked after the service stopped, its sender already
+/// dropped, before it ends. Ending at once, a thousand of them gave back their stacks one by
+/// one under the process's one memory-map lock and the hall and the writer waited behind them
+/// for 15-20 s; parked, they end with the process (in a process that goes on, as in tests, a
+/// minute later).
 const READER_LINGER: Duration = Duration::from_secs(60);
 
 /// How long a board must stay unexplained before it is reported out of sync.
