@@ -89,6 +89,13 @@ pub enum Job {
 /// How long readings with no move among them wait for more before they are committed.
 const READINGS_LINGER: Duration = Duration::from_millis(100);
 
+/// How long the clock of a move already announced (its lever press, seen after the move was
+/// judged) waits for company before it is committed. With 1000 boards another board's move
+/// comes within about 10 ms and the two share one commit: a separate commit for each move's
+/// clock was a third of all commits. A press shown 50 ms later is still well within the
+/// second that clocks display.
+const MOVE_CLOCK_LINGER: Duration = Duration::from_millis(50);
+
 /// How often the round's running-clock readings are announced (see [`Writer::run`]).
 const CLOCK_READINGS_EVERY: Duration = Duration::from_secs(10);
 /// Running clocks per `clocks` message (about 95 bytes each: a message stays under 4 KiB).
@@ -167,6 +174,21 @@ async fn guarded(store: &relay_store::Store, edit: &GameEdit, op: Op) -> Result<
         .copied()
         .flatten()
         .ok_or_else(|| StoreError::Conflict(format!("game {game}: the change was not stored")))
+}
+
+/// Whether the board's game differs from the stored one only in the clocks of its moves: the
+/// same game from the same start, the same moves and the same result.
+fn only_clocks(slot: &Slot, snap: &Snapshot) -> bool {
+    slot.game_no == snap.game_no
+        && slot.start_fen == snap.start_fen
+        && slot.result == snap.result
+        && !(slot.orientation.is_none() && snap.orientation.is_some())
+        && slot.moves.len() == snap.moves.len()
+        && slot
+            .moves
+            .iter()
+            .zip(&snap.moves)
+            .all(|(a, b)| a.uci == b.uci)
 }
 
 fn transient(e: &StoreError) -> bool {
@@ -285,22 +307,27 @@ impl Writer {
                     continue;
                 }
             };
-            // Readings alone may wait a little for company: one commit (one fsync) for many,
-            // instead of one per reading. A move, or anything else that is news, ends the
-            // wait at once.
-            let linger = tokio::time::Instant::now() + READINGS_LINGER;
-            let mut news = !self.can_wait(&first);
+            // Readings, and the clocks of moves already announced, may wait a little for
+            // company: one commit (one fsync) for many, instead of one each. A move, or
+            // anything else that is news, ends the wait at once.
+            let started = tokio::time::Instant::now();
+            let mut wait = self.may_wait(&first);
             let mut batch = vec![first];
             while batch.len() < 2000 {
                 let next = match self.jobs.try_recv() {
                     Ok(j) => j,
-                    Err(_) if news => break,
-                    Err(_) => match tokio::time::timeout_at(linger, self.jobs.recv()).await {
-                        Ok(Some(j)) => j,
-                        Ok(None) | Err(_) => break,
+                    Err(_) => match wait {
+                        None => break,
+                        Some(w) => {
+                            match tokio::time::timeout_at(started + w, self.jobs.recv()).await {
+                                Ok(Some(j)) => j,
+                                Ok(None) | Err(_) => break,
+                            }
+                        }
                     },
                 };
-                news |= !self.can_wait(&next);
+                // The group waits as long as its most urgent job allows.
+                wait = wait.zip(self.may_wait(&next)).map(|(a, b)| a.min(b));
                 batch.push(next);
             }
             self.in_hand = batch.len();
@@ -338,19 +365,26 @@ impl Writer {
         }
     }
 
-    /// Whether the job may wait [`READINGS_LINGER`] for others to share its commit: black-box
-    /// readings, and clock readings that are only kept for the round's next bundle (a tick
-    /// while the same side runs: about one a second per board, which made every commit's
-    /// wait end at once with 1000 boards). Not moves, lever presses or anything an arbiter
-    /// waits for.
-    fn can_wait(&self, job: &Job) -> bool {
+    /// How long the job may wait for others to share its commit (`None`: not at all).
+    /// [`READINGS_LINGER`] for black-box readings and for clock readings that are only kept
+    /// for the round's next bundle (a tick while the same side runs: about one a second per
+    /// board, which made every commit's wait end at once with 1000 boards);
+    /// [`MOVE_CLOCK_LINGER`] for a board's change that only adds clocks to moves already
+    /// stored. Not moves, results, lever presses on their own or anything an arbiter waits for.
+    fn may_wait(&self, job: &Job) -> Option<Duration> {
         match job {
-            Job::Raws(_) | Job::Touch { .. } => true,
+            Job::Raws(_) | Job::Touch { .. } => Some(READINGS_LINGER),
             Job::Clock { serial, clock } => self
                 .slots
                 .get(serial)
-                .is_none_or(|s| s.result != "*" || !self.side_changed(s.game_id, clock.running)),
-            _ => false,
+                .is_none_or(|s| s.result != "*" || !self.side_changed(s.game_id, clock.running))
+                .then_some(READINGS_LINGER),
+            Job::Sync(snap) => self
+                .slots
+                .get(&snap.serial)
+                .is_some_and(|slot| only_clocks(slot, snap))
+                .then_some(MOVE_CLOCK_LINGER),
+            _ => None,
         }
     }
 
@@ -1199,5 +1233,75 @@ impl Writer {
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn played(ucis: &[&str], clk_ms: Option<u64>) -> Vec<StoredMove> {
+        ucis.iter()
+            .enumerate()
+            .map(|(i, uci)| StoredMove {
+                ply: i as u32 + 1,
+                san: String::new(),
+                uci: (*uci).to_string(),
+                clk_ms,
+                emt_ms: None,
+                accepted_at_ms: 1,
+                fen_after: String::new(),
+            })
+            .collect()
+    }
+
+    fn stored(ucis: &[&str]) -> Slot {
+        Slot {
+            game_id: 1,
+            round_id: 1,
+            board_no: 1,
+            game_no: 1,
+            moves: played(ucis, None),
+            result: "*".into(),
+            status: "live".into(),
+            orientation: Some("normal".into()),
+            start_fen: None,
+        }
+    }
+
+    fn read(ucis: &[&str], clk_ms: Option<u64>) -> Snapshot {
+        Snapshot {
+            serial: "7001".into(),
+            port: "/dev/ttyUSB0".into(),
+            game_no: 1,
+            start_fen: None,
+            chess960: false,
+            orientation: Some("normal"),
+            moves: played(ucis, clk_ms),
+            result: "*".into(),
+            termination: None,
+            read_at_ms: 1,
+            press: None,
+        }
+    }
+
+    /// Only a change that adds clocks to the moves already stored may wait for company;
+    /// anything that would show spectators a new move, a taken-back one or a result may not.
+    #[test]
+    fn only_the_clocks_of_stored_moves_may_wait() {
+        let slot = stored(&["e2e4", "e7e5"]);
+        assert!(only_clocks(
+            &slot,
+            &read(&["e2e4", "e7e5"], Some(5_400_000))
+        ));
+        assert!(!only_clocks(&slot, &read(&["e2e4", "e7e5", "g1f3"], None)));
+        assert!(!only_clocks(&slot, &read(&["e2e4"], None)));
+        assert!(!only_clocks(&slot, &read(&["e2e4", "c7c5"], None)));
+        let mut over = read(&["e2e4", "e7e5"], None);
+        over.result = "0-1".into();
+        assert!(!only_clocks(&slot, &over));
+        let mut next = read(&["e2e4", "e7e5"], None);
+        next.game_no = 2;
+        assert!(!only_clocks(&slot, &next));
     }
 }

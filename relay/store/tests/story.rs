@@ -176,6 +176,34 @@ async fn story(store: &Store) {
         store.game(g1).await.expect("game").moves.len(),
         moves.len() - 1
     );
+    // A move's clock known after the move (the lever pressed once the move was stored): its
+    // own change number, in the move's row and the log; the clock of a move no longer there
+    // changes nothing and takes no number.
+    let clock = |ply, clk_ms, emt_ms| Op::MoveClock {
+        game: g1,
+        ply,
+        clk_ms,
+        emt_ms,
+    };
+    let other = clock(1, Some(5_399_000), Some(61_000));
+    assert_eq!(store.commit_one(other).await.expect("clock"), Some(seq + 1));
+    let gone = clock(n, Some(5_399_000), Some(61_000));
+    assert_eq!(store.commit_one(gone).await.expect("gone"), None);
+    let first = store.game(g1).await.expect("game").moves[0].clone();
+    assert_eq!(
+        (first.clk_ms, first.emt_ms),
+        (Some(5_399_000), Some(61_000))
+    );
+    let log = store.changes_since(r, seq, 10).await.expect("changes");
+    assert_eq!(
+        log.iter()
+            .map(|c| (c.seq, c.kind.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(seq + 1, "move_clock")]
+    );
+    // And back to the recorded clock (the export below compares the clocks with the record).
+    let back = clock(1, moves[0].clk_ms, moves[0].emt_ms);
+    assert_eq!(store.commit_one(back).await.expect("clock"), Some(seq + 2));
     store
         .record_move(g1, &moves[moves.len() - 1])
         .await
