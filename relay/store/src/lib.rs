@@ -487,7 +487,8 @@ impl Store {
         self.commit(entries, &[]).await.map(|_| ())
     }
 
-    /// Raw messages of a port in time order (what `relay replay` reads).
+    /// Raw messages of a port in time order. Not indexed (schema 6): it reads the whole black
+    /// box, which is for tests and one-off inspection; `relay replay` reads by serial number.
     pub async fn raw_log(&self, port: &str) -> Result<Vec<RawEntry>> {
         on_pool!(self, pool => {
             let rows: Vec<(String, Option<String>, i64, Vec<u8>)> = sqlx::query_as(

@@ -32,10 +32,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0005_fewer_indexes.sql"),
         include_str!("../../../migrations/postgres/0005_fewer_indexes.sql"),
     ),
+    (
+        6,
+        include_str!("../../../migrations/sqlite/0006_black_box_index.sql"),
+        include_str!("../../../migrations/postgres/0006_black_box_index.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.
