@@ -176,19 +176,30 @@ async fn guarded(store: &relay_store::Store, edit: &GameEdit, op: Op) -> Result<
         .ok_or_else(|| StoreError::Conflict(format!("game {game}: the change was not stored")))
 }
 
-/// Whether the board's game differs from the stored one only in the clocks of its moves: the
-/// same game from the same start, the same moves and the same result.
-fn only_clocks(slot: &Slot, snap: &Snapshot) -> bool {
+/// Whether the board plays the stored game from the same position: the same game, the same
+/// start, and no orientation newly known (anything else needs the store first).
+fn same_game(slot: &Slot, snap: &Snapshot) -> bool {
     slot.game_no == snap.game_no
         && slot.start_fen == snap.start_fen
-        && slot.result == snap.result
         && !(slot.orientation.is_none() && snap.orientation.is_some())
+}
+
+/// How many of the stored game's first moves the board's game still has.
+fn moves_in_common(slot: &Slot, snap: &Snapshot) -> usize {
+    slot.moves
+        .iter()
+        .zip(&snap.moves)
+        .take_while(|(a, b)| a.uci == b.uci)
+        .count()
+}
+
+/// Whether the board's game differs from the stored one only in the clocks of its moves: the
+/// same game, the same moves and the same result.
+fn only_clocks(slot: &Slot, snap: &Snapshot) -> bool {
+    same_game(slot, snap)
+        && slot.result == snap.result
         && slot.moves.len() == snap.moves.len()
-        && slot
-            .moves
-            .iter()
-            .zip(&snap.moves)
-            .all(|(a, b)| a.uci == b.uci)
+        && moves_in_common(slot, snap) == slot.moves.len()
 }
 
 fn transient(e: &StoreError) -> bool {
@@ -314,17 +325,15 @@ impl Writer {
             let mut wait = self.may_wait(&first);
             let mut batch = vec![first];
             while batch.len() < 2000 {
-                let next = match self.jobs.try_recv() {
-                    Ok(j) => j,
-                    Err(_) => match wait {
-                        None => break,
-                        Some(w) => {
-                            match tokio::time::timeout_at(started + w, self.jobs.recv()).await {
-                                Ok(Some(j)) => j,
-                                Ok(None) | Err(_) => break,
-                            }
+                let next = match (self.jobs.try_recv(), wait) {
+                    (Ok(j), _) => j,
+                    (Err(_), None) => break,
+                    (Err(_), Some(w)) => {
+                        match tokio::time::timeout_at(started + w, self.jobs.recv()).await {
+                            Ok(Some(j)) => j,
+                            Ok(None) | Err(_) => break,
                         }
-                    },
+                    }
                 };
                 // The group waits as long as its most urgent job allows.
                 wait = wait.zip(self.may_wait(&next)).map(|(a, b)| a.min(b));
@@ -388,19 +397,14 @@ impl Writer {
         }
     }
 
-    /// Whether a board's game can join a group commit: its stored game is known and it is the
-    /// same game from the same position (anything else needs the store first).
+    /// Whether a board's game can join a group commit: its stored game is known and is the
+    /// [`same_game`].
     fn plannable(&self, snap: &Snapshot, group: &Group) -> bool {
-        let Some(slot) = group
+        group
             .shadows
             .get(&snap.serial)
             .or_else(|| self.slots.get(&snap.serial))
-        else {
-            return false;
-        };
-        slot.game_no == snap.game_no
-            && slot.start_fen == snap.start_fen
-            && !(slot.orientation.is_none() && snap.orientation.is_some())
+            .is_some_and(|slot| same_game(slot, snap))
     }
 
     /// Adds what differs between the stored game and the board's to the group: moves no
@@ -420,12 +424,7 @@ impl Writer {
             mine.push(group.ops.len());
             group.ops.push(op);
         };
-        let same = slot
-            .moves
-            .iter()
-            .zip(&snap.moves)
-            .take_while(|(a, b)| a.uci == b.uci)
-            .count();
+        let same = moves_in_common(&slot, &snap);
         if slot.moves.len() > same {
             let from_ply = (same + 1) as u32;
             add(
