@@ -42,7 +42,11 @@ async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
         .await
         .expect("round");
     let core = Core::start(
-        Stores { readers, writer },
+        Stores {
+            readers,
+            writer,
+            commits: relay_store::SqliteCommits::open(&url).expect("store"),
+        },
         Some(TOKEN.into()),
         current,
         Carry::default(),

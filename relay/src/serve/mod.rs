@@ -312,6 +312,9 @@ pub fn today() -> String {
 pub struct Stores {
     pub readers: Store,
     pub writer: Store,
+    /// The writer's connection for its group commits on a SQLite file, called on the
+    /// writer's thread (`relay_store::SqliteCommits`); `None`: they go through `writer`.
+    pub commits: Option<relay_store::SqliteCommits>,
 }
 
 /// The games the service carries on with after a restart.
@@ -456,8 +459,14 @@ impl Core {
         if matches!(shared.store, Store::Sqlite(_)) {
             tokio::spawn(checkpoints(shared.clone()));
         }
-        let writer =
-            writer::Writer::new(shared.clone(), stores.writer, current, carry.slots, jobs_rx);
+        let writer = writer::Writer::new(
+            shared.clone(),
+            stores.writer,
+            stores.commits,
+            current,
+            carry.slots,
+            jobs_rx,
+        );
         let writer = spawn_own_thread("writer", writer.run());
         let (ports, ports_rx) = tokio::sync::mpsc::unbounded_channel();
         let hall = hall::Hall::new(shared.clone(), cfg, carry.resume, jobs_tx);
@@ -565,6 +574,8 @@ async fn serve(
     let writer_store = Store::open_writer(&settings.db)
         .await
         .with_context(|| format!("database {}", settings.db))?;
+    let commits = relay_store::SqliteCommits::open(&settings.db)
+        .with_context(|| format!("database {}", settings.db))?;
     let cfg = RecorderConfig {
         settle_ms: settings.settle_ms,
         ..RecorderConfig::default()
@@ -573,6 +584,7 @@ async fn serve(
         Stores {
             readers: store,
             writer: writer_store,
+            commits,
         },
         settings.admin_token.clone(),
         current,

@@ -144,6 +144,9 @@ pub struct Writer {
     shared: Arc<Shared>,
     /// The writer's own connections (separate from the readers').
     store: relay_store::Store,
+    /// Its connection for group commits on a SQLite file, called on this thread (see
+    /// `relay_store::SqliteCommits`); `None`: they go through `store`.
+    commits: Option<relay_store::SqliteCommits>,
     slots: HashMap<String, Slot>,
     current: RoundInfo,
     /// Latest change number per round (clock and e-board messages carry it).
@@ -210,6 +213,7 @@ impl Writer {
     pub fn new(
         shared: Arc<Shared>,
         store: relay_store::Store,
+        commits: Option<relay_store::SqliteCommits>,
         current: RoundInfo,
         slots: HashMap<String, Slot>,
         jobs: mpsc::UnboundedReceiver<Job>,
@@ -217,6 +221,7 @@ impl Writer {
         let mut w = Writer {
             shared,
             store,
+            commits,
             slots: HashMap::new(),
             seqs: HashMap::new(),
             current,
@@ -502,7 +507,14 @@ impl Writer {
                 break Some(Vec::new());
             }
             let started = std::time::Instant::now();
-            match self.store.commit(&g.raws, &g.ops).await {
+            // On a SQLite file, SQLite is called on this thread (it blocks for the commit,
+            // about a millisecond with 1000 boards): no hand-off to sqlx's worker thread and
+            // back for each statement.
+            let res = match &mut self.commits {
+                Some(c) => c.commit(&g.raws, &g.ops),
+                None => self.store.commit(&g.raws, &g.ops).await,
+            };
+            match res {
                 Ok(seqs) => {
                     let m = &self.shared.metrics;
                     m.group_commits.fetch_add(1, Ordering::Relaxed);

@@ -88,6 +88,36 @@ impl Op {
     }
 }
 
+/// The SQL of a group commit, written once for sqlx's path (both backends) and SQLite's direct
+/// one (`crate::direct`); placeholders are `$n`, which both backends read.
+pub(crate) mod sql {
+    /// One reading of the black box (the direct path; sqlx's builds a many-row INSERT).
+    pub const RAW: &str =
+        "INSERT INTO raw_log (port, serial, received_at, bytes) VALUES ($1, $2, $3, $4)";
+    /// A move; the row comes back only when the move was inserted, with its game's status:
+    /// the game turns live with its first move, and the UPDATE that says so ([`GAME_LIVE`])
+    /// runs only then (one statement a move fewer).
+    pub const MOVE: &str =
+        "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING
+         RETURNING (SELECT status FROM games WHERE id = $1)";
+    pub const GAME_LIVE: &str =
+        "UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'";
+    pub const MOVE_CLOCK: &str =
+        "UPDATE moves SET clk_ms = $1, emt_ms = $2 WHERE game_id = $3 AND ply = $4";
+    pub const TRUNCATE: &str = "DELETE FROM moves WHERE game_id = $1 AND ply >= $2";
+    pub const AUDIT: &str =
+        "INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)";
+    pub const RESULT: &str =
+        "UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5";
+    /// Raises the round's change number for a change to game `$1`.
+    pub const BUMP: &str = "UPDATE rounds SET seq = seq + 1 WHERE id = (SELECT round_id FROM games WHERE id = $1) RETURNING id, seq";
+    pub const CHANGE: &str = "INSERT INTO changes (round_id, seq, game_id, kind, payload, at) VALUES ($1, $2, $3, $4, $5, $6)";
+    /// Counts an arbiter's edit of game `$1` made on its `$2`-th version.
+    pub const GUARD: &str = "UPDATE games SET edits = edits + 1 WHERE id = $1 AND edits = $2";
+    pub const EDITS: &str = "SELECT edits FROM games WHERE id = $1";
+}
+
 /// Readings logged per INSERT (4 values each: far below either backend's limit on values per
 /// statement).
 const RAWS_PER_STATEMENT: usize = 200;
@@ -116,15 +146,7 @@ impl Store {
                 let payload = record.payload();
                 let applied = match op {
                     Op::Move { m, .. } => {
-                        // The row comes back only when the move was inserted, with its game's
-                        // status: the game turns live with its first move, and the UPDATE
-                        // that says so runs only then (one statement a move fewer; with
-                        // SQLite each is a round trip to the worker thread).
-                        let inserted: std::result::Result<Option<(Option<String>,)>, sqlx::Error> = sqlx::query_as(
-                            "INSERT INTO moves (game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (game_id, ply) DO NOTHING
-                             RETURNING (SELECT status FROM games WHERE id = $1)",
-                        )
+                        let inserted: std::result::Result<Option<(Option<String>,)>, sqlx::Error> = sqlx::query_as(sql::MOVE)
                         .bind(game).bind(i64::from(m.ply)).bind(&m.san).bind(&m.uci)
                         .bind(m.clk_ms.map(|v| v as i64)).bind(m.emt_ms.map(|v| v as i64))
                         .bind(m.accepted_at_ms).bind(&m.fen_after)
@@ -136,7 +158,7 @@ impl Store {
                             }
                             Ok(Some((status,))) => {
                                 if status.as_deref() == Some("pending") {
-                                    sqlx::query("UPDATE games SET status = 'live' WHERE id = $1 AND status = 'pending'")
+                                    sqlx::query(sql::GAME_LIVE)
                                         .bind(game).execute(&mut *tx).await?;
                                 }
                             }
@@ -148,15 +170,15 @@ impl Store {
                         true
                     }
                     Op::MoveClock { ply, clk_ms, emt_ms, .. } => {
-                        sqlx::query("UPDATE moves SET clk_ms = $1, emt_ms = $2 WHERE game_id = $3 AND ply = $4")
+                        sqlx::query(sql::MOVE_CLOCK)
                             .bind(clk_ms.map(|v| v as i64)).bind(emt_ms.map(|v| v as i64)).bind(game).bind(i64::from(*ply))
                             .execute(&mut *tx).await?.rows_affected() > 0
                     }
                     Op::Truncate { from_ply, actor, reason, .. } => {
                         let detail = serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string();
-                        sqlx::query("DELETE FROM moves WHERE game_id = $1 AND ply >= $2")
+                        sqlx::query(sql::TRUNCATE)
                             .bind(game).bind(i64::from(*from_ply)).execute(&mut *tx).await?;
-                        sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                        sqlx::query(sql::AUDIT)
                             .bind(now_ms()).bind(actor).bind("truncate").bind(game).bind(&detail)
                             .execute(&mut *tx).await?;
                         true
@@ -166,13 +188,13 @@ impl Store {
                         false
                     }
                     Op::Result { result, termination, status, actor, .. } => {
-                        let n = sqlx::query("UPDATE games SET result = $1, termination = $2, status = $3, result_at = $4 WHERE id = $5")
+                        let n = sqlx::query(sql::RESULT)
                             .bind(result).bind(termination).bind(status).bind(now_ms()).bind(game)
                             .execute(&mut *tx).await?.rows_affected();
                         if n == 0 {
                             return Err(StoreError::NotFound { what: "game", id: game.to_string() });
                         }
-                        sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                        sqlx::query(sql::AUDIT)
                             .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)
                             .execute(&mut *tx).await?;
                         true

@@ -37,6 +37,9 @@ pub enum StoreError {
     Conflict(String),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// An error of SQLite called directly (the writer's group commits, see `direct`).
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -85,6 +88,9 @@ impl StoreError {
                 | sqlx::Error::WorkerCrashed => true,
                 _ => false,
             },
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                matches!(e.extended_code & 0xff, 5 | 6 | 10 | 13 | 14)
+            }
             _ => false,
         }
     }
@@ -112,14 +118,15 @@ macro_rules! on_pool {
 /// newest number is noted in `$touched` for [`notify!`].
 macro_rules! bump {
     ($tx:expr, $touched:expr, $game:expr, $kind:expr, $payload:expr) => {{
-        let row: Option<(i64, i64)> = sqlx::query_as(
-            "UPDATE rounds SET seq = seq + 1 WHERE id = (SELECT round_id FROM games WHERE id = $1) RETURNING id, seq",
-        )
-        .bind($game)
-        .fetch_optional(&mut *$tx)
-        .await?;
-        let (round, seq) = row.ok_or(StoreError::NotFound { what: "game", id: $game.to_string() })?;
-        sqlx::query("INSERT INTO changes (round_id, seq, game_id, kind, payload, at) VALUES ($1, $2, $3, $4, $5, $6)")
+        let row: Option<(i64, i64)> = sqlx::query_as(crate::batch::sql::BUMP)
+            .bind($game)
+            .fetch_optional(&mut *$tx)
+            .await?;
+        let (round, seq) = row.ok_or(StoreError::NotFound {
+            what: "game",
+            id: $game.to_string(),
+        })?;
+        sqlx::query(crate::batch::sql::CHANGE)
             .bind(round)
             .bind(seq)
             .bind($game)
@@ -156,25 +163,34 @@ macro_rules! notify {
 macro_rules! guard {
     ($tx:expr, $game:expr, $edits:expr) => {{
         let (game, edits): (i64, i64) = ($game, $edits);
-        let n = sqlx::query("UPDATE games SET edits = edits + 1 WHERE id = $1 AND edits = $2")
+        let n = sqlx::query(crate::batch::sql::GUARD)
             .bind(game)
             .bind(edits)
             .execute(&mut *$tx)
             .await?
             .rows_affected();
         if n == 0 {
-            let now: Option<(i64,)> = sqlx::query_as("SELECT edits FROM games WHERE id = $1")
+            let now: Option<(i64,)> = sqlx::query_as(crate::batch::sql::EDITS)
                 .bind(game)
                 .fetch_optional(&mut *$tx)
                 .await?;
-            return Err(match now {
-                None => StoreError::NotFound { what: "game", id: game.to_string() },
-                Some((now,)) => StoreError::Conflict(format!(
-                    "game {game} was edited meanwhile by another arbiter (it is at edit {now}, this change was made on edit {edits}); read the game again and redo the change if it is still needed"
-                )),
-            });
+            return Err($crate::guard_refusal(game, edits, now.map(|(n,)| n)));
         }
     }};
+}
+
+/// The refusal of an arbiter's edit of `game` made on its `edits`-th version, the game being
+/// at edit `now` (`None`: no such game).
+fn guard_refusal(game: i64, edits: i64, now: Option<i64>) -> StoreError {
+    match now {
+        None => StoreError::NotFound {
+            what: "game",
+            id: game.to_string(),
+        },
+        Some(now) => StoreError::Conflict(format!(
+            "game {game} was edited meanwhile by another arbiter (it is at edit {now}, this change was made on edit {edits}); read the game again and redo the change if it is still needed"
+        )),
+    }
 }
 
 /// The PostgreSQL notification channel that carries `round:seq` after each commit.
@@ -197,6 +213,7 @@ impl Touched {
 mod batch;
 mod change;
 mod cluster;
+mod direct;
 mod export;
 mod migrate;
 mod model;
@@ -205,6 +222,7 @@ mod rounds;
 pub use batch::Op;
 pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 pub use cluster::{EBOARDS_CHANNEL, Heard, Listener, Locks, ROUNDS_CHANNEL, lock_key};
+pub use direct::SqliteCommits;
 pub use push::{Applied, MirrorSource, PushBatch, PushConflict, PushReply};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 

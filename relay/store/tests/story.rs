@@ -12,7 +12,8 @@ mod support;
 
 use relay_core::pgn::{WriteOptions, write_game};
 use relay_store::{
-    NewTournament, Op, Pairing, Player, RawEntry, Store, StoreError, StoredMove, to_game,
+    NewTournament, Op, Pairing, Player, RawEntry, SqliteCommits, Store, StoreError, StoredMove,
+    to_game,
 };
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, EnPassantMode};
@@ -282,6 +283,208 @@ async fn story(store: &Store) {
         .collect();
     assert_eq!(got, want, "moves and clocks read back");
     assert!(store.ping().await);
+}
+
+/// The writer's own SQLite connection commits what `Store::commit` commits: the same batches,
+/// the refused ones included, answer the same (change numbers, or the same refusal) and leave
+/// the same games, change log, audit trail and black box. sqlx's path is the reference; the
+/// direct one runs every group commit of a relay on SQLite.
+#[tokio::test]
+async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
+    let (dir_a, url_a) = sqlite_in("commit-sqlx");
+    let (dir_b, url_b) = sqlite_in("commit-direct");
+    let store_a = Store::open(&url_a).await.expect("open a");
+    let store_b = Store::open(&url_b).await.expect("open b");
+    let mut direct = SqliteCommits::open(&url_b)
+        .expect("open the writer's connection")
+        .expect("a SQLite file has one");
+    assert!(
+        SqliteCommits::open("postgres://relay@127.0.0.1/relay")
+            .expect("pg")
+            .is_none()
+    );
+    assert!(
+        SqliteCommits::open("sqlite::memory:")
+            .expect("memory")
+            .is_none()
+    );
+
+    let mut ids = Vec::new();
+    for store in [&store_a, &store_b] {
+        let t = store
+            .create_tournament(&NewTournament {
+                name: "Group commits".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("tournament");
+        let r = store.create_round(t, "1", None).await.expect("round");
+        let mut games = Vec::new();
+        for board_no in 1..=2 {
+            let pairing = Pairing {
+                board_no,
+                ..Default::default()
+            };
+            games.push(store.set_pairing(r, &pairing).await.expect("pairing"));
+        }
+        ids.push((r, games));
+    }
+    assert_eq!(ids[0], ids[1], "the two databases number alike");
+    let (round, games) = ids[0].clone();
+    let (g1, g2) = (games[0], games[1]);
+    let moves = stored_moves(&recorded_game());
+    let mv = |game, i: usize| Op::Move {
+        game,
+        m: moves[i].clone(),
+    };
+    let raw = |serial: &str, at| RawEntry {
+        port: "/dev/pts/7".into(),
+        serial: Some(serial.into()),
+        received_at_ms: at,
+        bytes: vec![0x8E, 0, 5, 0x34, 0],
+    };
+    let batches: Vec<(Vec<RawEntry>, Vec<Op>)> = vec![
+        // Readings and the first moves of both games: both turn live.
+        (
+            vec![raw("01025", 10), raw("01026", 11)],
+            vec![mv(g1, 0), mv(g2, 0), mv(g1, 1)],
+        ),
+        // A refused batch (a ply stored already) writes none of it, readings included.
+        (vec![raw("01025", 20)], vec![mv(g2, 1), mv(g1, 1)]),
+        (vec![], vec![mv(9_999_999, 0)]),
+        // A clock of a stored move, and of one that is not there (no number).
+        (
+            vec![raw("01026", 30)],
+            vec![
+                Op::MoveClock {
+                    game: g1,
+                    ply: 1,
+                    clk_ms: Some(5_399_000),
+                    emt_ms: Some(1_000),
+                },
+                Op::MoveClock {
+                    game: g2,
+                    ply: 9,
+                    clk_ms: Some(1),
+                    emt_ms: None,
+                },
+            ],
+        ),
+        // An arbiter's edits: one on the right version, one on a stale one (refused).
+        (
+            vec![],
+            vec![
+                Op::Guard { game: g1, edits: 0 },
+                Op::Truncate {
+                    game: g1,
+                    from_ply: 2,
+                    actor: "arbiter".into(),
+                    reason: "misread".into(),
+                },
+            ],
+        ),
+        (
+            vec![],
+            vec![
+                Op::Guard { game: g1, edits: 0 },
+                Op::Truncate {
+                    game: g1,
+                    from_ply: 1,
+                    actor: "arbiter".into(),
+                    reason: "again".into(),
+                },
+            ],
+        ),
+        (
+            vec![raw("01025", 40)],
+            vec![
+                mv(g1, 1),
+                Op::Result {
+                    game: g2,
+                    result: "0-1".into(),
+                    termination: Some("time forfeit".into()),
+                    status: "finished".into(),
+                    actor: "board".into(),
+                },
+            ],
+        ),
+        (
+            vec![],
+            vec![Op::Result {
+                game: 9_999_999,
+                result: "1-0".into(),
+                termination: None,
+                status: "finished".into(),
+                actor: "arbiter".into(),
+            }],
+        ),
+    ];
+    for (i, (raws, ops)) in batches.iter().enumerate() {
+        let a = store_a.commit(raws, ops).await;
+        let b = direct.commit(raws, ops);
+        match (&a, &b) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "batch {i}: change numbers"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "batch {i}: refusal"),
+            _ => panic!("batch {i}: sqlx {a:?}, direct {b:?}"),
+        }
+    }
+    for g in [g1, g2] {
+        let (a, b) = (
+            store_a.game(g).await.expect("a"),
+            store_b.game(g).await.expect("b"),
+        );
+        assert_eq!(
+            (&a.moves, &a.status, &a.result, &a.termination, a.edits),
+            (&b.moves, &b.status, &b.result, &b.termination, b.edits),
+            "game {g}"
+        );
+        let trail = |t: Vec<relay_store::AuditEntry>| -> Vec<(String, String, String)> {
+            t.into_iter()
+                .map(|e| (e.actor, e.action, e.detail))
+                .collect()
+        };
+        assert_eq!(
+            trail(store_a.audit_trail(g).await.expect("a")),
+            trail(store_b.audit_trail(g).await.expect("b"))
+        );
+    }
+    let log = |c: Vec<relay_store::Change>| -> Vec<(i64, Option<i64>, String, String)> {
+        c.into_iter()
+            .map(|c| (c.seq, c.game_id, c.kind, c.payload))
+            .collect()
+    };
+    let log_a = log(store_a.changes_since(round, 0, 1000).await.expect("a"));
+    assert_eq!(
+        log_a,
+        log(store_b.changes_since(round, 0, 1000).await.expect("b"))
+    );
+    // What the story above expects of the batches: the refused ones took no number.
+    assert_eq!(
+        log_a.iter().map(|c| c.2.as_str()).collect::<Vec<_>>(),
+        [
+            "game",
+            "game",
+            "move",
+            "move",
+            "move",
+            "move_clock",
+            "truncate",
+            "move",
+            "result"
+        ]
+    );
+    let black_box = store_b.raw_log("/dev/pts/7").await.expect("raw");
+    assert_eq!(black_box, store_a.raw_log("/dev/pts/7").await.expect("raw"));
+    assert_eq!(
+        black_box
+            .iter()
+            .map(|r| r.received_at_ms)
+            .collect::<Vec<_>>(),
+        [10, 11, 30, 40]
+    );
+    drop((store_a, store_b, direct));
+    let _ = std::fs::remove_dir_all(&dir_a);
+    let _ = std::fs::remove_dir_all(&dir_b);
 }
 
 /// A new, empty scratch folder `relay-NAME-PID` and the URL of a SQLite database in it.

@@ -789,7 +789,11 @@ mod tests {
             .map(|(g, _)| g)
             .collect();
         let core = Core::start(
-            Stores { readers, writer },
+            Stores {
+                readers,
+                writer,
+                commits: relay_store::SqliteCommits::open(&url).expect("store"),
+            },
             Some(TOKEN.into()),
             round.clone(),
             Carry::default(),
