@@ -8,7 +8,7 @@
 
 use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 use crate::model::{RawEntry, StoredMove};
-use crate::{Result, Store, StoreError, now_ms};
+use crate::{Result, Store, now_ms};
 
 /// One change to a game, as part of a [`Store::commit`].
 #[derive(Clone, Debug)]
@@ -88,6 +88,28 @@ impl Op {
     }
 }
 
+/// What both commit paths (sqlx's and `crate::direct`) say and record alike.
+pub(crate) mod same {
+    use crate::StoreError;
+
+    /// The refusal of a move whose ply the game has already.
+    pub fn ply_taken(game: i64, ply: u32) -> StoreError {
+        StoreError::Conflict(format!("game {game} already has ply {ply}"))
+    }
+
+    pub fn no_game(game: i64) -> StoreError {
+        StoreError::NotFound {
+            what: "game",
+            id: game.to_string(),
+        }
+    }
+
+    /// The audit trail's record of a truncation.
+    pub fn truncate_detail(from_ply: u32, reason: &str) -> String {
+        serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string()
+    }
+}
+
 /// The SQL of a group commit, written once for sqlx's path (both backends) and SQLite's direct
 /// one (`crate::direct`); placeholders are `$n`, which both backends read.
 pub(crate) mod sql {
@@ -154,7 +176,7 @@ impl Store {
                         .await;
                         match inserted {
                             Ok(None) => {
-                                return Err(StoreError::Conflict(format!("game {game} already has ply {}", m.ply)));
+                                return Err(same::ply_taken(game, m.ply));
                             }
                             Ok(Some((status,))) => {
                                 if status.as_deref() == Some("pending") {
@@ -163,7 +185,7 @@ impl Store {
                                 }
                             }
                             Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
-                                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+                                return Err(same::no_game(game));
                             }
                             Err(e) => return Err(e.into()),
                         }
@@ -175,7 +197,7 @@ impl Store {
                             .execute(&mut *tx).await?.rows_affected() > 0
                     }
                     Op::Truncate { from_ply, actor, reason, .. } => {
-                        let detail = serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string();
+                        let detail = same::truncate_detail(*from_ply, reason);
                         sqlx::query(sql::TRUNCATE)
                             .bind(game).bind(i64::from(*from_ply)).execute(&mut *tx).await?;
                         sqlx::query(sql::AUDIT)
@@ -192,7 +214,7 @@ impl Store {
                             .bind(result).bind(termination).bind(status).bind(now_ms()).bind(game)
                             .execute(&mut *tx).await?.rows_affected();
                         if n == 0 {
-                            return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+                            return Err(same::no_game(game));
                         }
                         sqlx::query(sql::AUDIT)
                             .bind(now_ms()).bind(actor).bind("result").bind(game).bind(&payload)

@@ -6,7 +6,7 @@
 //! thread by another. [`SqliteCommits`] is a connection of its own to the same file, owned
 //! and called by the writer, on its thread, which blocks for the length of each commit.
 
-use crate::batch::{Op, sql};
+use crate::batch::{Op, same, sql};
 use crate::model::RawEntry;
 use crate::{Result, StoreError, now_ms};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -91,10 +91,7 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                     .optional();
                 match inserted {
                     Ok(None) => {
-                        return Err(StoreError::Conflict(format!(
-                            "game {game} already has ply {}",
-                            m.ply
-                        )));
+                        return Err(same::ply_taken(game, m.ply));
                     }
                     Ok(Some(status)) => {
                         if status.as_deref() == Some("pending") {
@@ -104,10 +101,7 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                     Err(rusqlite::Error::SqliteFailure(e, _))
                         if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY =>
                     {
-                        return Err(StoreError::NotFound {
-                            what: "game",
-                            id: game.to_string(),
-                        });
+                        return Err(same::no_game(game));
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -132,8 +126,7 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                 reason,
                 ..
             } => {
-                let detail =
-                    serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string();
+                let detail = same::truncate_detail(*from_ply, reason);
                 tx.execute(sql::TRUNCATE, params![game, i64::from(*from_ply)])?;
                 tx.execute(
                     sql::AUDIT,
@@ -161,10 +154,7 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                     params![result, termination, status, now_ms(), game],
                 )?;
                 if n == 0 {
-                    return Err(StoreError::NotFound {
-                        what: "game",
-                        id: game.to_string(),
-                    });
+                    return Err(same::no_game(game));
                 }
                 tx.execute(
                     sql::AUDIT,
@@ -178,10 +168,7 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                 .prepare_cached(sql::BUMP)?
                 .query_row([game], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
-                .ok_or(StoreError::NotFound {
-                    what: "game",
-                    id: game.to_string(),
-                })?;
+                .ok_or_else(|| same::no_game(game))?;
             tx.prepare_cached(sql::CHANGE)?.execute(params![
                 round,
                 seq,

@@ -122,10 +122,7 @@ macro_rules! bump {
             .bind($game)
             .fetch_optional(&mut *$tx)
             .await?;
-        let (round, seq) = row.ok_or(StoreError::NotFound {
-            what: "game",
-            id: $game.to_string(),
-        })?;
+        let (round, seq) = row.ok_or_else(|| crate::batch::same::no_game($game))?;
         sqlx::query(crate::batch::sql::CHANGE)
             .bind(round)
             .bind(seq)
