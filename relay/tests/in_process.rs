@@ -36,17 +36,12 @@ async fn start() -> (Core, Router) {
 async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
     let url = db_url();
     let readers = Store::open(&url).await.expect("store");
-    let writer = Store::open(&url).await.expect("store");
     let current = readers
         .create_auto_round("Relay test", "2026-11-24")
         .await
         .expect("round");
     let core = Core::start(
-        Stores {
-            readers,
-            writer,
-            commits: relay_store::SqliteCommits::open(&url).expect("store"),
-        },
+        Stores::open(readers, &url).await.expect("store"),
         Some(TOKEN.into()),
         current,
         Carry::default(),

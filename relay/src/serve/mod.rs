@@ -317,6 +317,17 @@ pub struct Stores {
     pub commits: Option<relay_store::SqliteCommits>,
 }
 
+impl Stores {
+    /// The writer's connections to the database at `url` (`readers` already open on it).
+    pub async fn open(readers: Store, url: &str) -> Result<Stores, relay_store::StoreError> {
+        Ok(Stores {
+            readers,
+            writer: Store::open_writer(url).await?,
+            commits: relay_store::SqliteCommits::open(url)?,
+        })
+    }
+}
+
 /// The games the service carries on with after a restart.
 #[derive(Debug, Default)]
 pub struct Carry {
@@ -571,21 +582,15 @@ async fn serve(
         load_carry(&store).await?
     };
     let store_seqs = store.round_seqs().await?;
-    let writer_store = Store::open_writer(&settings.db)
+    let stores = Stores::open(store, &settings.db)
         .await
-        .with_context(|| format!("database {}", settings.db))?;
-    let commits = relay_store::SqliteCommits::open(&settings.db)
         .with_context(|| format!("database {}", settings.db))?;
     let cfg = RecorderConfig {
         settle_ms: settings.settle_ms,
         ..RecorderConfig::default()
     };
     let core = Core::start(
-        Stores {
-            readers: store,
-            writer: writer_store,
-            commits,
-        },
+        stores,
         settings.admin_token.clone(),
         current,
         Carry {

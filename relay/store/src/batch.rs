@@ -104,6 +104,17 @@ pub(crate) mod same {
         }
     }
 
+    /// The refusal of an arbiter's edit of `game` made on its `edits`-th version, the game
+    /// being at edit `now` (`None`: no such game).
+    pub fn edited_meanwhile(game: i64, edits: i64, now: Option<i64>) -> StoreError {
+        match now {
+            None => no_game(game),
+            Some(now) => StoreError::Conflict(format!(
+                "game {game} was edited meanwhile by another arbiter (it is at edit {now}, this change was made on edit {edits}); read the game again and redo the change if it is still needed"
+            )),
+        }
+    }
+
     /// The audit trail's record of a truncation.
     pub fn truncate_detail(from_ply: u32, reason: &str) -> String {
         serde_json::json!({"from_ply": from_ply, "reason": reason}).to_string()

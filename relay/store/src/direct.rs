@@ -34,17 +34,16 @@ impl SqliteCommits {
         })?;
         let file = opts.get_filename();
         let db = Connection::open(file).map_err(|e| StoreError::Connect(e.to_string()))?;
-        // As the store's own connections (`Store::open_with`), the writer's: waits out
-        // another connection's write, durable at each commit, foreign keys checked, statement
-        // journals in memory, no checkpoint inside a commit (the service checkpoints beside
-        // the writer).
-        db.busy_timeout(std::time::Duration::from_secs(10))
+        // Set up as the writer's sqlx connection (`Store::open_writer`): no checkpoint inside
+        // a commit (the service checkpoints beside the writer).
+        db.busy_timeout(crate::SQLITE_BUSY_TIMEOUT)
             .map_err(|e| StoreError::Connect(e.to_string()))?;
-        db.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0;",
-        )
-        .map_err(|e| StoreError::Connect(e.to_string()))?;
+        let pragmas: String = crate::sqlite_pragmas(false)
+            .iter()
+            .map(|(key, value)| format!("PRAGMA {key} = {value};"))
+            .collect();
+        db.execute_batch(&pragmas)
+            .map_err(|e| StoreError::Connect(e.to_string()))?;
         Ok(Some(SqliteCommits { db }))
     }
 
@@ -56,6 +55,7 @@ impl SqliteCommits {
     }
 }
 
+/// [`SqliteCommits::commit`]'s transaction.
 fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec<Option<i64>>> {
     // Dropped without `commit` (any `?` below), the transaction rolls back: nothing of the
     // batch is written.
@@ -138,7 +138,7 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                 if tx.execute(sql::GUARD, params![game, edits])? == 0 {
                     let now: Option<i64> =
                         tx.query_row(sql::EDITS, [game], |r| r.get(0)).optional()?;
-                    return Err(crate::guard_refusal(game, *edits, now));
+                    return Err(same::edited_meanwhile(game, *edits, now));
                 }
                 false
             }

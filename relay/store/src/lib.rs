@@ -11,7 +11,7 @@
 //! first appear, which SQLite reads as numbered parameters too. Only the schema differs.
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{PgPool, SqlitePool};
 use std::str::FromStr;
 use std::time::Duration;
@@ -74,10 +74,7 @@ impl StoreError {
                             .iter()
                             .any(|p| code.starts_with(p))
                     } else {
-                        // SQLite result codes (extended codes keep the primary in the low
-                        // byte): BUSY 5, LOCKED 6, IOERR 10, FULL 13, CANTOPEN 14.
-                        code.parse::<i32>()
-                            .is_ok_and(|c| matches!(c & 0xff, 5 | 6 | 10 | 13 | 14))
+                        code.parse::<i32>().is_ok_and(sqlite_code_is_transient)
                     }
                 }
                 sqlx::Error::Io(_)
@@ -89,11 +86,46 @@ impl StoreError {
                 _ => false,
             },
             StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
-                matches!(e.extended_code & 0xff, 5 | 6 | 10 | 13 | 14)
+                sqlite_code_is_transient(e.extended_code)
             }
             _ => false,
         }
     }
+}
+
+/// Whether a SQLite result code (from sqlx or from SQLite called directly) is worth retrying:
+/// BUSY 5, LOCKED 6, IOERR 10, FULL 13, CANTOPEN 14 (extended codes keep the primary in the
+/// low byte).
+fn sqlite_code_is_transient(code: i32) -> bool {
+    matches!(code & 0xff, 5 | 6 | 10 | 13 | 14)
+}
+
+/// How long a connection to a SQLite file waits for another's write before it gives up.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The pragmas of every connection to a SQLite file: sqlx's pools and the writer's own
+/// (`direct`). `auto_checkpoint` is off for the writer's connections (see
+/// [`Store::open_writer`]).
+fn sqlite_pragmas(auto_checkpoint: bool) -> [(&'static str, &'static str); 5] {
+    [
+        ("journal_mode", "WAL"),
+        // Durable at each commit.
+        ("synchronous", "FULL"),
+        ("foreign_keys", "ON"),
+        // Statement journals (kept while a statement inside a transaction runs, to undo just
+        // that statement) in memory: in a temporary file they were a `pwrite` per page, 8% of
+        // the service with 1000 boards. The transaction's own durability is the WAL's and
+        // does not change.
+        ("temp_store", "memory"),
+        // A checkpoint copies every page the WAL holds into the database file; the same hot
+        // pages (a round's change number, the newest moves) change in almost every commit, so
+        // a longer WAL between checkpoints copies each of them once for many more commits
+        // (about 40 MB of WAL at most, instead of 4).
+        (
+            "wal_autocheckpoint",
+            if auto_checkpoint { "10000" } else { "0" },
+        ),
+    ]
 }
 
 /// A connection pool to one of the two backends.
@@ -171,23 +203,13 @@ macro_rules! guard {
                 .bind(game)
                 .fetch_optional(&mut *$tx)
                 .await?;
-            return Err($crate::guard_refusal(game, edits, now.map(|(n,)| n)));
+            return Err($crate::batch::same::edited_meanwhile(
+                game,
+                edits,
+                now.map(|(n,)| n),
+            ));
         }
     }};
-}
-
-/// The refusal of an arbiter's edit of `game` made on its `edits`-th version, the game being
-/// at edit `now` (`None`: no such game).
-fn guard_refusal(game: i64, edits: i64, now: Option<i64>) -> StoreError {
-    match now {
-        None => StoreError::NotFound {
-            what: "game",
-            id: game.to_string(),
-        },
-        Some(now) => StoreError::Conflict(format!(
-            "game {game} was edited meanwhile by another arbiter (it is at edit {now}, this change was made on edit {edits}); read the game again and redo the change if it is still needed"
-        )),
-    }
 }
 
 /// The PostgreSQL notification channel that carries `round:seq` after each commit.
@@ -276,27 +298,13 @@ impl Store {
             reason,
         };
         let store = if url.starts_with("sqlite:") {
-            let opts = SqliteConnectOptions::from_str(url)
-                .map_err(|e| bad(e.to_string()))?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Full)
-                .foreign_keys(true)
-                // Statement journals (kept while a statement inside a transaction runs, to
-                // undo just that statement) in memory: in a temporary file they were a
-                // `pwrite` per page, 8% of the service with 1000 boards. The transaction's
-                // own durability is the WAL's and does not change.
-                .pragma("temp_store", "memory")
-                // A checkpoint copies every page the WAL holds into the database file; the
-                // same hot pages (a round's change number, the newest moves) change in
-                // almost every commit, so a longer WAL between checkpoints copies each of
-                // them once for many more commits (about 40 MB of WAL at most, instead of 4).
-                // The writer's connection does not checkpoint at all (see `open_writer`).
-                .pragma(
-                    "wal_autocheckpoint",
-                    if auto_checkpoint { "10000" } else { "0" },
-                )
-                .busy_timeout(Duration::from_secs(10));
+            let opts = sqlite_pragmas(auto_checkpoint).into_iter().fold(
+                SqliteConnectOptions::from_str(url)
+                    .map_err(|e| bad(e.to_string()))?
+                    .create_if_missing(true)
+                    .busy_timeout(SQLITE_BUSY_TIMEOUT),
+                |opts, (key, value)| opts.pragma(key, value),
+            );
             let pool = SqlitePoolOptions::new()
                 .max_connections(sqlite_connections)
                 // A connection to a local file does not go stale, and sqlx's check before

@@ -770,7 +770,6 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let url = format!("sqlite:{}", dir.join("relay.db").display());
         let readers = Store::open(&url).await.expect("store");
-        let writer = Store::open(&url).await.expect("store");
         let round = readers
             .create_auto_round("Relay test", "2026-11-24")
             .await
@@ -789,11 +788,7 @@ mod tests {
             .map(|(g, _)| g)
             .collect();
         let core = Core::start(
-            Stores {
-                readers,
-                writer,
-                commits: relay_store::SqliteCommits::open(&url).expect("store"),
-            },
+            Stores::open(readers, &url).await.expect("store"),
             Some(TOKEN.into()),
             round.clone(),
             Carry::default(),
