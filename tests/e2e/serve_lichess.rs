@@ -6,7 +6,7 @@
 //! after the 429, show the refusal, and end with the stand-in holding every other game as the
 //! relay does.
 
-use super::service::{Emulator, Relay, get_json, wait_until};
+use super::service::{Emulator, Relay, get_json, postgres_database, postgres_url, wait_until};
 use super::temp_dir;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -34,6 +34,8 @@ struct StandIn {
     /// Each board's `[GameId]`s over time (must stay one).
     ids_of_board: HashMap<String, std::collections::BTreeSet<String>>,
     slowed_at: Option<Instant>,
+    /// Answers every request as Lichess does when all is well: no 429, no refused board.
+    plain: bool,
 }
 
 type Shared = Arc<Mutex<StandIn>>;
@@ -114,7 +116,7 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
         (401, json!({"error": "No such token"}))
     } else if text.len() > 512 * 1024 {
         (413, json!({"error": "too large"}))
-    } else if n == 2 {
+    } else if n == 2 && !s.plain {
         // The third request is told to slow down.
         s.slowed_at = Some(Instant::now());
         (429, json!({"error": "Too many requests. Try again later."}))
@@ -136,7 +138,7 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
                         .entry(board.clone())
                         .or_default()
                         .insert(id.clone());
-                    if board == "4" {
+                    if board == "4" && !s.plain {
                         results.push(json!({"tags": {}, "error": "stand-in: board 4 is refused in this test"}));
                     } else {
                         results.push(json!({"tags": {}, "moves": game.moves.len()}));
@@ -152,10 +154,13 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
     out
 }
 
-fn start_standin() -> (String, Shared) {
+fn start_standin(plain: bool) -> (String, Shared) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let state: Shared = Default::default();
+    let state: Shared = Arc::new(Mutex::new(StandIn {
+        plain,
+        ..Default::default()
+    }));
     let st = state.clone();
     std::thread::spawn(move || {
         for c in listener.incoming().flatten() {
@@ -168,7 +173,7 @@ fn start_standin() -> (String, Shared) {
 
 #[test]
 fn a_round_is_pushed_to_a_lichess_stand_in_that_slows_it_down_and_refuses_a_game() {
-    let (url, state) = start_standin();
+    let (url, state) = start_standin(false);
     let dir = temp_dir("serve-lichess");
     let emu = Emulator::start(
         "serve-lichess-emu",
@@ -247,35 +252,7 @@ fn a_round_is_pushed_to_a_lichess_stand_in_that_slows_it_down_and_refuses_a_game
     let boards_played = round["games"].as_array().map_or(0, Vec::len);
     assert!(boards_played >= 3, "{round}");
     wait_until(20, "the stand-in to hold what the relay holds", || {
-        let round = get_json(&relay.url("/api/rounds/1"));
-        let s = state.lock().expect("lock");
-        for g in round["games"].as_array()? {
-            let board = g["board_no"].as_u64()?.to_string();
-            if board == "4" {
-                continue;
-            }
-            let id = format!("relay-{}", g["id"].as_i64()?);
-            let (_, taken) = s.games.get(&id)?;
-            let want: Vec<&str> = g["moves"]
-                .as_array()?
-                .iter()
-                .filter_map(|m| m["san"].as_str())
-                .collect();
-            let have: Vec<String> = taken.moves.iter().map(|m| m.san.to_string()).collect();
-            if want != have {
-                return None;
-            }
-            for (m, t) in g["moves"].as_array()?.iter().zip(&taken.moves) {
-                if m["clk_ms"].is_u64() {
-                    assert!(
-                        t.clk.is_some(),
-                        "board {board}: a move with a clock went without [%clk]"
-                    );
-                }
-            }
-            assert_eq!(taken.tags.get("Round"), Some(format!("1.{board}").as_str()));
-        }
-        Some(())
+        holds_what_the_relay_holds(&state, &relay, Some("4"))
     });
     let s = state.lock().expect("lock");
     for (board, ids) in &s.ids_of_board {
@@ -283,18 +260,151 @@ fn a_round_is_pushed_to_a_lichess_stand_in_that_slows_it_down_and_refuses_a_game
     }
     assert!(s.requests.iter().all(|r| r.games <= 100));
     // At most a request a second (one Lichess round here).
-    for w in s.requests.windows(2) {
+    assert_spaced(&s.requests);
+    let moves: usize = s.games.values().map(|(_, g)| g.moves.len()).sum();
+    eprintln!(
+        "{} requests ({} refused with 429), {moves} moves on {} boards at the stand-in",
+        s.requests.len(),
+        s.requests.iter().filter(|r| r.status == 429).count(),
+        s.games.len()
+    );
+    let _ = emu;
+}
+
+/// Lichess asks for a request a second at most per round.
+fn assert_spaced(requests: &[Seen]) {
+    for w in requests.windows(2) {
         let gap = w[1].at.duration_since(w[0].at);
         assert!(
             gap >= Duration::from_millis(900),
             "two requests {gap:?} apart"
         );
     }
-    let moves: usize = s.games.values().map(|(_, g)| g.moves.len()).sum();
+}
+
+/// `Some` once the stand-in holds every game of the relay's round 1 (but board `skip`) as
+/// the relay does: the same moves, a clock after every move the relay has one for.
+fn holds_what_the_relay_holds(state: &Shared, relay: &Relay, skip: Option<&str>) -> Option<()> {
+    let round = get_json(&relay.url("/api/rounds/1"));
+    let s = state.lock().expect("lock");
+    for g in round["games"].as_array()? {
+        let board = g["board_no"].as_u64()?.to_string();
+        if Some(board.as_str()) == skip {
+            continue;
+        }
+        let id = format!("relay-{}", g["id"].as_i64()?);
+        let (_, taken) = s.games.get(&id)?;
+        let want: Vec<&str> = g["moves"]
+            .as_array()?
+            .iter()
+            .filter_map(|m| m["san"].as_str())
+            .collect();
+        let have: Vec<String> = taken.moves.iter().map(|m| m.san.to_string()).collect();
+        if want != have {
+            return None;
+        }
+        for (m, t) in g["moves"].as_array()?.iter().zip(&taken.moves) {
+            if m["clk_ms"].is_u64() {
+                assert!(
+                    t.clk.is_some(),
+                    "board {board}: a move with a clock went without [%clk]"
+                );
+            }
+        }
+        assert_eq!(taken.tags.get("Round"), Some(format!("1.{board}").as_str()));
+    }
+    Some(())
+}
+
+/// Two relays on one PostgreSQL read the same ports and are given the same Lichess round, as
+/// a standby is started: one pushes, the other stands by (two would ask Lichess twice as
+/// often). SIGKILL the pushing relay and the standby takes over the pushing with the boards,
+/// and the stand-in ends holding every game as the store has it.
+#[test]
+fn of_two_relays_given_the_same_lichess_round_one_pushes_and_the_standby_takes_over() {
+    let Some(pg) = postgres_url("the Lichess standby test") else {
+        return;
+    };
+    let db = postgres_database(
+        &pg,
+        &format!("relay_lichess_standby_{}", std::process::id()),
+    );
+    let (url, state) = start_standin(true);
+    let dir = temp_dir("serve-lichess-standby");
+    let emu = Emulator::start(
+        "serve-lichess-standby-emu",
+        &[
+            "--boards", "4", "--speed", "10", "--noise", "0", "--seed", "5",
+        ],
+    );
+    let ports = emu.ports();
+    let args = [
+        "--db",
+        &db,
+        "--port",
+        &ports,
+        "--lichess-round",
+        ROUND_ID,
+        "--lichess-token",
+        LICHESS_TOKEN,
+        "--lichess-url",
+        &url,
+    ];
+    let lichess = |r: &Relay| get_json(&r.url("/health"))["upstream"][0].clone();
+    let pushed = |r: &Relay| lichess(r)["delivered_batches"].as_u64().unwrap_or(0);
+    let mut first = Relay::serve(&dir, &args);
+    wait_until(30, "the first relay to push", || {
+        (pushed(&first) > 0).then_some(())
+    });
+    let second = Relay::serve(&dir, &args);
+    wait_until(10, "the second relay to stand by", || {
+        (lichess(&second)["standing_by"] == true).then_some(())
+    });
+
+    // Both up for a while, the games going on: one relay asks Lichess, at most once a second.
+    let before = state.lock().expect("lock").requests.len();
+    std::thread::sleep(Duration::from_secs(5));
+    let (one, other) = (lichess(&first), lichess(&second));
+    assert_eq!(other["delivered_batches"], 0, "the standby pushed: {other}");
+    assert_eq!(other["standing_by"], true, "{other}");
+    assert_eq!(one["standing_by"], false, "{one}");
+    {
+        let s = state.lock().expect("lock");
+        assert!(
+            s.requests.len() > before + 1,
+            "{} requests in 5 s",
+            s.requests.len() - before
+        );
+        assert_spaced(&s.requests);
+    }
+
+    let moves_at = |s: &StandIn| s.games.values().map(|(_, g)| g.moves.len()).sum::<usize>();
+    let at_kill = moves_at(&state.lock().expect("lock"));
+    first.kill();
+    let killed = Instant::now();
+    wait_until(10, "the standby to push", || {
+        (pushed(&second) > 0).then_some(())
+    });
+    let took = killed.elapsed();
+    eprintln!("the standby pushed {} ms after the kill", took.as_millis());
+    assert!(took < Duration::from_secs(5), "the standby took {took:?}");
+    assert_eq!(lichess(&second)["standing_by"], false);
+    let after = state.lock().expect("lock").requests.len();
+    // The games go on, read by the standby now, and reach Lichess from it.
+    wait_until(60, "the stand-in to hold what the store holds", || {
+        let more = moves_at(&state.lock().expect("lock")) >= at_kill + 8;
+        holds_what_the_relay_holds(&state, &second, None).filter(|()| more)
+    });
+    let s = state.lock().expect("lock");
+    // From the standby alone, spaced again.
+    assert_spaced(&s.requests[after..]);
+    for (board, ids) in &s.ids_of_board {
+        assert_eq!(ids.len(), 1, "board {board} was sent with GameIds {ids:?}");
+    }
     eprintln!(
-        "{} requests ({} refused with 429), {moves} moves on {} boards at the stand-in",
+        "{} requests, {} moves on {} boards at the stand-in ({at_kill} at the kill)",
         s.requests.len(),
-        s.requests.iter().filter(|r| r.status == 429).count(),
+        moves_at(&s),
         s.games.len()
     );
     let _ = emu;

@@ -445,3 +445,84 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     );
     let _ = emu;
 }
+
+/// Two venue relays on one PostgreSQL read the same ports and are both told to push to the
+/// cloud, as a standby is started: one pushes, the other stands by. SIGKILL the pushing relay
+/// and the standby pushes from where the store stands: the cloud ends serving what the venue
+/// does, every move once, the moves played after the kill included.
+#[test]
+fn of_two_venue_relays_on_one_postgresql_one_pushes_and_the_standby_takes_over() {
+    let Some(url) = postgres_url("the venue standby push test") else {
+        return;
+    };
+    let venue_db = postgres_database(&url, &format!("relay_push_venue_{}", std::process::id()));
+    let cloud_db = postgres_database(&url, &format!("relay_push_cloud_{}", std::process::id()));
+    let dir = temp_dir("serve-upstream-standby");
+    let emu = Emulator::start(
+        "serve-upstream-standby-emu",
+        &[
+            "--boards", "4", "--speed", "10", "--noise", "0", "--seed", "7",
+        ],
+    );
+    let cloud = Relay::serve(
+        &dir,
+        &[
+            "--db",
+            &cloud_db,
+            "--no-boards",
+            "--accept-push-token",
+            PUSH,
+            "--admin-token",
+            TOKEN,
+        ],
+    );
+    let ports = emu.ports();
+    let venue_args = [
+        "--db",
+        venue_db.as_str(),
+        "--port",
+        ports.as_str(),
+        "--push-to",
+        cloud.base.as_str(),
+        "--push-token",
+        PUSH,
+        "--admin-token",
+        TOKEN,
+    ];
+    let pushed = |r: &Relay| upstream(r)["delivered_batches"].as_u64().unwrap_or(0);
+    let mut first = Relay::serve(&dir, &venue_args);
+    wait_until(30, "the first venue relay to push", || {
+        (pushed(&first) > 0).then_some(())
+    });
+    let second = Relay::serve(&dir, &venue_args);
+    wait_until(10, "the second venue relay to stand by", || {
+        (upstream(&second)["standing_by"] == true).then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    let (one, other) = (upstream(&first), upstream(&second));
+    assert_eq!(other["delivered_batches"], 0, "the standby pushed: {other}");
+    assert_eq!(other["standing_by"], true, "{other}");
+    assert_eq!(one["standing_by"], false, "{one}");
+    let at_kill = moves_announced_once(&cloud_db);
+
+    first.kill();
+    let killed = Instant::now();
+    wait_until(10, "the standby to push", || {
+        (pushed(&second) > 0).then_some(())
+    });
+    let took = killed.elapsed();
+    eprintln!("the standby pushed {} ms after the kill", took.as_millis());
+    assert!(took < Duration::from_secs(5), "the standby took {took:?}");
+    wait_until(60, "moves played after the kill on the cloud", || {
+        (moves_announced_once(&cloud_db) >= at_kill + 8).then_some(())
+    });
+    wait_in_sync(
+        &second,
+        &cloud,
+        60,
+        "the cloud to serve what the venue does",
+    );
+    let moves = moves_announced_once(&cloud_db);
+    eprintln!("{moves} moves on the cloud, each once ({at_kill} at the kill)");
+    let _ = emu;
+}

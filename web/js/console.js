@@ -802,6 +802,7 @@ function takeVenueButton(gameId, boardNo) {
 
 /** The target's state: {state (the badge's style), text, detail}. */
 function pushState(t, now) {
+  if (t.standing_by) return { state: 'standby', text: 'standing by', detail: 'another relay on this database pushes; this one takes over if it goes' };
   if (t.waiting_until_ms != null && t.waiting_until_ms > now) {
     return { state: 'waiting', text: `waiting until ${formatTimeOfDay(t.waiting_until_ms)}`, detail: t.last_error };
   }

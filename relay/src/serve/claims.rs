@@ -1,4 +1,5 @@
-//! Which relay reads which port, when several board-reading relays share one PostgreSQL.
+//! Which relay reads which port, when several board-reading relays share one PostgreSQL, and
+//! which relay pushes to each upstream target ([`Duty`]).
 //!
 //! A port is read only by the relay holding its PostgreSQL session advisory lock (named after
 //! the machine and the port's path). Every board-reading relay asks for the locks of its
@@ -216,6 +217,99 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
                 }
             }
         }
+    }
+}
+
+/// A duty one relay of a cluster does at a time: pushing to one target (a cloud relay, a
+/// Lichess round). It is held under a PostgreSQL session advisory lock, as a port is: the
+/// relay holding the lock pushes, the others stand by, and when the pushing relay dies (even
+/// by SIGKILL) the next ask of a standby takes the lock and it pushes from where the store
+/// stands. Two relays pushing the same changes would do no harm (the cloud applies a game
+/// once, Lichess matches games by `[GameId]`), but it doubles the requests, and Lichess
+/// answers a round asked too often with a 429 and a minute's wait. On SQLite the duty is
+/// always this relay's.
+#[derive(Debug)]
+pub struct Duty {
+    /// The lock's name.
+    name: String,
+    /// PostgreSQL: the duty is done only under the lock.
+    locking: bool,
+    locks: Option<Locks>,
+    /// The connection in `locks` holds the lock.
+    held: bool,
+    /// This relay does the duty. It outlasts a lost lock connection: the database may be out
+    /// of reach for every relay, and the duty goes on until another relay is seen to hold it.
+    mine: bool,
+    asked: Option<tokio::time::Instant>,
+}
+
+impl Duty {
+    pub fn new(name: String) -> Duty {
+        Duty {
+            name,
+            locking: true,
+            locks: None,
+            held: false,
+            mine: false,
+            asked: None,
+        }
+    }
+
+    /// Whether this relay does the duty now. The database is asked at most every
+    /// [`ASK_EVERY`]; in between the last answer stands.
+    pub async fn mine(&mut self, shared: &Shared) -> bool {
+        if !self.locking {
+            return true;
+        }
+        if self.asked.is_some_and(|t| t.elapsed() < ASK_EVERY) {
+            return self.mine;
+        }
+        self.asked = Some(tokio::time::Instant::now());
+        if let Some(l) = self.locks.as_mut()
+            && !l.alive().await
+        {
+            // The server let go of the lock with the connection.
+            tracing::warn!(duty = %self.name, "lost the connection holding a duty; going on until it is back");
+            self.locks = None;
+        }
+        if self.locks.is_none() {
+            match shared.store.locks().await {
+                Ok(None) => {
+                    // SQLite: one relay owns the file.
+                    self.locking = false;
+                    self.mine = true;
+                    return true;
+                }
+                Ok(Some(l)) => {
+                    self.locks = Some(l);
+                    self.held = false;
+                }
+                Err(_) => return self.mine,
+            }
+        }
+        if self.held {
+            return true;
+        }
+        let Some(l) = self.locks.as_mut() else {
+            return self.mine;
+        };
+        match l.try_take(&self.name).await {
+            Ok(true) => {
+                self.held = true;
+                if !self.mine {
+                    tracing::info!(duty = %self.name, instance = instance_name(), "this relay does the duty now");
+                }
+                self.mine = true;
+            }
+            Ok(false) => {
+                if self.mine {
+                    tracing::warn!(duty = %self.name, "another relay took the duty while the database was out of reach: standing by");
+                }
+                self.mine = false;
+            }
+            Err(_) => self.locks = None,
+        }
+        self.mine
     }
 }
 

@@ -203,6 +203,9 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
     let mut settled: Option<(i64, u64)> = None;
     let mut news = shared.news();
     let mut cycle_ms: i64 = 0;
+    let mut duty =
+        super::claims::Duty::new(format!("relay-push:lichess:{}", target.rounds.join(",")));
+    let mut standing_by = false;
     loop {
         let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
         // One look at the round a second at most: a thousand boards commit many times a
@@ -213,6 +216,23 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
         }
         cycle_ms = now_ms();
         news.mark_unchanged();
+        if !duty.mine(&shared).await {
+            if !standing_by {
+                tracing::info!(lichess = %target.rounds.join(","), "another relay pushes the round to Lichess: standing by");
+                slot.edit(&shared, |t| t.standing_by = true);
+            }
+            standing_by = true;
+            continue;
+        }
+        if standing_by {
+            // Taking over: what Lichess took from the other relay is not known here, so
+            // every game goes once more (Lichess matches them by `[GameId]`).
+            standing_by = false;
+            taken.clear();
+            settled = None;
+            slot.edit(&shared, |t| t.standing_by = false);
+            tracing::info!(lichess = %target.rounds.join(","), "this relay pushes the round to Lichess now");
+        }
         if now_ms() < not_before {
             continue;
         }

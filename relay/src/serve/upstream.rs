@@ -64,6 +64,9 @@ pub struct TargetStatus {
     pub conflicts: Vec<PushConflict>,
     /// No request before this moment (Lichess asked us to slow down).
     pub waiting_until_ms: Option<i64>,
+    /// Another relay on the same PostgreSQL pushes to this target; this one takes over if
+    /// that relay goes (`claims::Duty`).
+    pub standing_by: bool,
 }
 
 /// One push target's entry in `Health::upstream`.
@@ -307,6 +310,9 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
     let mut meta_sent: Option<u64> = None;
     let mut eboards_sent: (Option<u64>, i64) = (None, 0);
     let mut conflicts: BTreeMap<i64, PushConflict> = BTreeMap::new();
+    let mut duty =
+        super::claims::Duty::new(format!("relay-push:{}", target.url.trim_end_matches('/')));
+    let mut standing_by = false;
     loop {
         if backoff_ms > 0 {
             tokio::time::sleep(Duration::from_millis(backoff_ms)).await;
@@ -316,6 +322,32 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
         }
         news.mark_unchanged();
+        if !duty.mine(&shared).await {
+            if !standing_by {
+                tracing::info!(to = %target.url, "another relay pushes to the cloud relay: standing by");
+                slot.edit(&shared, |t| t.standing_by = true);
+            }
+            standing_by = true;
+            backoff_ms = 0;
+            continue;
+        }
+        if standing_by {
+            // Taking over from the relay that pushed: it moved the store's marks on, and
+            // what it sent of the tournaments and e-boards is not known here.
+            match store.upstream_sent(&target.url).await {
+                Ok(s) => sent = s,
+                Err(e) => {
+                    slot.failed(&shared, format!("the store: {e}"));
+                    continue;
+                }
+            }
+            standing_by = false;
+            unnoted = false;
+            meta_sent = None;
+            eboards_sent = (None, 0);
+            slot.edit(&shared, |t| t.standing_by = false);
+            tracing::info!(to = %target.url, "this relay pushes to the cloud relay now");
+        }
         if unnoted && now_ms() - noted_ms >= NOTE_DELIVERED_MS {
             let upto: Vec<(i64, i64)> = sent.iter().map(|(r, s)| (*r, *s)).collect();
             match store.upstream_delivered(&target.url, &upto).await {
