@@ -50,7 +50,7 @@ const PACE_MIN: usize = 2000;
 /// Channels a feed's clients are spread over (see `Feed::tx`).
 const SHARDS: usize = 8;
 /// How often feeds let out a crowd's paced events, and presses held for [`PRESS_HOLD_MS`].
-const SWEEP: Duration = Duration::from_millis(250);
+pub const SWEEP: Duration = Duration::from_millis(250);
 
 /// The wait from `now_ms` (ms since the epoch) to the wall clock's next multiple of
 /// [`SWEEP`] (a whole sweep when `now_ms` is one).

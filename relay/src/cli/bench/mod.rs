@@ -525,12 +525,6 @@ fn run_case(
     let changes = stored_moves(&db)?;
     drop(pg);
 
-    let baseline = if args.no_baseline {
-        None
-    } else {
-        Some(baseline(case, tools, &dir.0, wsload_procs, stop)?)
-    };
-
     let run = Run {
         case,
         settle_ms: args.settle_ms,
@@ -545,7 +539,42 @@ fn run_case(
         commits,
         moves: changes,
     };
-    run.report(&load, baseline.as_ref())?;
+    let (relay_fanout, bytes_per_sec) = run.report(&load)?;
+    if !args.no_baseline {
+        let compare = |bare: &Option<Fanout>| match (&relay_fanout, bare) {
+            (Some(r), Some(b)) if b.last.0 > 0.0 => {
+                format!("; the relay's → last median is {:.2}x", r.last.0 / b.last.0)
+            }
+            _ => String::new(),
+        };
+        let plain = baseline(case, tools, &dir.0, wsload_procs, stop, &Echo::SMALL)?;
+        println!(
+            "  fan-out bare      {} (echo-server, the same {} clients and ramp, a {}-byte frame every {} ms){}",
+            fanout_line(plain.as_ref(), "frames"),
+            case.clients,
+            ECHO_FRAME_BYTES,
+            Echo::SMALL.interval_ms,
+            compare(&plain)
+        );
+        // The same bytes a second as the relay's spectators got, at the relay's sweep: what
+        // the machine can do with this traffic at all.
+        if let Some(rate) = bytes_per_sec.filter(|r| *r > 0.0) {
+            let interval_ms = crate::serve::feeds::SWEEP.as_millis() as u64;
+            let frame = (rate * interval_ms as f64 / 1000.0).round() as usize;
+            let same = Echo {
+                interval_ms,
+                pad: frame.saturating_sub(ECHO_FRAME_BYTES + ECHO_PAD_FIELD_BYTES),
+                prefix: "echo-bytes",
+            };
+            let bytes = baseline(case, tools, &dir.0, wsload_procs, stop, &same)?;
+            println!(
+                "  fan-out bare, same bytes {} (echo-server, a {frame}-byte frame every {interval_ms} ms: the relay's {:.2} KiB/s per spectator){}",
+                fanout_line(bytes.as_ref(), "frames"),
+                rate / 1024.0,
+                compare(&bytes)
+            );
+        }
+    }
     if let Some((plain, cached)) = pgn {
         println!(
             "  round PGN         {plain:.0} requests/s with the body, {} over {} connections",
@@ -706,14 +735,38 @@ fn pgn_rates(addr: SocketAddr, args: &BenchArgs) -> Result<(f64, Option<f64>)> {
     })
 }
 
-/// The bare machine: echo-server broadcasting a small frame every 500 ms to the same number of
-/// clients, ramped the same way.
+/// What echo-server broadcasts in a baseline.
+struct Echo {
+    interval_ms: u64,
+    /// Bytes of padding in each frame.
+    pad: usize,
+    /// Names wsload's files in the run's directory.
+    prefix: &'static str,
+}
+
+impl Echo {
+    /// The bare machine: a small frame every 500 ms.
+    const SMALL: Echo = Echo {
+        interval_ms: 500,
+        pad: 0,
+        prefix: "echo",
+    };
+}
+
+/// echo-server's frame without padding (`{"seq":…,"san":…,"t_ns":…}`): 56–57 bytes.
+const ECHO_FRAME_BYTES: usize = 57;
+/// The padding field's own bytes (`,"pad":""`).
+const ECHO_PAD_FIELD_BYTES: usize = 9;
+
+/// The bare machine: echo-server broadcasting `frames` to the same number of clients,
+/// ramped the same way.
 fn baseline(
     case: &Case,
     tools: &Tools,
     dir: &Path,
     wsload_procs: usize,
     stop: &Arc<AtomicBool>,
+    frames: &Echo,
 ) -> Result<Option<Fanout>> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -724,9 +777,12 @@ fn baseline(
     for i in 0..servers {
         let mut cmd = Command::new(&tools.echo_server);
         cmd.args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(["--interval-ms", "500", "--stats-secs", "0"])
+            .args(["--interval-ms", &frames.interval_ms.to_string()])
+            .args(["--pad", &frames.pad.to_string(), "--stats-secs", "0"])
             .stdin(Stdio::null())
-            .stdout(file_out(&dir.join(format!("echo-{i}.txt")))?)
+            .stdout(file_out(
+                &dir.join(format!("{}-server-{i}.txt", frames.prefix)),
+            )?)
             .stderr(Stdio::null());
         if servers > 1 {
             cmd.arg("--reuse-port");
@@ -746,10 +802,11 @@ fn baseline(
         ramp_per_sec: case.ramp_per_sec,
         duration: case.seconds.min(15) as f64,
         procs: wsload_procs,
-        marker: r#""seq":\d+"#,
+        // Anchored, as the relay's: the padding is not read for markers.
+        marker: r#"^\{"seq":(\d+)"#,
         sample: 0,
         dir,
-        prefix: "echo",
+        prefix: frames.prefix,
     };
     let mut wsload = load.spawn(tools)?;
     load.finish(&mut wsload, stop)
@@ -779,7 +836,9 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn report(&self, load: &Load, baseline: Option<&Option<Fanout>>) -> Result<()> {
+    /// Prints what the relay did; returns its fan-out and the bytes a second its sampled
+    /// spectators got in the window (median), for the baselines.
+    fn report(&self, load: &Load) -> Result<(Option<Fanout>, Option<f64>)> {
         let clients = self.case.clients as u64;
         let delay_ms = i64::from(self.case.delay.unwrap_or(0)) * 1000;
         let (w0, w1) = self.window_ms;
@@ -904,7 +963,7 @@ impl Run<'_> {
             }
         );
 
-        self.sampled(load, &window, moves, delay_ms)?;
+        let bytes_per_sec = self.sampled(load, &window, moves, delay_ms)?;
         println!(
             "  whole run         per spectator median {} frames, {:.1} KiB (min {} frames); {} frames, {:.1} MiB to all; wsload peak RSS {}",
             summary.client_frames[1],
@@ -917,20 +976,20 @@ impl Run<'_> {
 
         let fan = figures::fanout(window.iter().filter_map(|s| by_seq.get(s).copied()));
         println!("  fan-out relay     {}", fanout_line(fan.as_ref(), "moves"));
-        if let Some(b) = baseline {
-            println!(
-                "  fan-out bare      {} (echo-server, the same {} clients and ramp)",
-                fanout_line(b.as_ref(), "frames"),
-                clients
-            );
-        }
-        Ok(())
+        Ok((fan, bytes_per_sec))
     }
 
     /// Latency and per-spectator traffic from the sampled spectators' frames.
-    fn sampled(&self, load: &Load, window: &HashSet<i64>, moves: u64, delay_ms: i64) -> Result<()> {
+    /// Returns the median bytes a second a sampled spectator got in the window.
+    fn sampled(
+        &self,
+        load: &Load,
+        window: &HashSet<i64>,
+        moves: u64,
+        delay_ms: i64,
+    ) -> Result<Option<f64>> {
         if load.sample == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let (w0, w1) = self.window_ms;
         let (w0_ns, w1_ns) = (w0 as u64 * 1_000_000, w1 as u64 * 1_000_000);
@@ -1033,7 +1092,7 @@ impl Run<'_> {
             b50 as f64 / 1024.0,
             b50 as f64 / 1024.0 / wall
         );
-        Ok(())
+        Ok((wall > 0.0).then(|| b50 as f64 / wall))
     }
 }
 
