@@ -283,7 +283,7 @@ fn assert_spaced(requests: &[Seen]) {
 }
 
 /// `Some` once the stand-in holds every game of the relay's round 1 (but board `skip`) as
-/// the relay does: the same moves, a clock after every move the relay has one for.
+/// the relay does: the same moves, a `[%clk]` after every move the relay has a clock for.
 fn holds_what_the_relay_holds(state: &Shared, relay: &Relay, skip: Option<&str>) -> Option<()> {
     let round = get_json(&relay.url("/api/rounds/1"));
     let s = state.lock().expect("lock");
@@ -303,12 +303,12 @@ fn holds_what_the_relay_holds(state: &Shared, relay: &Relay, skip: Option<&str>)
         if want != have {
             return None;
         }
+        // A move's clock may come with the next lever press, after the move went out: the
+        // game is sent again then, and until it is the stand-in does not hold what the relay
+        // does (a clock never sent times the wait out).
         for (m, t) in g["moves"].as_array()?.iter().zip(&taken.moves) {
-            if m["clk_ms"].is_u64() {
-                assert!(
-                    t.clk.is_some(),
-                    "board {board}: a move with a clock went without [%clk]"
-                );
+            if m["clk_ms"].is_u64() && t.clk.is_none() {
+                return None;
             }
         }
         assert_eq!(taken.tags.get("Round"), Some(format!("1.{board}").as_str()));
