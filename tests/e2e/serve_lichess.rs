@@ -6,7 +6,10 @@
 //! after the 429, show the refusal, and end with the stand-in holding every other game as the
 //! relay does.
 
-use super::service::{Emulator, Relay, get_json, postgres_database, postgres_url, wait_until};
+use super::service::{
+    Emulator, Relay, get_json, kill_the_pusher, postgres_database, postgres_url, pushing_pair,
+    wait_until,
+};
 use super::temp_dir;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -350,45 +353,20 @@ fn of_two_relays_given_the_same_lichess_round_one_pushes_and_the_standby_takes_o
         "--lichess-url",
         &url,
     ];
-    let lichess = |r: &Relay| get_json(&r.url("/health"))["upstream"][0].clone();
-    let pushed = |r: &Relay| lichess(r)["delivered_batches"].as_u64().unwrap_or(0);
-    let mut first = Relay::serve(&dir, &args);
-    wait_until(30, "the first relay to push", || {
-        (pushed(&first) > 0).then_some(())
-    });
-    let second = Relay::serve(&dir, &args);
-    wait_until(10, "the second relay to stand by", || {
-        (lichess(&second)["standing_by"] == true).then_some(())
-    });
-
     // Both up for a while, the games going on: one relay asks Lichess, at most once a second.
-    let before = state.lock().expect("lock").requests.len();
-    std::thread::sleep(Duration::from_secs(5));
-    let (one, other) = (lichess(&first), lichess(&second));
-    assert_eq!(other["delivered_batches"], 0, "the standby pushed: {other}");
-    assert_eq!(other["standing_by"], true, "{other}");
-    assert_eq!(one["standing_by"], false, "{one}");
+    let hold = Duration::from_secs(5);
+    let (mut first, second) = pushing_pair(&dir, &args, hold);
     {
         let s = state.lock().expect("lock");
-        assert!(
-            s.requests.len() > before + 1,
-            "{} requests in 5 s",
-            s.requests.len() - before
-        );
+        let since = Instant::now() - hold;
+        let asked = s.requests.iter().filter(|r| r.at >= since).count();
+        assert!(asked > 1, "{asked} requests with both up");
         assert_spaced(&s.requests);
     }
 
     let moves_at = |s: &StandIn| s.games.values().map(|(_, g)| g.moves.len()).sum::<usize>();
     let at_kill = moves_at(&state.lock().expect("lock"));
-    first.kill();
-    let killed = Instant::now();
-    wait_until(10, "the standby to push", || {
-        (pushed(&second) > 0).then_some(())
-    });
-    let took = killed.elapsed();
-    eprintln!("the standby pushed {} ms after the kill", took.as_millis());
-    assert!(took < Duration::from_secs(5), "the standby took {took:?}");
-    assert_eq!(lichess(&second)["standing_by"], false);
+    kill_the_pusher(&mut first, &second);
     let after = state.lock().expect("lock").requests.len();
     // The games go on, read by the standby now, and reach Lichess from it.
     wait_until(60, "the stand-in to hold what the store holds", || {

@@ -4,7 +4,8 @@
 //! at the end both serve the same rounds, and the cloud's change log holds every move once.
 
 use super::service::{
-    Emulator, Relay, get, get_json, postgres_database, postgres_url, request, wait_until,
+    Emulator, Relay, get, get_json, kill_the_pusher, postgres_database, postgres_url, push_target,
+    pushing_pair, request, wait_until,
 };
 use super::temp_dir;
 use serde_json::Value;
@@ -103,10 +104,6 @@ fn games_of(r: &Relay, round: i64) -> String {
         .join("\n")
 }
 
-fn upstream(venue: &Relay) -> Value {
-    get_json(&venue.url("/health"))["upstream"][0].clone()
-}
-
 /// The cloud's round with the venue's number, by the cloud's tournaments list.
 fn cloud_round(cloud: &Relay, number: &str) -> Option<i64> {
     let ts = get_json(&cloud.url("/api/tournaments"));
@@ -150,7 +147,7 @@ fn wait_in_sync(venue: &Relay, cloud: &Relay, secs: u64, what: &str) -> Vec<(Str
             let first = |r: &Relay| games_of(r, 1);
             panic!(
                 "timed out waiting for {what}\nvenue tournaments {v}\ncloud tournaments {c}\nvenue upstream {}\nvenue round 1:\n{}\ncloud round 1:\n{}\n--- venue log\n{}\n--- cloud log\n{}",
-                upstream(venue),
+                push_target(venue),
                 first(venue),
                 first(cloud),
                 venue
@@ -304,7 +301,7 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
         30,
         "the venue to see the link down with changes queued",
         || {
-            let u = upstream(&venue);
+            let u = push_target(&venue);
             (u["last_error"].is_string() && u["queued"].as_i64().unwrap_or(0) > 0).then_some(u)
         },
     );
@@ -313,10 +310,10 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     venue.kill();
     venue = Relay::serve(&dir, &venue_args);
     wait_until(30, "the restarted venue to queue again", || {
-        (upstream(&venue)["queued"].as_i64().unwrap_or(0) > 0).then_some(())
+        (push_target(&venue)["queued"].as_i64().unwrap_or(0) > 0).then_some(())
     });
     std::thread::sleep(Duration::from_secs(cut_secs).saturating_sub(cut_at.elapsed()));
-    let queued = upstream(&venue)["queued"].as_i64().unwrap_or(0);
+    let queued = push_target(&venue)["queued"].as_i64().unwrap_or(0);
     proxy.set_cut(false);
     let back = Instant::now();
     let rounds = wait_in_sync(&venue, &cloud, 30, "the cloud to catch up after the cut");
@@ -381,7 +378,7 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     );
     assert_eq!(r.status, 200, "{}", r.text());
     let conflict = wait_until(15, "the conflict on the venue's console", || {
-        let u = upstream(&venue);
+        let u = push_target(&venue);
         u["conflicts"].as_array().filter(|c| !c.is_empty()).cloned()
     });
     assert_eq!(conflict[0]["game_id"].as_i64(), Some(vid), "{conflict:?}");
@@ -405,7 +402,7 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
         "1-0"
     );
     wait_until(15, "the conflict to clear on the venue's console", || {
-        upstream(&venue)["conflicts"]
+        push_target(&venue)["conflicts"]
             .as_array()
             .is_some_and(|c| c.is_empty())
             .then_some(())
@@ -489,30 +486,9 @@ fn of_two_venue_relays_on_one_postgresql_one_pushes_and_the_standby_takes_over()
         "--admin-token",
         TOKEN,
     ];
-    let pushed = |r: &Relay| upstream(r)["delivered_batches"].as_u64().unwrap_or(0);
-    let mut first = Relay::serve(&dir, &venue_args);
-    wait_until(30, "the first venue relay to push", || {
-        (pushed(&first) > 0).then_some(())
-    });
-    let second = Relay::serve(&dir, &venue_args);
-    wait_until(10, "the second venue relay to stand by", || {
-        (upstream(&second)["standing_by"] == true).then_some(())
-    });
-    std::thread::sleep(Duration::from_secs(4));
-    let (one, other) = (upstream(&first), upstream(&second));
-    assert_eq!(other["delivered_batches"], 0, "the standby pushed: {other}");
-    assert_eq!(other["standing_by"], true, "{other}");
-    assert_eq!(one["standing_by"], false, "{one}");
+    let (mut first, second) = pushing_pair(&dir, &venue_args, Duration::from_secs(4));
     let at_kill = moves_announced_once(&cloud_db);
-
-    first.kill();
-    let killed = Instant::now();
-    wait_until(10, "the standby to push", || {
-        (pushed(&second) > 0).then_some(())
-    });
-    let took = killed.elapsed();
-    eprintln!("the standby pushed {} ms after the kill", took.as_millis());
-    assert!(took < Duration::from_secs(5), "the standby took {took:?}");
+    kill_the_pusher(&mut first, &second);
     wait_until(60, "moves played after the kill on the cloud", || {
         (moves_announced_once(&cloud_db) >= at_kill + 8).then_some(())
     });

@@ -420,3 +420,45 @@ pub fn postgres_database(url: &str, name: &str) -> String {
     let (server, _) = url.rsplit_once('/').expect("URL with a database");
     format!("{server}/{name}")
 }
+
+/// A relay's first push target, from its `/health`.
+pub fn push_target(r: &Relay) -> Value {
+    get_json(&r.url("/health"))["upstream"][0].clone()
+}
+
+fn pushed(r: &Relay) -> u64 {
+    push_target(r)["delivered_batches"].as_u64().unwrap_or(0)
+}
+
+/// Two relays started alike with `args` (a push target among them), the second as the
+/// first's standby: once the first pushes and the second stands by, both stay up for `hold`
+/// (the games going on) and the second must have pushed nothing.
+pub fn pushing_pair(dir: &Path, args: &[&str], hold: Duration) -> (Relay, Relay) {
+    let first = Relay::serve(dir, args);
+    wait_until(30, "the first relay to push", || {
+        (pushed(&first) > 0).then_some(())
+    });
+    let second = Relay::serve(dir, args);
+    wait_until(10, "the second relay to stand by", || {
+        (push_target(&second)["standing_by"] == true).then_some(())
+    });
+    std::thread::sleep(hold);
+    let (one, other) = (push_target(&first), push_target(&second));
+    assert_eq!(other["delivered_batches"], 0, "the standby pushed: {other}");
+    assert_eq!(other["standing_by"], true, "{other}");
+    assert_eq!(one["standing_by"], false, "{one}");
+    (first, second)
+}
+
+/// SIGKILLs the pushing relay and waits for the standby to push, within 5 s.
+pub fn kill_the_pusher(first: &mut Relay, second: &Relay) {
+    first.kill();
+    let killed = Instant::now();
+    wait_until(10, "the standby to push", || {
+        (pushed(second) > 0).then_some(())
+    });
+    let took = killed.elapsed();
+    eprintln!("the standby pushed {} ms after the kill", took.as_millis());
+    assert!(took < Duration::from_secs(5), "the standby took {took:?}");
+    assert_eq!(push_target(second)["standing_by"], false);
+}
