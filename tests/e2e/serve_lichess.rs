@@ -7,8 +7,8 @@
 //! relay does.
 
 use super::service::{
-    Emulator, Relay, get_json, kill_the_pusher, postgres_database, postgres_url, pushing_pair,
-    wait_until,
+    Emulator, Relay, get_json, kill_the_pusher, postgres_database, postgres_url, push_target,
+    pushing_pair, wait_until,
 };
 use super::temp_dir;
 use serde_json::{Value, json};
@@ -174,6 +174,22 @@ fn start_standin(plain: bool) -> (String, Shared) {
     (url, state)
 }
 
+/// `relay serve` on `db` reading `ports`, pushing to the stand-in at `lichess`.
+fn relay_args<'a>(db: &'a str, ports: &'a str, lichess: &'a str) -> [&'a str; 10] {
+    [
+        "--db",
+        db,
+        "--port",
+        ports,
+        "--lichess-round",
+        ROUND_ID,
+        "--lichess-token",
+        LICHESS_TOKEN,
+        "--lichess-url",
+        lichess,
+    ]
+}
+
 #[test]
 fn a_round_is_pushed_to_a_lichess_stand_in_that_slows_it_down_and_refuses_a_game() {
     let (url, state) = start_standin(false);
@@ -186,22 +202,8 @@ fn a_round_is_pushed_to_a_lichess_stand_in_that_slows_it_down_and_refuses_a_game
     );
     let db = format!("sqlite://{}", dir.join("venue.db").display());
     let ports = emu.ports();
-    let relay = Relay::serve(
-        &dir,
-        &[
-            "--db",
-            &db,
-            "--port",
-            &ports,
-            "--lichess-round",
-            ROUND_ID,
-            "--lichess-token",
-            LICHESS_TOKEN,
-            "--lichess-url",
-            &url,
-        ],
-    );
-    let lichess = |r: &Relay| get_json(&r.url("/health"))["upstream"][0].clone();
+    let relay = Relay::serve(&dir, &relay_args(&db, &ports, &url));
+    let lichess = push_target;
 
     // The 429: the relay says it waits, and sends nothing for a minute.
     wait_until(60, "the stand-in to ask the relay to slow down", || {
@@ -341,18 +343,7 @@ fn of_two_relays_given_the_same_lichess_round_one_pushes_and_the_standby_takes_o
         ],
     );
     let ports = emu.ports();
-    let args = [
-        "--db",
-        &db,
-        "--port",
-        &ports,
-        "--lichess-round",
-        ROUND_ID,
-        "--lichess-token",
-        LICHESS_TOKEN,
-        "--lichess-url",
-        &url,
-    ];
+    let args = relay_args(&db, &ports, &url);
     // Both up for a while, the games going on: one relay asks Lichess, at most once a second.
     let hold = Duration::from_secs(5);
     let (mut first, second) = pushing_pair(&dir, &args, hold);

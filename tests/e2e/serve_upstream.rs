@@ -219,6 +219,22 @@ fn moves_announced_once(db: &str) -> usize {
     moves
 }
 
+/// A venue relay on `db` reading `ports`, pushing to the cloud relay at `to`.
+fn venue_args<'a>(db: &'a str, ports: &'a str, to: &'a str) -> [&'a str; 10] {
+    [
+        "--db",
+        db,
+        "--port",
+        ports,
+        "--push-to",
+        to,
+        "--push-token",
+        PUSH,
+        "--admin-token",
+        TOKEN,
+    ]
+}
+
 #[test]
 fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     let Some(url) = postgres_url("the venue → cloud push test") else {
@@ -276,18 +292,7 @@ fn a_venue_pushes_to_a_cloud_relay_through_a_cut_link_and_a_killed_cloud() {
     let venue_db = format!("sqlite://{}", dir.join("venue.db").display());
     let ports = emu.ports();
     let proxy_url = proxy.url();
-    let venue_args = [
-        "--db",
-        venue_db.as_str(),
-        "--port",
-        ports.as_str(),
-        "--push-to",
-        proxy_url.as_str(),
-        "--push-token",
-        PUSH,
-        "--admin-token",
-        TOKEN,
-    ];
+    let venue_args = venue_args(&venue_db, &ports, &proxy_url);
     let mut venue = Relay::serve(&dir, &venue_args);
     wait_until(40, "the first moves on the cloud relay", || {
         let c = cloud_round(&cloud, "1")?;
@@ -474,18 +479,7 @@ fn of_two_venue_relays_on_one_postgresql_one_pushes_and_the_standby_takes_over()
         ],
     );
     let ports = emu.ports();
-    let venue_args = [
-        "--db",
-        venue_db.as_str(),
-        "--port",
-        ports.as_str(),
-        "--push-to",
-        cloud.base.as_str(),
-        "--push-token",
-        PUSH,
-        "--admin-token",
-        TOKEN,
-    ];
+    let venue_args = venue_args(&venue_db, &ports, &cloud.base);
     let (mut first, second) = pushing_pair(&dir, &venue_args, Duration::from_secs(4));
     let at_kill = moves_announced_once(&cloud_db);
     kill_the_pusher(&mut first, &second);

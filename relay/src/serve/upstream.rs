@@ -289,16 +289,10 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             }
         }
     };
-    // How far each round was delivered: read once, kept here, written back now and then.
-    let mut sent = loop {
-        match store.upstream_sent(&target.url).await {
-            Ok(s) => break s,
-            Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
-    };
+    // How far each round was delivered: read from the store when this relay starts pushing
+    // (at start, or taking over from another relay that moved the marks on), kept here,
+    // written back now and then.
+    let mut sent: Option<HashMap<i64, i64>> = None;
     let mut noted_ms: i64 = 0;
     let mut unnoted = false;
     // Batch numbers reserved and not used yet: (next, last).
@@ -328,19 +322,23 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                 slot.edit(&shared, |t| t.standing_by = true);
             }
             standing_by = true;
+            sent = None;
             backoff_ms = 0;
             continue;
         }
-        if standing_by {
-            // Taking over from the relay that pushed: it moved the store's marks on, and
-            // what it sent of the tournaments and e-boards is not known here.
+        if sent.is_none() {
             match store.upstream_sent(&target.url).await {
-                Ok(s) => sent = s,
+                Ok(s) => sent = Some(s),
                 Err(e) => {
                     slot.failed(&shared, format!("the store: {e}"));
                     continue;
                 }
             }
+        }
+        let Some(sent) = sent.as_mut() else { continue };
+        if standing_by {
+            // Taking over from the relay that pushed: what it sent of the tournaments and
+            // e-boards is not known here.
             standing_by = false;
             unnoted = false;
             meta_sent = None;
@@ -358,7 +356,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                 Err(e) => slot.failed(&shared, format!("the store: {e}")),
             }
         }
-        let plan = match plan(&store, &sent).await {
+        let plan = match plan(&store, sent).await {
             Ok(p) => p,
             Err(e) => {
                 slot.failed(&shared, format!("the store: {e}"));

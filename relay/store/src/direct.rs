@@ -32,18 +32,17 @@ impl SqliteCommits {
             url: url.to_string(),
             reason: e.to_string(),
         })?;
-        let file = opts.get_filename();
-        let db = Connection::open(file).map_err(|e| StoreError::Connect(e.to_string()))?;
+        let connect = |e: rusqlite::Error| StoreError::Connect(e.to_string());
+        let db = Connection::open(opts.get_filename()).map_err(connect)?;
         // Set up as the writer's sqlx connection (`Store::open_writer`): no checkpoint inside
         // a commit (the service checkpoints beside the writer).
         db.busy_timeout(crate::SQLITE_BUSY_TIMEOUT)
-            .map_err(|e| StoreError::Connect(e.to_string()))?;
+            .map_err(connect)?;
         let pragmas: String = crate::sqlite_pragmas(false)
             .iter()
             .map(|(key, value)| format!("PRAGMA {key} = {value};"))
             .collect();
-        db.execute_batch(&pragmas)
-            .map_err(|e| StoreError::Connect(e.to_string()))?;
+        db.execute_batch(&pragmas).map_err(connect)?;
         Ok(Some(SqliteCommits { db }))
     }
 
