@@ -1,0 +1,402 @@
+//! Rules of the code's shape that a change could break quietly, checked on the source itself:
+//! the modules of each crate import one another without a circle, and no file of the service
+//! grows past what a reader can hold (ARCHITECTURE.md, "Layers").
+//!
+//! The import graph is read from the `use` declarations and the `crate::`/`super::`/`self::`
+//! paths of every file (each file is one module; a test module at the end of a file is left
+//! out, as tests may reach anywhere). A path that ends in a module's own items is an edge to
+//! that module, so a child that uses what its parent's `mod.rs` defines while the parent uses
+//! the child is a circle too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The workspace's crates, by their source folder (relative to the workspace root).
+const CRATES: &[&str] = &[
+    "boards/src",
+    "emulator/src",
+    "relay/core/src",
+    "relay/store/src",
+    "relay/src",
+];
+
+/// A file of the service may hold this many lines before its tests.
+const MAX_LINES: usize = 800;
+
+/// Crates whose import circles are being taken apart (issue 38): the list only shrinks, and a
+/// crate on it without a circle fails the check until it is taken off.
+const CIRCLES_BEING_REMOVED: &[&str] = &["relay/core/src", "relay/store/src", "relay/src"];
+
+/// Files over [`MAX_LINES`] being split (issue 38): the list only shrinks.
+const LONG_BEING_SPLIT: &[&str] = &["serve/hall.rs", "serve/writer.rs", "cli/bench/mod.rs"];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from(".."), Path::to_path_buf)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// A file's module path within its crate: `serve/api/ws.rs` → `serve::api::ws`, `serve/mod.rs`
+/// → `serve`, `lib.rs`/`main.rs` → the crate root (empty). Binaries under `bin/` and benches
+/// are crates of their own and are not read.
+fn module_of(src: &Path, file: &Path) -> Option<Vec<String>> {
+    let rel = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if parts.first().is_some_and(|p| p == "bin") {
+        return None;
+    }
+    match parts.last().map(String::as_str) {
+        Some("mod") => {
+            parts.pop();
+        }
+        Some("lib" | "main") if parts.len() == 1 => parts.clear(),
+        _ => {}
+    }
+    Some(parts)
+}
+
+/// The file's text without comments, string contents and its test module.
+fn code_of(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                i += 1;
+            }
+            i += 2;
+        } else if b[i] == b'"' {
+            // A string: its contents are not code (raw strings with quotes inside are not
+            // used in paths' neighbourhoods; a stray one only hides text, never adds paths).
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if b[i] == b'\'' && b.get(i + 2) == Some(&b'\'') {
+            // A character literal such as '{' must not open a use group.
+            i += 3;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every path a `use` declaration names, its `{...}` groups expanded.
+fn expand(tree: &str, prefix: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    if let Some(open) = tree.find('{') {
+        let head = format!("{prefix}{}", &tree[..open]);
+        let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+        let mut depth = 0;
+        let mut start = 0;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    expand(&inner[start..i], &head, out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        expand(&inner[start..], &head, out);
+    } else if !tree.is_empty() {
+        let path = tree.split(" as ").next().unwrap_or(tree).trim();
+        out.push(format!("{prefix}{path}"));
+    }
+}
+
+/// The paths a module's code names: its `use` trees expanded, and every `crate::`,
+/// `super::` and `self::` path written inline.
+fn paths_in(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("use ") {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + 4..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(end) = rest.find(';') else { break };
+        expand(&rest[..end].replace(['\n', ' '], ""), "", &mut out);
+        rest = &rest[end..];
+    }
+    let b = code.as_bytes();
+    for start in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(i) = code[from..].find(start) {
+            let at = from + i;
+            from = at + start.len();
+            if at > 0
+                && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b':')
+            {
+                continue;
+            }
+            let end = code[at..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .map_or(code.len(), |e| at + e);
+            out.push(code[at..end].trim_end_matches(':').to_string());
+        }
+    }
+    out
+}
+
+/// The module a path from `module` leads to (the deepest module it names), if inside the
+/// crate.
+fn target(module: &[String], path: &str, modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+    let (mut at, rest): (Vec<String>, &[&str]) = match segs.first().copied() {
+        Some("crate") => (Vec::new(), &segs[1..]),
+        Some("self") => (module.to_vec(), &segs[1..]),
+        Some("super") => {
+            let mut at = module.to_vec();
+            let mut k = 0;
+            while segs.get(k) == Some(&"super") {
+                at.pop();
+                k += 1;
+            }
+            (at, &segs[k..])
+        }
+        // A path through a child module, written without `self::`.
+        Some(first) => {
+            let mut child = module.to_vec();
+            child.push(first.to_string());
+            if !modules.contains(&child) {
+                return None;
+            }
+            (module.to_vec(), &segs[..])
+        }
+        None => return None,
+    };
+    for s in rest {
+        let mut next = at.clone();
+        next.push((*s).to_string());
+        if modules.contains(&next) {
+            at = next;
+        } else {
+            break;
+        }
+    }
+    Some(at)
+}
+
+/// Each module's imports of other modules of the same crate.
+fn graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut code = BTreeMap::new();
+    for f in files {
+        if let Some(m) = module_of(src, &f) {
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            code.insert(m, code_of(&text));
+        }
+    }
+    let modules: BTreeSet<Vec<String>> = code.keys().cloned().collect();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (m, text) in &code {
+        let e = edges.entry(m.clone()).or_default();
+        for p in paths_in(text) {
+            if let Some(t) = target(m, &p, &modules)
+                && t != *m
+                // A module's own children are below it: naming them is not an edge up.
+                && !(t.len() > m.len() && t.starts_with(m) && p.starts_with("self"))
+            {
+                e.insert(t);
+            }
+        }
+    }
+    edges
+}
+
+/// The circles of a graph: its strongly connected parts of more than one module (Tarjan).
+fn circles(g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        g: &'a BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        index: BTreeMap<&'a Vec<String>, usize>,
+        low: BTreeMap<&'a Vec<String>, usize>,
+        stack: Vec<&'a Vec<String>>,
+        on: BTreeSet<&'a Vec<String>>,
+        found: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a Vec<String>) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            self.on.insert(v);
+            for w in self.g.get(v).into_iter().flatten() {
+                let Some((w, _)) = self.g.get_key_value(w) else {
+                    continue;
+                };
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).expect("visited");
+                    *lv = (*lv).min(lw);
+                } else if self.on.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).expect("visited");
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut part = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on.remove(w);
+                    part.push(if w.is_empty() {
+                        "(root)".to_string()
+                    } else {
+                        w.join("::")
+                    });
+                    if w == v {
+                        break;
+                    }
+                }
+                if part.len() > 1 {
+                    part.sort();
+                    self.found.push(part);
+                }
+            }
+        }
+    }
+    let mut w = Walk {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in g.keys() {
+        if !w.index.contains_key(v) {
+            w.visit(v);
+        }
+    }
+    w.found
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let root = workspace();
+    let mut all = Vec::new();
+    for c in CRATES {
+        let g = graph(&root.join(c));
+        assert!(g.len() > 1, "no modules read under {c}");
+        let found = circles(&g);
+        let known = CIRCLES_BEING_REMOVED.contains(c);
+        assert!(
+            !known || !found.is_empty(),
+            "{c} has no import circle any more: take it off CIRCLES_BEING_REMOVED"
+        );
+        if known {
+            continue;
+        }
+        for part in found {
+            all.push(format!("{c}: {}", part.join(", ")));
+        }
+    }
+    assert!(
+        all.is_empty(),
+        "modules that import one another in a circle (move what they share below them):\n{}",
+        all.join("\n")
+    );
+}
+
+/// The checker itself: it sees a circle through a parent's own items, and none in a chain.
+#[test]
+fn the_circle_check_sees_circles() {
+    let m = |s: &str| -> Vec<String> {
+        s.split("::")
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let modules: BTreeSet<Vec<String>> = [m(""), m("a"), m("a::b"), m("c")].into();
+    assert_eq!(target(&m("a::b"), "super::Item", &modules), Some(m("a")));
+    assert_eq!(target(&m("a::b"), "crate::c::x", &modules), Some(m("c")));
+    assert_eq!(target(&m("a"), "b::Thing", &modules), Some(m("a::b")));
+    assert_eq!(target(&m("a"), "std::sync::Arc", &modules), None);
+    let mut paths = Vec::new();
+    expand("super::{a::{B, C}, d as e}", "", &mut paths);
+    assert_eq!(paths, ["super::a::B", "super::a::C", "super::d"]);
+    let g: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = [
+        (m("a"), [m("a::b")].into()),
+        (m("a::b"), [m("a")].into()),
+        (m("c"), [m("a")].into()),
+    ]
+    .into();
+    assert_eq!(circles(&g), vec![vec!["a".to_string(), "a::b".to_string()]]);
+    let chain: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> =
+        [(m("a"), [m("c")].into()), (m("c"), BTreeSet::new())].into();
+    assert!(circles(&chain).is_empty());
+}
+
+#[test]
+fn no_file_of_the_relay_is_longer_than_a_reader_can_hold() {
+    let src = workspace().join("relay/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut long = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .to_string();
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let code = match text.find("#[cfg(test)]\nmod tests") {
+            Some(i) => &text[..i],
+            None => &text,
+        };
+        let n = code.lines().count();
+        let known = LONG_BEING_SPLIT.contains(&rel.as_str());
+        assert!(
+            !known || n > MAX_LINES,
+            "{rel} is short enough now: take it off LONG_BEING_SPLIT"
+        );
+        if n > MAX_LINES && !known {
+            long.push(format!("{} ({n} lines before its tests)", f.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES} lines: split them by concern:\n{}",
+        long.join("\n")
+    );
+}
