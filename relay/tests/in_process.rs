@@ -197,7 +197,7 @@ async fn caught_up(core: &Core, round: i64) -> i64 {
     for _ in 0..200 {
         let want = core.shared.store.round(round).await.expect("round").seq;
         let (seq, _) = feed
-            .snapshot(&core.shared, SnapshotOf::Full)
+            .snapshot(&core.shared.lookup, &core.shared.metrics, SnapshotOf::Full)
             .await
             .expect("snapshot");
         if seq == want {
@@ -352,13 +352,17 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
     let stored = serde_json::to_value(round_json(&core.shared, rid, true).await.expect("round"))
         .expect("json");
     let (_, full) = feed
-        .snapshot(&core.shared, SnapshotOf::Full)
+        .snapshot(&core.shared.lookup, &core.shared.metrics, SnapshotOf::Full)
         .await
         .expect("full");
     assert_eq!(snapshot_body(&full, "round"), stored);
     // Spectators' snapshot: the same with each game's last move only.
     let (_, summary) = feed
-        .snapshot(&core.shared, SnapshotOf::Summary)
+        .snapshot(
+            &core.shared.lookup,
+            &core.shared.metrics,
+            SnapshotOf::Summary,
+        )
         .await
         .expect("summary");
     let summary = snapshot_body(&summary, "round");
@@ -383,7 +387,11 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
     // A game page's snapshot is the game as the store has it.
     for id in &ids {
         let (_, game) = feed
-            .snapshot(&core.shared, SnapshotOf::Game(*id))
+            .snapshot(
+                &core.shared.lookup,
+                &core.shared.metrics,
+                SnapshotOf::Game(*id),
+            )
             .await
             .expect("game");
         let mut from_store = call(&app, "GET", &format!("/api/games/{id}"), None, Some(TOKEN))

@@ -17,30 +17,17 @@
 //!
 //! On SQLite one relay owns the file, and every port is its own at once.
 
-use super::live::{HallCommand, Shared};
-use relay_store::Locks;
+use super::instance::{host_name, instance_name};
+use super::jobs::{HallCommand, ToHall};
+use parking_lot::{Mutex, MutexGuard};
+use relay_store::{Locks, Store};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How often a waiting relay asks for the ports it wants, and checks its lock connection.
 const ASK_EVERY: Duration = Duration::from_millis(250);
-
-/// This relay's name in logs, the console and `/health`: the machine and the process id.
-pub fn instance_name() -> &'static str {
-    static NAME: OnceLock<String> = OnceLock::new();
-    NAME.get_or_init(|| format!("{}:{}", host_name(), std::process::id()))
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".into())
-}
 
 /// The lock a port is read under: the same port path on two machines is two ports.
 fn lock_name(port: &str) -> String {
@@ -75,8 +62,8 @@ impl PortClaims {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Claim>> {
-        self.ports.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Claim>> {
+        self.ports.lock()
     }
 
     /// The stop flag a session on `port` runs under while this relay holds the port; `None`
@@ -138,8 +125,9 @@ impl PortClaims {
     }
 }
 
-/// Asks for the wanted ports' locks for the life of the service (PostgreSQL only).
-pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
+/// Asks for the wanted ports' locks for the life of the service (PostgreSQL only). Before
+/// reading a port it takes, the hall is told (see [`take_over`]).
+pub async fn keep(store: Store, hall: ToHall, claims: Arc<PortClaims>) {
     if !claims.locking {
         return;
     }
@@ -156,7 +144,7 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
             return;
         }
         if locks.is_none() {
-            match shared.store.locks().await {
+            match store.locks().await {
                 Ok(l) => {
                     locks = l;
                     complained = false;
@@ -205,7 +193,7 @@ pub async fn keep(shared: Arc<Shared>, claims: Arc<PortClaims>) {
         for port in claims.ports_held(false) {
             match l.try_take(&lock_name(&port)).await {
                 Ok(true) => {
-                    take_over(&shared, &port).await;
+                    take_over(&hall, &port).await;
                     claims.grant(&port);
                     tracing::info!(%port, instance = instance_name(), "this relay reads the port now");
                 }
@@ -257,7 +245,7 @@ impl Duty {
 
     /// Whether this relay does the duty now. The database is asked at most every
     /// [`ASK_EVERY`]; in between the last answer stands.
-    pub async fn mine(&mut self, shared: &Shared) -> bool {
+    pub async fn mine(&mut self, store: &Store) -> bool {
         if !self.locking {
             return true;
         }
@@ -273,7 +261,7 @@ impl Duty {
             self.locks = None;
         }
         if self.locks.is_none() {
-            match shared.store.locks().await {
+            match store.locks().await {
                 Ok(None) => {
                     // SQLite: one relay owns the file.
                     self.locking = false;
@@ -316,9 +304,9 @@ impl Duty {
 /// Before reading a port another relay may have been reading: the hall forgets the boards it
 /// had on it and the writer reads their games from the store, so the recorders carry on from
 /// what is stored.
-async fn take_over(shared: &Shared, port: &str) {
+async fn take_over(hall: &ToHall, port: &str) {
     let (reply, done) = tokio::sync::oneshot::channel();
-    if shared.to_hall(HallCommand::TakeOver {
+    if hall.send(HallCommand::TakeOver {
         port: port.to_string(),
         reply,
     }) {

@@ -2,13 +2,20 @@
 //! task that owns every e-board's recorder. It never waits for the database: what the
 //! recorders conclude goes to the writer's queue as jobs, and the writer commits and announces.
 
-use super::live::{ClockView, EboardView, GameEdit, HallCommand, Proposal, Shared, now_ms};
-use super::writer::{Job, Snapshot};
-use boards::protocol::{ClockMessage, LineMode, Message, Orientation};
+use super::alarm::Alarm;
+use super::claims::PortClaims;
+use super::health::Metrics;
+use super::instance::instance_name;
+use super::jobs::{
+    EditAction, GameEdit, HallCommand, Job, Resume, Snapshot, ToWriter, orientation_name,
+};
+use super::live::Boards;
+use super::views::{ClockView, EboardView, Proposal};
+use boards::protocol::{ClockMessage, LineMode, Message};
 use boards::transport::{PortEvent, SessionConfig};
 use relay_core::game::Game;
 use relay_core::recorder::{Outcome, Recorder, RecorderConfig};
-use relay_store::{RawEntry, StoredMove};
+use relay_store::{RawEntry, StoredMove, now_ms};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 use std::cmp::Reverse;
@@ -32,7 +39,7 @@ pub fn watch_ports(
     mode: LineMode,
     tx: mpsc::UnboundedSender<PortInput>,
     stop: Arc<AtomicBool>,
-    claims: Arc<super::claims::PortClaims>,
+    claims: Arc<PortClaims>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let in_use: Arc<Mutex<HashSet<String>>> = Arc::default();
@@ -138,14 +145,6 @@ const RAWS_EVERY: Duration = Duration::from_millis(100);
 /// How often, at most, the hall takes in what the ports read (see [`Hall::run`]).
 const PORTS_EVERY: Duration = Duration::from_millis(10);
 
-/// A stored game to carry on with when its e-board shows up again after a restart.
-#[derive(Debug, Clone)]
-pub struct Resume {
-    pub game: Game,
-    pub orientation: Orientation,
-    pub moves: Vec<StoredMove>,
-}
-
 /// One e-board and its recorder.
 struct Desk {
     recorder: Recorder,
@@ -171,7 +170,7 @@ struct Desk {
 
 /// Hands `raws` (the hall's waiting readings) to the writer as one job; nothing when there
 /// are none. Takes the two fields, not the hall, so it can run while a desk is borrowed.
-fn hand_raws(jobs: &mpsc::UnboundedSender<Job>, raws: &mut Vec<RawEntry>) {
+fn hand_raws(jobs: &ToWriter, raws: &mut Vec<RawEntry>) {
     if !raws.is_empty() {
         let _ = jobs.send(Job::Raws(std::mem::take(raws)));
     }
@@ -212,23 +211,10 @@ fn epoch_ms(t: SystemTime) -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn orientation_name(o: Orientation) -> &'static str {
-    match o {
-        Orientation::Normal => "normal",
-        Orientation::Rotated => "rotated",
-    }
-}
-
-pub fn parse_orientation(s: &str) -> Option<Orientation> {
-    match s {
-        "normal" => Some(Orientation::Normal),
-        "rotated" => Some(Orientation::Rotated),
-        _ => None,
-    }
-}
-
 pub struct Hall {
-    shared: Arc<Shared>,
+    /// The boards' live state, which the hall notes an e-board's last reading in.
+    boards: Arc<Boards>,
+    metrics: Arc<Metrics>,
     cfg: RecorderConfig,
     desks: HashMap<String, Desk>,
     /// Which desk (e-board id) a serial number reported on a port belongs to, by port then
@@ -236,7 +222,7 @@ pub struct Hall {
     /// reports it. (Looked up for every message, so without building a key.)
     ids: HashMap<String, HashMap<String, String>>,
     resume: HashMap<String, Resume>,
-    jobs: mpsc::UnboundedSender<Job>,
+    jobs: ToWriter,
     /// When each touched board is due to be judged (earliest first; a board touched again
     /// has several entries, and only the last finds it still).
     due: BinaryHeap<Reverse<(u64, String)>>,
@@ -248,13 +234,15 @@ pub struct Hall {
 
 impl Hall {
     pub fn new(
-        shared: Arc<Shared>,
+        boards: Arc<Boards>,
+        metrics: Arc<Metrics>,
         cfg: RecorderConfig,
         resume: HashMap<String, Resume>,
-        jobs: mpsc::UnboundedSender<Job>,
+        jobs: ToWriter,
     ) -> Hall {
         Hall {
-            shared,
+            boards,
+            metrics,
             cfg,
             desks: HashMap::new(),
             ids: HashMap::new(),
@@ -286,7 +274,7 @@ impl Hall {
         let mut ports_open_at = tokio::time::Instant::now();
         // Boards are judged when their settle time ends, to the microsecond (see `alarm`);
         // tokio's timer, a little later, is the net under it.
-        let alarm = super::alarm::Alarm::start();
+        let alarm = Alarm::start();
         let net = if alarm.is_running() {
             Duration::from_millis(2)
         } else {
@@ -465,7 +453,7 @@ impl Hall {
                 round_id: None,
                 proposal: None,
                 warning: None,
-                read_by: super::claims::instance_name().to_string(),
+                read_by: instance_name().to_string(),
             };
             self.desks.insert(
                 serial.to_string(),
@@ -511,7 +499,7 @@ impl Hall {
                 at,
             } => {
                 let serial = self.id_of(&serial, &path);
-                self.shared.metrics.messages.fetch_add(1, Ordering::Relaxed);
+                self.metrics.messages.fetch_add(1, Ordering::Relaxed);
                 let at_ms = epoch_ms(at);
                 // A bus reply of several records comes with its first message only.
                 if !raw.is_empty() {
@@ -546,7 +534,7 @@ impl Hall {
                 self.after(&serial, &outs);
             }
             PortEvent::Garbage { bytes } => {
-                self.shared.metrics.garbage.fetch_add(1, Ordering::Relaxed);
+                self.metrics.garbage.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(port = %path, len = bytes.len(), "garbage on the line skipped");
             }
             PortEvent::Lost {
@@ -753,7 +741,7 @@ impl Hall {
             // Not news, but `/api/eboards` shows the board as last read (the console's
             // picture of a board in sync with its game).
             let (seen, fen) = (d.view.last_seen_ms, d.view.board_fen.clone());
-            self.shared.boards.edit_eboard(serial, |v| {
+            self.boards.edit_eboard(serial, |v| {
                 v.last_seen_ms = seen;
                 v.board_fen = fen;
             });
@@ -793,11 +781,11 @@ impl Hall {
         // The recorder is touched only if its game is the edited one (a new game set up on
         // the board may not be stored yet).
         let cfg = self.cfg.clone();
-        if let Some(serial) = self.shared.boards.eboard_on(edit.game_id)
+        if let Some(serial) = self.boards.eboard_on(edit.game_id)
             && let Some(d) = self.desk_playing(&serial, edit.game_id)
         {
             match &edit.action {
-                super::live::EditAction::Result { result, .. } => {
+                EditAction::Result { result, .. } => {
                     // Only the result changes; moves the recorder has stay as they are.
                     if let Some(game) = d.recorder.game() {
                         let r = result.parse().unwrap_or(game.result);
@@ -827,7 +815,7 @@ impl Hall {
     /// The desk of `serial` when its recorder's game is `game_id` (a new game set up on the
     /// board may not be stored yet, and is not that game).
     fn desk_playing(&mut self, serial: &str, game_id: i64) -> Option<&mut Desk> {
-        let on = self.shared.boards.game_of(serial);
+        let on = self.boards.game_of(serial);
         self.desks
             .get_mut(serial)
             .filter(|d| on == Some((game_id, d.game_no)) && d.recorder.game().is_some())

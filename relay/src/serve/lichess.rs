@@ -20,12 +20,13 @@
 //! more (Lichess matches them by `[GameId]`, so nothing is doubled). The round's broadcast
 //! delay applies: Lichess gets what spectators here see.
 
-use super::live::{Shared, now_ms};
-use super::upstream::Slot;
-use relay_store::{PushConflict, StoredGame};
+use super::claims::Duty;
+use super::lookup::Lookup;
+use super::upstream::Pushing;
+use super::views::cut_game;
+use relay_store::{PushConflict, StoredGame, now_ms};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Games Lichess takes in one request (it drops the rest).
@@ -150,17 +151,17 @@ fn post(url: &str, token: &str, body: String) -> Answer {
 
 /// The round's games as Lichess should have them now (the broadcast delay applied).
 async fn entries(
-    shared: &Shared,
+    lookup: &Lookup,
     t: &relay_store::TournamentInfo,
     info: &relay_store::RoundInfo,
     delay: i64,
 ) -> Result<Vec<Entry>, relay_store::StoreError> {
     let cut = (delay > 0).then(|| now_ms() - delay);
-    let games = shared.store.round_games(info.id).await?;
+    let games = lookup.store.round_games(info.id).await?;
     Ok(games
         .iter()
         .map(|g| {
-            let g = super::api::cut_game(g, cut);
+            let g = cut_game(g, cut);
             Entry {
                 game_id: g.id,
                 board_no: g.pairing.board_no,
@@ -171,21 +172,21 @@ async fn entries(
 }
 
 /// Pushes one round to Lichess for the life of the service.
-pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
-    let slot = Slot::register(
-        &shared,
+pub async fn push(shared: Pushing, target: LichessTarget) {
+    let slot = shared.targets.register(
         format!("lichess round {}", target.rounds.join(", ")),
         "lichess",
     );
+    let lookup = &shared.lookup;
     let round = match target.local_round {
         Some(r) => r,
         None => loop {
-            match shared.store.current_round().await {
+            match lookup.store.current_round().await {
                 Ok(Some(r)) => break r.id,
                 Ok(None) => {
-                    slot.failed(&shared, "no round to push yet".into());
+                    slot.failed("no round to push yet".into());
                 }
-                Err(e) => slot.failed(&shared, format!("the store: {e}")),
+                Err(e) => slot.failed(format!("the store: {e}")),
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         },
@@ -201,10 +202,9 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
     let mut warned_beyond = false;
     // The round's change number when Lichess last had every game as it stood.
     let mut settled: Option<(i64, u64)> = None;
-    let mut news = shared.news();
+    let mut news = shared.news.clone();
     let mut cycle_ms: i64 = 0;
-    let mut duty =
-        super::claims::Duty::new(format!("relay-push:lichess:{}", target.rounds.join(",")));
+    let mut duty = Duty::new(format!("relay-push:lichess:{}", target.rounds.join(",")));
     let mut standing_by = false;
     loop {
         let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
@@ -216,10 +216,10 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
         }
         cycle_ms = now_ms();
         news.mark_unchanged();
-        if !duty.mine(&shared).await {
+        if !duty.mine(&lookup.store).await {
             if !standing_by {
                 tracing::info!(lichess = %target.rounds.join(","), "another relay pushes the round to Lichess: standing by");
-                slot.edit(&shared, |t| t.standing_by = true);
+                slot.edit(|t| t.standing_by = true);
             }
             standing_by = true;
             continue;
@@ -230,22 +230,22 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
             standing_by = false;
             taken.clear();
             settled = None;
-            slot.edit(&shared, |t| t.standing_by = false);
+            slot.edit(|t| t.standing_by = false);
             tracing::info!(lichess = %target.rounds.join(","), "this relay pushes the round to Lichess now");
         }
         if now_ms() < not_before {
             continue;
         }
         let looked = async {
-            let info = shared.store.round(round).await?;
-            let t = shared.store.tournament(info.tournament_id).await?;
-            let delay = shared.delay_ms(&info).await?;
+            let info = lookup.store.round(round).await?;
+            let t = lookup.store.tournament(info.tournament_id).await?;
+            let delay = lookup.delay_ms(&info).await?;
             Ok::<_, relay_store::StoreError>((info, t, delay))
         };
         let (info, t, delay) = match looked.await {
             Ok(x) => x,
             Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
+                slot.failed(format!("the store: {e}"));
                 continue;
             }
         };
@@ -262,10 +262,10 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
         if delay == 0 && settled == Some(key) {
             continue;
         }
-        let all = match entries(&shared, &t, &info, delay).await {
+        let all = match entries(lookup, &t, &info, delay).await {
             Ok(e) => e,
             Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
+                slot.failed(format!("the store: {e}"));
                 continue;
             }
         };
@@ -274,7 +274,7 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
             .filter(|e| taken.get(&e.game_id) != Some(&hash_of(&e.pgn)))
             .collect();
         settled = due.is_empty().then_some(key);
-        slot.edit(&shared, |t| t.queued = due.len() as i64);
+        slot.edit(|t| t.queued = due.len() as i64);
         let mut by_round: HashMap<usize, Vec<Entry>> = HashMap::new();
         for e in due {
             match lichess_round_of(e.board_no, target.rounds.len()) {
@@ -345,7 +345,7 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
                         }
                         let mut list: Vec<PushConflict> = errors.values().cloned().collect();
                         list.sort_by_key(|c| c.board_no);
-                        slot.edit(&shared, |t| {
+                        slot.edit(|t| {
                             t.last_ok_ms = Some(now_ms());
                             t.last_error = None;
                             t.waiting_until_ms = None;
@@ -356,11 +356,8 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
                     }
                     Answer::SlowDown => {
                         not_before = now_ms() + SLOW_DOWN_MS;
-                        slot.failed(
-                            &shared,
-                            "Lichess asked to slow down (429): waiting a minute".into(),
-                        );
-                        slot.edit(&shared, |t| t.waiting_until_ms = Some(not_before));
+                        slot.failed("Lichess asked to slow down (429): waiting a minute".into());
+                        slot.edit(|t| t.waiting_until_ms = Some(not_before));
                         break 'rounds;
                     }
                     Answer::Refused(status, msg) => {
@@ -370,13 +367,13 @@ pub async fn push(shared: Arc<Shared>, target: LichessTarget) {
                             ),
                             _ => format!("Lichess answered {status}: {msg}"),
                         };
-                        slot.failed(&shared, what);
+                        slot.failed(what);
                         backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
                         not_before = now_ms() + backoff_ms;
                         break 'rounds;
                     }
                     Answer::Failed(e) => {
-                        slot.failed(&shared, format!("cannot reach Lichess: {e}"));
+                        slot.failed(format!("cannot reach Lichess: {e}"));
                         backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
                         not_before = now_ms() + backoff_ms;
                         break 'rounds;

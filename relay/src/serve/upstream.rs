@@ -13,13 +13,30 @@
 //! feeds, sends at most one request at a time, and after a failure tries again after 250 ms,
 //! doubling up to 5 s, so live moves flow again within seconds of the link coming back.
 
-use super::live::{Shared, now_ms};
-use relay_store::{PushBatch, PushConflict, PushReply, Store, StoredGame};
-use serde::Serialize;
+use super::claims::Duty;
+use super::instance::instance_name;
+use super::live::Boards;
+use super::lookup::Lookup;
+use super::targets::Targets;
+use relay_store::{PushBatch, PushConflict, PushReply, Store, StoredGame, now_ms};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
+
+/// What a pusher works with.
+#[derive(Clone, Debug)]
+pub struct Pushing {
+    /// The store (what to send) and the rounds' delays.
+    pub lookup: Lookup,
+    /// The e-boards this relay reads, for the cloud's console.
+    pub boards: Arc<Boards>,
+    /// Changes each time a change is committed or e-board news handed on.
+    pub news: watch::Receiver<u64>,
+    /// Where the pusher says how it goes.
+    pub targets: Targets,
+}
 
 /// Games one request carries at most (a whole game each: about 2–3 MiB of JSON for long
 /// games, well under the cloud's 8 MiB body limit). A plan with more games goes out in
@@ -42,73 +59,6 @@ const EBOARDS_EVERY_MS: i64 = 2000;
 /// With nothing to send, a request this often all the same: the console learns that the
 /// link works (or not) and which games the cloud still holds back.
 const HEARTBEAT_MS: i64 = 10_000;
-
-/// What `/health` and the console show of one push target.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct TargetStatus {
-    /// Where to (a URL, or `lichess round ID`); never a token.
-    pub target: String,
-    /// `relay` or `lichess`.
-    pub kind: &'static str,
-    /// Changes committed here and not yet delivered.
-    pub queued: i64,
-    pub last_ok_ms: Option<i64>,
-    pub last_error: Option<String>,
-    pub last_error_ms: Option<i64>,
-    /// Requests that were answered with success.
-    pub delivered_batches: u64,
-    /// Changes delivered.
-    pub delivered_changes: u64,
-    /// Games the target did not take (the cloud: changed there by an arbiter; Lichess: its
-    /// per-game errors).
-    pub conflicts: Vec<PushConflict>,
-    /// No request before this moment (Lichess asked us to slow down).
-    pub waiting_until_ms: Option<i64>,
-    /// Another relay on the same PostgreSQL pushes to this target; this one takes over if
-    /// that relay goes (`claims::Duty`).
-    pub standing_by: bool,
-}
-
-/// One push target's entry in `Health::upstream`.
-#[derive(Clone, Debug)]
-pub struct Slot(pub usize);
-
-impl Slot {
-    pub fn register(shared: &Shared, target: String, kind: &'static str) -> Slot {
-        let mut all = shared
-            .health
-            .upstream
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        all.push(TargetStatus {
-            target,
-            kind,
-            ..Default::default()
-        });
-        Slot(all.len() - 1)
-    }
-
-    pub fn edit(&self, shared: &Shared, f: impl FnOnce(&mut TargetStatus)) {
-        let mut all = shared
-            .health
-            .upstream
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = all.get_mut(self.0) {
-            f(t);
-        }
-    }
-
-    pub fn failed(&self, shared: &Shared, error: String) {
-        self.edit(shared, |t| {
-            if t.last_error.as_deref() != Some(error.as_str()) {
-                tracing::warn!(target = %t.target, error = %error, "push failed; trying again");
-            }
-            t.last_error = Some(error);
-            t.last_error_ms = Some(now_ms());
-        });
-    }
-}
 
 /// Where a venue pushes to.
 #[derive(Clone, Debug)]
@@ -171,10 +121,9 @@ fn hash_of(v: &impl Hash) -> u64 {
 
 /// The e-boards this relay reads, as its console shows them, and a hash of what matters in
 /// them (not `last_seen`, which every reading moves).
-fn own_eboards(shared: &Shared) -> (Vec<serde_json::Value>, u64) {
-    let me = super::claims::instance_name();
-    let mut views: Vec<_> = shared
-        .boards
+fn own_eboards(boards: &Boards) -> (Vec<serde_json::Value>, u64) {
+    let me = instance_name();
+    let mut views: Vec<_> = boards
         .eboards()
         .into_iter()
         .filter(|e| e.read_by == me)
@@ -276,15 +225,15 @@ fn send(url: &str, token: &str, body: Vec<u8>) -> Answer {
 }
 
 /// Pushes to one cloud relay for the life of the service.
-pub async fn push(shared: Arc<Shared>, target: PushTarget) {
+pub async fn push(shared: Pushing, target: PushTarget) {
     let endpoint = format!("{}/api/push", target.url.trim_end_matches('/'));
-    let slot = Slot::register(&shared, target.url.clone(), "relay");
-    let store = shared.store.clone();
+    let slot = shared.targets.register(target.url.clone(), "relay");
+    let store = shared.lookup.store.clone();
     let origin = loop {
         match store.upstream_origin(&target.url).await {
             Ok(o) => break o,
             Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
+                slot.failed(format!("the store: {e}"));
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         }
@@ -298,14 +247,13 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
     // Batch numbers reserved and not used yet: (next, last).
     let mut numbers: (i64, i64) = (1, 0);
     tracing::info!(to = %target.url, origin = %origin, "pushing every change to a cloud relay");
-    let name = super::claims::instance_name().to_string();
-    let mut news = shared.news();
+    let name = instance_name().to_string();
+    let mut news = shared.news.clone();
     let mut backoff_ms: u64 = 0;
     let mut meta_sent: Option<u64> = None;
     let mut eboards_sent: (Option<u64>, i64) = (None, 0);
     let mut conflicts: BTreeMap<i64, PushConflict> = BTreeMap::new();
-    let mut duty =
-        super::claims::Duty::new(format!("relay-push:{}", target.url.trim_end_matches('/')));
+    let mut duty = Duty::new(format!("relay-push:{}", target.url.trim_end_matches('/')));
     let mut standing_by = false;
     loop {
         if backoff_ms > 0 {
@@ -316,10 +264,10 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
         }
         news.mark_unchanged();
-        if !duty.mine(&shared).await {
+        if !duty.mine(&store).await {
             if !standing_by {
                 tracing::info!(to = %target.url, "another relay pushes to the cloud relay: standing by");
-                slot.edit(&shared, |t| t.standing_by = true);
+                slot.edit(|t| t.standing_by = true);
             }
             standing_by = true;
             sent = None;
@@ -330,7 +278,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             match store.upstream_sent(&target.url).await {
                 Ok(s) => sent = Some(s),
                 Err(e) => {
-                    slot.failed(&shared, format!("the store: {e}"));
+                    slot.failed(format!("the store: {e}"));
                     continue;
                 }
             }
@@ -343,7 +291,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             unnoted = false;
             meta_sent = None;
             eboards_sent = (None, 0);
-            slot.edit(&shared, |t| t.standing_by = false);
+            slot.edit(|t| t.standing_by = false);
             tracing::info!(to = %target.url, "this relay pushes to the cloud relay now");
         }
         if unnoted && now_ms() - noted_ms >= NOTE_DELIVERED_MS {
@@ -353,18 +301,18 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                     unnoted = false;
                     noted_ms = now_ms();
                 }
-                Err(e) => slot.failed(&shared, format!("the store: {e}")),
+                Err(e) => slot.failed(format!("the store: {e}")),
             }
         }
         let plan = match plan(&store, sent).await {
             Ok(p) => p,
             Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
+                slot.failed(format!("the store: {e}"));
                 backoff_ms = 1000;
                 continue;
             }
         };
-        slot.edit(&shared, |t| t.queued = plan.queued);
+        slot.edit(|t| t.queued = plan.queued);
         let tournaments = match store.tournaments().await {
             Ok(mut ts) => {
                 for r in ts.iter_mut().flat_map(|t| t.rounds.iter_mut()) {
@@ -373,7 +321,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                 ts
             }
             Err(e) => {
-                slot.failed(&shared, format!("the store: {e}"));
+                slot.failed(format!("the store: {e}"));
                 backoff_ms = 1000;
                 continue;
             }
@@ -383,19 +331,12 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
         // loop; writing out a thousand e-boards each time would be work for nothing).
         let may_send = now_ms() - eboards_sent.1 >= EBOARDS_EVERY_MS;
         let (eboards, eboards_hash) = if may_send {
-            own_eboards(&shared)
+            own_eboards(&shared.boards)
         } else {
             (Vec::new(), 0)
         };
         let eboards_due = may_send && eboards_sent.0 != Some(eboards_hash);
-        let last_ok = shared
-            .health
-            .upstream
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(slot.0)
-            .and_then(|t| t.last_ok_ms)
-            .unwrap_or(0);
+        let last_ok = slot.status().last_ok_ms.unwrap_or(0);
         if plan.games.is_empty()
             && meta_sent == Some(meta)
             && !eboards_due
@@ -485,7 +426,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                     if with_eboards {
                         eboards_sent = (Some(eboards_hash), now_ms());
                     }
-                    slot.edit(&shared, |t| {
+                    slot.edit(|t| {
                         t.last_ok_ms = Some(now_ms());
                         t.delivered_batches += 1;
                         t.conflicts = conflicts.values().cloned().collect();
@@ -520,7 +461,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
                     unnoted = true;
                 }
                 let queued = plan.queued - plan.changes;
-                slot.edit(&shared, |t| {
+                slot.edit(|t| {
                     t.queued = queued;
                     t.delivered_changes += plan.changes.max(0) as u64;
                 });
@@ -532,7 +473,7 @@ pub async fn push(shared: Arc<Shared>, target: PushTarget) {
             }
             Outcome::Again => backoff_ms = 0,
             Outcome::Failed(what, wait) => {
-                slot.failed(&shared, what);
+                slot.failed(what);
                 backoff_ms = wait;
             }
         }

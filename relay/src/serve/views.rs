@@ -1,16 +1,126 @@
-//! The views of rounds and games that HTTP answers and WebSocket snapshots share, typed: the
-//! one place their shape is written.
+//! The views of rounds, games and e-boards that HTTP answers and WebSocket messages carry,
+//! typed: the one place their shape is written. This is the service's ground floor: it
+//! imports nothing of the service, and everything above builds on it.
 //!
 //! A view is built from the store ([`game_view`], [`round_view`]) and, for a round followed
 //! live, kept up to date in memory by applying each message its feed passes on
-//! ([`RoundView::apply`]): the feed's snapshot comes from that, not from the store, so a crowd
-//! joining costs the store nothing.
+//! (`RoundView::apply`, written with the messages in `wire`): the feed's snapshot comes from
+//! that, not from the store, so a crowd joining costs the store nothing.
 
-use super::live::ClockView;
-use super::wire::{MoveView, ServerMessage};
-use relay_store::{Player, RoundInfo, StoredGame, StoredMove};
+use relay_store::{MoveRecord, Player, RoundInfo, StoredGame, StoredMove};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// The running clock of a game: at server time `at_ms`, White had `white_ms` and Black
+/// `black_ms`; `running` counts down from then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ClockView {
+    pub white_ms: u64,
+    pub black_ms: u64,
+    pub running: Option<&'static str>,
+    pub at_ms: i64,
+}
+
+impl ClockView {
+    /// The same clock as it should be shown `shift_ms` later (for a delayed view).
+    pub fn shifted(self, shift_ms: i64) -> ClockView {
+        ClockView {
+            at_ms: self.at_ms + shift_ms,
+            ..self
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Proposal {
+    pub result: String,
+    pub reason: String,
+    /// The game's length (plies) when the board proposed it.
+    pub at_ply: u32,
+    /// Plies played on the board since (players often go on after a flag fell): they are
+    /// recorded, and the console says they came after the proposal.
+    pub moves_after: u32,
+}
+
+/// One e-board as the operator sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EboardView {
+    pub serial: String,
+    pub port: String,
+    pub connected: bool,
+    pub lost_since_ms: Option<i64>,
+    pub last_seen_ms: i64,
+    /// Percent, for Bluetooth boards that report it.
+    pub battery: Option<u8>,
+    /// Whether a clock is connected to this board: `None` until the board has sent a
+    /// reading, `Some(false)` when the reading says no clock is connected.
+    pub clock: Option<bool>,
+    /// The clock says its battery is low.
+    pub clock_battery_low: bool,
+    pub in_sync: bool,
+    /// The placement as read (real squares once the orientation is known).
+    pub board_fen: String,
+    pub game_id: Option<i64>,
+    pub board_no: Option<u32>,
+    pub round_id: Option<i64>,
+    pub proposal: Option<Proposal>,
+    /// What the arbiter must know about this board that is not about its game: two boards
+    /// reporting the same serial number, naming both ports. (The second one's `serial` is the
+    /// reported one with `@` and its port, so both games are recorded apart.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// The relay reading the board (`host:pid`): with a standby on the same ports, the
+    /// console shows which of them holds each board.
+    #[serde(default)]
+    pub read_by: String,
+}
+
+/// A move as spectators get it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MoveView {
+    /// 1 for White's first move.
+    pub ply: u32,
+    pub san: String,
+    pub uci: String,
+    /// The position after the move (FEN).
+    pub fen: String,
+    /// The mover's clock after the move (increment included), when a clock is connected.
+    pub clk_ms: Option<u64>,
+    /// Time the move took.
+    pub emt_ms: Option<u64>,
+    /// The lever press that ended this move was not seen (the relay was down, the board was
+    /// lost) and nothing read later showed its time: `clk_ms` is left out, not guessed. Set in
+    /// game and round JSON once a later move of the same player has its clock.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clk_unseen: bool,
+}
+
+impl From<&StoredMove> for MoveView {
+    fn from(m: &StoredMove) -> MoveView {
+        MoveView::from(MoveRecord::from(m))
+    }
+}
+
+impl From<MoveRecord> for MoveView {
+    fn from(m: MoveRecord) -> MoveView {
+        MoveView {
+            ply: m.ply,
+            san: m.san,
+            uci: m.uci,
+            fen: m.fen,
+            clk_ms: m.clk_ms,
+            emt_ms: m.emt_ms,
+            clk_unseen: false,
+        }
+    }
+}
+
+/// One game's running clock, in a bundle of readings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct GameClock {
+    pub game_id: i64,
+    pub clock: ClockView,
+}
 
 pub const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
@@ -164,7 +274,7 @@ fn delayed_clock(
         white_ms,
         black_ms,
         running: running.then_some(to_move),
-        at_ms: super::live::now_ms(),
+        at_ms: relay_store::now_ms(),
     })
 }
 
@@ -220,7 +330,7 @@ impl GameView {
     }
 
     /// The game with its last move only.
-    fn with_last_move(&self) -> GameView {
+    pub fn with_last_move(&self) -> GameView {
         GameView {
             id: self.id,
             round_id: self.round_id,
@@ -238,14 +348,14 @@ impl GameView {
         }
     }
 
-    fn settle_fen(&mut self) {
+    pub fn settle_fen(&mut self) {
         self.fen = self
             .moves
             .last()
             .map_or_else(|| self.start_fen.clone(), |m| m.fen.clone());
     }
 
-    fn set_clock(&mut self, clock: ClockView) {
+    pub fn set_clock(&mut self, clock: ClockView) {
         // A finished game's clocks are those of its last moves.
         if self.result == "*" {
             self.clock = Some(clock);
@@ -276,13 +386,13 @@ impl RoundView {
         self.games.iter().find(|g| g.id == id)
     }
 
-    fn game_mut(&mut self, id: i64) -> Option<&mut GameView> {
+    pub fn game_mut(&mut self, id: i64) -> Option<&mut GameView> {
         self.games.iter_mut().find(|g| g.id == id)
     }
 
     /// A game set up, paired or replaced as a whole: in board order, or out of this round
     /// when it moved to another.
-    fn upsert(&mut self, mut game: GameView) {
+    pub fn upsert(&mut self, mut game: GameView) {
         if game.round_id != self.id {
             self.games.retain(|g| g.id != game.id);
             return;
@@ -299,139 +409,25 @@ impl RoundView {
         }
         self.games.sort_by_key(|g| (g.board_no, g.id));
     }
+}
 
-    /// Brings the view up to date with a message its feed passes on: the same message every
-    /// client gets, so the view and the clients cannot disagree. `change`: the message
-    /// announces a stored change (one this view already has, by its number, is skipped).
-    pub fn apply(&mut self, m: &ServerMessage, change: bool) {
-        if change {
-            let Some(seq) = m.seq() else { return };
-            if seq <= self.seq {
-                return;
-            }
-            self.seq = seq;
-        }
-        match m {
-            ServerMessage::Move {
-                game_id, mv, clock, ..
-            } => {
-                if let Some(g) = self.game_mut(*game_id) {
-                    g.moves.retain(|x| x.ply < mv.ply);
-                    g.moves.push(mv.clone());
-                    g.settle_fen();
-                    if g.status == "pending" {
-                        g.status = "live".into();
-                    }
-                    if let Some(c) = clock {
-                        g.set_clock(*c);
-                    }
-                }
-            }
-            ServerMessage::MoveClock {
-                game_id,
-                ply,
-                clk_ms,
-                emt_ms,
-                clock,
-                ..
-            } => {
-                if let Some(g) = self.game_mut(*game_id) {
-                    if let Some(x) = g.moves.iter_mut().find(|x| x.ply == *ply) {
-                        x.clk_ms = *clk_ms;
-                        x.emt_ms = *emt_ms;
-                    }
-                    if let Some(c) = clock {
-                        g.set_clock(*c);
-                    }
-                }
-            }
-            ServerMessage::Truncate {
-                game_id, from_ply, ..
-            } => {
-                if let Some(g) = self.game_mut(*game_id) {
-                    g.moves.retain(|x| x.ply < *from_ply);
-                    g.settle_fen();
-                }
-            }
-            ServerMessage::Result {
-                game_id,
-                result,
-                termination,
-                status,
-                ..
-            } => {
-                if let Some(g) = self.game_mut(*game_id) {
-                    g.result = result.clone();
-                    g.termination = termination.clone();
-                    g.status = status.clone();
-                    if g.result != "*" {
-                        g.clock = None;
-                    }
-                }
-            }
-            ServerMessage::Game { game, .. } => self.upsert(GameView::clone(game)),
-            ServerMessage::Games { games, .. } => {
-                for g in games {
-                    self.upsert(g.clone());
-                }
-            }
-            ServerMessage::Moves { game_id, moves, .. } => {
-                if let (Some(g), Some(first)) = (self.game_mut(*game_id), moves.first()) {
-                    g.moves.retain(|x| x.ply < first.ply);
-                    g.moves.extend(moves.iter().cloned());
-                    g.settle_fen();
-                }
-            }
-            ServerMessage::Clock { game_id, clock, .. } => {
-                if let Some(g) = self.game_mut(*game_id) {
-                    g.set_clock(*clock);
-                }
-            }
-            ServerMessage::Clocks { clocks, .. } => {
-                for c in clocks {
-                    if let Some(g) = self.game_mut(c.game_id) {
-                        g.set_clock(c.clock);
-                    }
-                }
-            }
-            ServerMessage::Eboard { eboard, .. } => {
-                for g in &mut self.games {
-                    if Some(g.id) == eboard.game_id {
-                        g.eboard = Some(eboard.serial.clone());
-                    } else if g.eboard.as_deref() == Some(eboard.serial.as_str()) {
-                        g.eboard = None;
-                    }
-                }
-            }
-            ServerMessage::Snapshot { .. }
-            | ServerMessage::Heartbeat { .. }
-            | ServerMessage::Error { .. } => {}
-        }
+/// Keeps only what was known at `cutoff`.
+pub fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
+    let Some(c) = cutoff else {
+        return g.clone();
+    };
+    let mut g = g.clone();
+    g.moves.retain(|m| m.accepted_at_ms <= c);
+    if g.result_at_ms.is_some_and(|at| at > c) {
+        g.result = "*".into();
+        g.termination = None;
     }
+    g
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::wire::GameClock;
-
-    fn game(id: i64, board_no: u32) -> GameView {
-        GameView::empty(id, board_no)
-    }
-
-    fn round() -> RoundView {
-        RoundView {
-            id: 1,
-            tournament_id: 1,
-            tournament: "T".into(),
-            number: "1".into(),
-            seq: 10,
-            delay_secs: 0,
-            is_final: false,
-            auto: false,
-            games: vec![game(5, 1), game(6, 2)],
-        }
-    }
 
     fn mv(ply: u32, san: &str, fen: &str) -> MoveView {
         MoveView {
@@ -443,127 +439,6 @@ mod tests {
             emt_ms: None,
             clk_unseen: false,
         }
-    }
-
-    fn clock(white_ms: u64) -> ClockView {
-        ClockView {
-            white_ms,
-            black_ms: 1000,
-            running: Some("black"),
-            at_ms: 7,
-        }
-    }
-
-    #[test]
-    fn a_view_follows_moves_clocks_takebacks_and_results_and_skips_what_it_has() {
-        let mut r = round();
-        let e4 = ServerMessage::Move {
-            seq: 11,
-            game_id: 5,
-            mv: mv(1, "e4", "after e4"),
-            read_at_ms: None,
-            clock: Some(clock(900)),
-        };
-        r.apply(&e4, true);
-        let g = r.game(5).expect("game 5");
-        assert_eq!(
-            (g.status.as_str(), g.fen.as_str(), g.moves.len()),
-            ("live", "after e4", 1)
-        );
-        assert_eq!(g.clock, Some(clock(900)));
-        assert_eq!(r.seq, 11);
-        // The same change again (a client's ring and the store overlapping) changes nothing.
-        let before = r.clone();
-        r.apply(&e4, true);
-        assert_eq!(r, before);
-        r.apply(
-            &ServerMessage::Move {
-                seq: 12,
-                game_id: 5,
-                mv: mv(2, "e5", "after e5"),
-                read_at_ms: None,
-                clock: None,
-            },
-            true,
-        );
-        r.apply(
-            &ServerMessage::MoveClock {
-                seq: 13,
-                game_id: 5,
-                ply: 2,
-                clk_ms: Some(55),
-                emt_ms: Some(3),
-                clock: None,
-            },
-            true,
-        );
-        assert_eq!(r.game(5).map(|g| g.moves[1].clk_ms), Some(Some(55)));
-        // A running-clock bundle repeats the seq: applied, the number stays.
-        r.apply(
-            &ServerMessage::Clocks {
-                seq: 13,
-                clocks: vec![GameClock {
-                    game_id: 5,
-                    clock: clock(800),
-                }],
-            },
-            false,
-        );
-        assert_eq!(r.game(5).and_then(|g| g.clock), Some(clock(800)));
-        assert_eq!(r.seq, 13);
-        r.apply(
-            &ServerMessage::Truncate {
-                seq: 14,
-                game_id: 5,
-                from_ply: 2,
-            },
-            true,
-        );
-        let g = r.game(5).expect("game 5");
-        assert_eq!((g.moves.len(), g.fen.as_str()), (1, "after e4"));
-        r.apply(
-            &ServerMessage::Result {
-                seq: 15,
-                game_id: 5,
-                result: "1-0".into(),
-                termination: Some("resignation".into()),
-                status: "finished".into(),
-            },
-            true,
-        );
-        let g = r.game(5).expect("game 5");
-        assert_eq!(
-            (g.result.as_str(), g.status.as_str(), g.clock),
-            ("1-0", "finished", None)
-        );
-        // A finished game's clock does not run again.
-        r.apply(
-            &ServerMessage::Clock {
-                seq: 15,
-                game_id: 5,
-                clock: clock(1),
-            },
-            false,
-        );
-        assert_eq!(r.game(5).and_then(|g| g.clock), None);
-        // A game set up anew replaces the old one, in board order; the summary keeps the last
-        // move of each game only.
-        let mut board3 = game(7, 3);
-        board3.moves = vec![mv(1, "d4", "a"), mv(2, "d5", "b")];
-        r.apply(
-            &ServerMessage::Game {
-                seq: 16,
-                game: Box::new(board3),
-            },
-            true,
-        );
-        assert_eq!(
-            r.games.iter().map(|g| g.id).collect::<Vec<_>>(),
-            vec![5, 6, 7]
-        );
-        let s = r.summary();
-        assert_eq!(s.game(7).map(|g| g.moves.len()), Some(1));
-        assert_eq!(r.game(7).map(|g| g.moves.len()), Some(2));
     }
 
     #[test]
@@ -583,42 +458,5 @@ mod tests {
         // Ply 2: Black's ply 4 has a clock. Ply 3: White's ply 5 has none yet (its press may
         // still come), nor does ply 5.
         assert_eq!(unseen, [false, true, false, false, false]);
-    }
-
-    #[test]
-    fn an_eboard_is_on_one_game_at_a_time() {
-        let mut r = round();
-        let on = |game: Option<i64>| ServerMessage::Eboard {
-            seq: 10,
-            eboard: crate::serve::live::EboardView {
-                serial: "01025".into(),
-                port: "/dev/x".into(),
-                connected: true,
-                lost_since_ms: None,
-                last_seen_ms: 0,
-                battery: None,
-                clock: None,
-                clock_battery_low: false,
-                in_sync: true,
-                board_fen: String::new(),
-                game_id: game,
-                board_no: None,
-                round_id: Some(1),
-                proposal: None,
-                warning: None,
-                read_by: String::new(),
-            },
-        };
-        r.apply(&on(Some(5)), false);
-        assert_eq!(
-            r.game(5).and_then(|g| g.eboard.clone()).as_deref(),
-            Some("01025")
-        );
-        r.apply(&on(Some(6)), false);
-        assert_eq!(r.game(5).and_then(|g| g.eboard.clone()), None);
-        assert_eq!(
-            r.game(6).and_then(|g| g.eboard.clone()).as_deref(),
-            Some("01025")
-        );
     }
 }

@@ -3,60 +3,12 @@
 //! `GET /api/ws-messages.schema.json` serves the JSON Schema of this enum, so pages and
 //! platforms have a contract.
 
-use super::live::{ClockView, EboardView};
-use super::views::{GameView, RoundView};
+use super::views::{ClockView, EboardView, GameClock, GameView, MoveView, RoundView};
 use axum::body::Bytes;
-use relay_store::{ChangeRecord, MoveRecord, StoredMove};
+use relay_store::ChangeRecord;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
-
-/// A move as spectators get it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct MoveView {
-    /// 1 for White's first move.
-    pub ply: u32,
-    pub san: String,
-    pub uci: String,
-    /// The position after the move (FEN).
-    pub fen: String,
-    /// The mover's clock after the move (increment included), when a clock is connected.
-    pub clk_ms: Option<u64>,
-    /// Time the move took.
-    pub emt_ms: Option<u64>,
-    /// The lever press that ended this move was not seen (the relay was down, the board was
-    /// lost) and nothing read later showed its time: `clk_ms` is left out, not guessed. Set in
-    /// game and round JSON once a later move of the same player has its clock.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub clk_unseen: bool,
-}
-
-impl From<&StoredMove> for MoveView {
-    fn from(m: &StoredMove) -> MoveView {
-        MoveView::from(MoveRecord::from(m))
-    }
-}
-
-impl From<MoveRecord> for MoveView {
-    fn from(m: MoveRecord) -> MoveView {
-        MoveView {
-            ply: m.ply,
-            san: m.san,
-            uci: m.uci,
-            fen: m.fen,
-            clk_ms: m.clk_ms,
-            emt_ms: m.emt_ms,
-            clk_unseen: false,
-        }
-    }
-}
-
-/// One game's running clock, in a bundle of readings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GameClock {
-    pub game_id: i64,
-    pub clock: ClockView,
-}
 
 /// What the server sends on `/api/rounds/{id}/ws` and `/api/games/{id}/ws`. `seq` is the
 /// round's change number: changes carry a new one, in order; running clocks and e-board news
@@ -392,6 +344,119 @@ impl std::fmt::Debug for Frame {
     }
 }
 
+/// The meaning of the messages for a view that follows them (a page does the same with the
+/// same messages).
+impl RoundView {
+    /// Brings the view up to date with a message its feed passes on: the same message every
+    /// client gets, so the view and the clients cannot disagree. `change`: the message
+    /// announces a stored change (one this view already has, by its number, is skipped).
+    pub fn apply(&mut self, m: &ServerMessage, change: bool) {
+        if change {
+            let Some(seq) = m.seq() else { return };
+            if seq <= self.seq {
+                return;
+            }
+            self.seq = seq;
+        }
+        match m {
+            ServerMessage::Move {
+                game_id, mv, clock, ..
+            } => {
+                if let Some(g) = self.game_mut(*game_id) {
+                    g.moves.retain(|x| x.ply < mv.ply);
+                    g.moves.push(mv.clone());
+                    g.settle_fen();
+                    if g.status == "pending" {
+                        g.status = "live".into();
+                    }
+                    if let Some(c) = clock {
+                        g.set_clock(*c);
+                    }
+                }
+            }
+            ServerMessage::MoveClock {
+                game_id,
+                ply,
+                clk_ms,
+                emt_ms,
+                clock,
+                ..
+            } => {
+                if let Some(g) = self.game_mut(*game_id) {
+                    if let Some(x) = g.moves.iter_mut().find(|x| x.ply == *ply) {
+                        x.clk_ms = *clk_ms;
+                        x.emt_ms = *emt_ms;
+                    }
+                    if let Some(c) = clock {
+                        g.set_clock(*c);
+                    }
+                }
+            }
+            ServerMessage::Truncate {
+                game_id, from_ply, ..
+            } => {
+                if let Some(g) = self.game_mut(*game_id) {
+                    g.moves.retain(|x| x.ply < *from_ply);
+                    g.settle_fen();
+                }
+            }
+            ServerMessage::Result {
+                game_id,
+                result,
+                termination,
+                status,
+                ..
+            } => {
+                if let Some(g) = self.game_mut(*game_id) {
+                    g.result = result.clone();
+                    g.termination = termination.clone();
+                    g.status = status.clone();
+                    if g.result != "*" {
+                        g.clock = None;
+                    }
+                }
+            }
+            ServerMessage::Game { game, .. } => self.upsert(GameView::clone(game)),
+            ServerMessage::Games { games, .. } => {
+                for g in games {
+                    self.upsert(g.clone());
+                }
+            }
+            ServerMessage::Moves { game_id, moves, .. } => {
+                if let (Some(g), Some(first)) = (self.game_mut(*game_id), moves.first()) {
+                    g.moves.retain(|x| x.ply < first.ply);
+                    g.moves.extend(moves.iter().cloned());
+                    g.settle_fen();
+                }
+            }
+            ServerMessage::Clock { game_id, clock, .. } => {
+                if let Some(g) = self.game_mut(*game_id) {
+                    g.set_clock(*clock);
+                }
+            }
+            ServerMessage::Clocks { clocks, .. } => {
+                for c in clocks {
+                    if let Some(g) = self.game_mut(c.game_id) {
+                        g.set_clock(c.clock);
+                    }
+                }
+            }
+            ServerMessage::Eboard { eboard, .. } => {
+                for g in &mut self.games {
+                    if Some(g.id) == eboard.game_id {
+                        g.eboard = Some(eboard.serial.clone());
+                    } else if g.eboard.as_deref() == Some(eboard.serial.as_str()) {
+                        g.eboard = None;
+                    }
+                }
+            }
+            ServerMessage::Snapshot { .. }
+            | ServerMessage::Heartbeat { .. }
+            | ServerMessage::Error { .. } => {}
+        }
+    }
+}
+
 /// The JSON Schema of every WebSocket message.
 pub fn schema() -> Value {
     serde_json::to_value(schemars::schema_for!(Announcement)).unwrap_or(Value::Null)
@@ -568,5 +633,199 @@ mod tests {
                 .extend(moves);
         }
         assert_eq!(whole["game"], serde_json::to_value(&game).expect("JSON"));
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+    use crate::serve::views::{ClockView, GameClock, GameView, MoveView, RoundView};
+
+    fn game(id: i64, board_no: u32) -> GameView {
+        GameView::empty(id, board_no)
+    }
+
+    fn round() -> RoundView {
+        RoundView {
+            id: 1,
+            tournament_id: 1,
+            tournament: "T".into(),
+            number: "1".into(),
+            seq: 10,
+            delay_secs: 0,
+            is_final: false,
+            auto: false,
+            games: vec![game(5, 1), game(6, 2)],
+        }
+    }
+
+    fn mv(ply: u32, san: &str, fen: &str) -> MoveView {
+        MoveView {
+            ply,
+            san: san.into(),
+            uci: String::new(),
+            fen: fen.into(),
+            clk_ms: None,
+            emt_ms: None,
+            clk_unseen: false,
+        }
+    }
+
+    fn clock(white_ms: u64) -> ClockView {
+        ClockView {
+            white_ms,
+            black_ms: 1000,
+            running: Some("black"),
+            at_ms: 7,
+        }
+    }
+
+    #[test]
+    fn a_view_follows_moves_clocks_takebacks_and_results_and_skips_what_it_has() {
+        let mut r = round();
+        let e4 = ServerMessage::Move {
+            seq: 11,
+            game_id: 5,
+            mv: mv(1, "e4", "after e4"),
+            read_at_ms: None,
+            clock: Some(clock(900)),
+        };
+        r.apply(&e4, true);
+        let g = r.game(5).expect("game 5");
+        assert_eq!(
+            (g.status.as_str(), g.fen.as_str(), g.moves.len()),
+            ("live", "after e4", 1)
+        );
+        assert_eq!(g.clock, Some(clock(900)));
+        assert_eq!(r.seq, 11);
+        // The same change again (a client's ring and the store overlapping) changes nothing.
+        let before = r.clone();
+        r.apply(&e4, true);
+        assert_eq!(r, before);
+        r.apply(
+            &ServerMessage::Move {
+                seq: 12,
+                game_id: 5,
+                mv: mv(2, "e5", "after e5"),
+                read_at_ms: None,
+                clock: None,
+            },
+            true,
+        );
+        r.apply(
+            &ServerMessage::MoveClock {
+                seq: 13,
+                game_id: 5,
+                ply: 2,
+                clk_ms: Some(55),
+                emt_ms: Some(3),
+                clock: None,
+            },
+            true,
+        );
+        assert_eq!(r.game(5).map(|g| g.moves[1].clk_ms), Some(Some(55)));
+        // A running-clock bundle repeats the seq: applied, the number stays.
+        r.apply(
+            &ServerMessage::Clocks {
+                seq: 13,
+                clocks: vec![GameClock {
+                    game_id: 5,
+                    clock: clock(800),
+                }],
+            },
+            false,
+        );
+        assert_eq!(r.game(5).and_then(|g| g.clock), Some(clock(800)));
+        assert_eq!(r.seq, 13);
+        r.apply(
+            &ServerMessage::Truncate {
+                seq: 14,
+                game_id: 5,
+                from_ply: 2,
+            },
+            true,
+        );
+        let g = r.game(5).expect("game 5");
+        assert_eq!((g.moves.len(), g.fen.as_str()), (1, "after e4"));
+        r.apply(
+            &ServerMessage::Result {
+                seq: 15,
+                game_id: 5,
+                result: "1-0".into(),
+                termination: Some("resignation".into()),
+                status: "finished".into(),
+            },
+            true,
+        );
+        let g = r.game(5).expect("game 5");
+        assert_eq!(
+            (g.result.as_str(), g.status.as_str(), g.clock),
+            ("1-0", "finished", None)
+        );
+        // A finished game's clock does not run again.
+        r.apply(
+            &ServerMessage::Clock {
+                seq: 15,
+                game_id: 5,
+                clock: clock(1),
+            },
+            false,
+        );
+        assert_eq!(r.game(5).and_then(|g| g.clock), None);
+        // A game set up anew replaces the old one, in board order; the summary keeps the last
+        // move of each game only.
+        let mut board3 = game(7, 3);
+        board3.moves = vec![mv(1, "d4", "a"), mv(2, "d5", "b")];
+        r.apply(
+            &ServerMessage::Game {
+                seq: 16,
+                game: Box::new(board3),
+            },
+            true,
+        );
+        assert_eq!(
+            r.games.iter().map(|g| g.id).collect::<Vec<_>>(),
+            vec![5, 6, 7]
+        );
+        let s = r.summary();
+        assert_eq!(s.game(7).map(|g| g.moves.len()), Some(1));
+        assert_eq!(r.game(7).map(|g| g.moves.len()), Some(2));
+    }
+
+    #[test]
+    fn an_eboard_is_on_one_game_at_a_time() {
+        let mut r = round();
+        let on = |game: Option<i64>| ServerMessage::Eboard {
+            seq: 10,
+            eboard: crate::serve::views::EboardView {
+                serial: "01025".into(),
+                port: "/dev/x".into(),
+                connected: true,
+                lost_since_ms: None,
+                last_seen_ms: 0,
+                battery: None,
+                clock: None,
+                clock_battery_low: false,
+                in_sync: true,
+                board_fen: String::new(),
+                game_id: game,
+                board_no: None,
+                round_id: Some(1),
+                proposal: None,
+                warning: None,
+                read_by: String::new(),
+            },
+        };
+        r.apply(&on(Some(5)), false);
+        assert_eq!(
+            r.game(5).and_then(|g| g.eboard.clone()).as_deref(),
+            Some("01025")
+        );
+        r.apply(&on(Some(6)), false);
+        assert_eq!(r.game(5).and_then(|g| g.eboard.clone()), None);
+        assert_eq!(
+            r.game(6).and_then(|g| g.eboard.clone()).as_deref(),
+            Some("01025")
+        );
     }
 }

@@ -9,82 +9,23 @@
 //! writes a move twice, and a move the store refuses as already there (a commit whose answer
 //! was lost) only makes the writer read the game back and carry on.
 
-use super::live::{ClockView, EboardView, EditAction, Event, GameEdit, Shared, now_ms};
-use super::views::game_view;
-use super::wire::{GameClock, ServerMessage};
-use relay_store::{Op, RawEntry, RoundInfo, StoreError, StoredMove};
+use super::events::Event;
+use super::health::{Health, Metrics};
+use super::instance::instance_name;
+use super::jobs::{
+    EditAction, GameEdit, HallCommand, Job, Resume, Snapshot, ToHall, parse_orientation,
+};
+use super::live::Boards;
+use super::publish::Publisher;
+use super::views::{ClockView, EboardView, GameClock, game_view};
+use super::wire::ServerMessage;
+use relay_store::{Op, RawEntry, RoundInfo, Store, StoreError, StoredMove, now_ms};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
-
-/// A recorder's game as the hall saw it.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    pub serial: String,
-    pub port: String,
-    /// Which of the e-board's games this is (a new number: a new game was set up).
-    pub game_no: u64,
-    pub start_fen: Option<String>,
-    pub chess960: bool,
-    pub orientation: Option<&'static str>,
-    pub moves: Vec<StoredMove>,
-    pub result: String,
-    pub termination: Option<String>,
-    /// When the board message that completed the newest move was received (ms since the
-    /// epoch): spectators and the benchmark measure the delay from the board from it.
-    pub read_at_ms: i64,
-    /// A clock reading that came with this change (the lever press that ended the move): it
-    /// rides on the move's message instead of a `clock` message of its own.
-    pub press: Option<ClockView>,
-}
-
-#[derive(Debug)]
-pub enum Job {
-    /// Raw board messages for the black box, in the order they were read.
-    Raws(Vec<RawEntry>),
-    /// An e-board was heard from on a port.
-    Touch {
-        serial: String,
-        port: String,
-    },
-    Sync(Box<Snapshot>),
-    /// A reading of an e-board's clock.
-    Clock {
-        serial: String,
-        clock: ClockView,
-    },
-    Eboard(EboardView),
-    Edit(GameEdit),
-    /// An arbiter puts an e-board on a board number.
-    Assign {
-        round_id: i64,
-        board_no: u32,
-        serial: String,
-        reply: tokio::sync::oneshot::Sender<Result<i64, String>>,
-    },
-    /// This relay takes over a port another relay may have been reading: every e-board's
-    /// game but those of `keep` (boards this relay reads, whose games it stored itself) is
-    /// read again from the store, and what their recorders resume from goes to the hall
-    /// (`HallCommand::Resumed`, which answers `reply`).
-    Reload {
-        keep: Vec<String>,
-        reply: tokio::sync::oneshot::Sender<()>,
-    },
-    /// Another relay on the same database changed this game (an arbiter's edit there): if
-    /// one of our boards plays it, our picture and its recorder take the stored game.
-    Foreign {
-        game: i64,
-    },
-    /// The hall's recorder has the game adopted for `Foreign`: the board's changes count again.
-    Adopted {
-        serial: String,
-    },
-    /// Everything before this is stored: stop.
-    Shutdown,
-}
 
 /// How long readings with no move among them wait for more before they are committed.
 const READINGS_LINGER: Duration = Duration::from_millis(100);
@@ -140,8 +81,20 @@ pub struct Slot {
     pub start_fen: Option<String>,
 }
 
+/// The parts of the service the writer tells what it stored.
+#[derive(Clone, Debug)]
+pub struct Handles {
+    pub publisher: Publisher,
+    pub boards: Arc<Boards>,
+    pub health: Arc<Health>,
+    pub metrics: Arc<Metrics>,
+    /// The hall, for the games its recorders carry on from (another relay's edit, a port
+    /// taken over).
+    pub hall: ToHall,
+}
+
 pub struct Writer {
-    shared: Arc<Shared>,
+    shared: Handles,
     /// The writer's own connections (separate from the readers').
     store: relay_store::Store,
     /// Its connection for group commits on a SQLite file, called on this thread (see
@@ -211,7 +164,7 @@ fn transient(e: &StoreError) -> bool {
 
 impl Writer {
     pub fn new(
-        shared: Arc<Shared>,
+        shared: Handles,
         store: relay_store::Store,
         commits: Option<relay_store::SqliteCommits>,
         current: RoundInfo,
@@ -255,9 +208,7 @@ impl Writer {
     /// from the store; PostgreSQL only). Not worth holding the queue for: news of a board is
     /// rare, and a newer state is never overwritten by an older one.
     fn share_eboard(&self, view: &EboardView) {
-        if !matches!(self.store, relay_store::Store::Postgres(_))
-            || view.read_by != super::claims::instance_name()
-        {
+        if !matches!(self.store, Store::Postgres(_)) || view.read_by != instance_name() {
             return;
         }
         let (store, serial) = (self.store.clone(), view.serial.clone());
@@ -301,7 +252,7 @@ impl Writer {
                 };
                 let mut e = Event::new(round, None, seq, &body);
                 e.change = false;
-                self.shared.publish(e);
+                self.shared.publisher.publish(e);
             }
         }
     }
@@ -617,6 +568,7 @@ impl Writer {
                     _ => {}
                 }
                 self.shared
+                    .publisher
                     .publish(Event::new(round, Some(game), seq, &message));
             }
         }
@@ -663,7 +615,7 @@ impl Writer {
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
-        *h.last_store_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+        *h.last_store_error.lock() = Some(e.to_string());
         self.note_pending();
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
@@ -732,7 +684,7 @@ impl Writer {
         );
         e.change = false;
         e.at_ms = clock.at_ms;
-        self.shared.publish(e);
+        self.shared.publisher.publish(e);
     }
 
     /// An e-board's news: placed with its game, kept for `/api/eboards`, and announced to
@@ -743,7 +695,9 @@ impl Writer {
         view.board_no = slot.map(|s| s.board_no);
         view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
         self.share_eboard(&view);
-        self.shared.announce_eboard(view, |round| self.seq(round));
+        self.shared
+            .publisher
+            .announce_eboard(view, |round| self.seq(round));
     }
 
     /// Whether `running` is another side to move than the game's last reading.
@@ -811,7 +765,8 @@ impl Writer {
             Job::Reload { keep, reply } => {
                 let resume = self.reload(&keep).await;
                 self.shared
-                    .to_hall(super::live::HallCommand::Resumed { resume, reply });
+                    .hall
+                    .send(HallCommand::Resumed { resume, reply });
             }
             Job::Assign {
                 round_id,
@@ -836,9 +791,9 @@ impl Writer {
 
     /// Every e-board's stored game but those of `keep`, read again (see `Job::Reload`);
     /// returns what their recorders resume from.
-    async fn reload(&mut self, keep: &[String]) -> HashMap<String, super::hall::Resume> {
+    async fn reload(&mut self, keep: &[String]) -> HashMap<String, Resume> {
         let (slots, mut resume) = loop {
-            match super::load_carry(&self.store).await {
+            match load_carry(&self.store).await {
                 Ok(c) => {
                     self.stored_ok();
                     break c;
@@ -894,7 +849,7 @@ impl Writer {
         slot.result = g.result.clone();
         slot.status = g.status.clone();
         self.adopting.insert(serial.clone());
-        if !self.shared.to_hall(super::live::HallCommand::Adopt {
+        if !self.shared.hall.send(HallCommand::Adopt {
             serial: serial.clone(),
             game_id: game,
             moves: g.moves,
@@ -991,7 +946,7 @@ impl Writer {
         // A game re-read after a surprise carries no new change number; it must reach
         // clients that already have that number.
         e.change = fresh;
-        self.shared.publish(e);
+        self.shared.publisher.publish(e);
         Ok(())
     }
 
@@ -1167,7 +1122,7 @@ impl Writer {
                     },
                 )
                 .await?;
-                self.shared.publish(Event::new(
+                self.shared.publisher.publish(Event::new(
                     round,
                     Some(game),
                     seq,
@@ -1204,7 +1159,7 @@ impl Writer {
                     },
                 )
                 .await?;
-                self.shared.publish(Event::new(
+                self.shared.publisher.publish(Event::new(
                     round,
                     Some(game),
                     seq,
@@ -1245,6 +1200,56 @@ impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer").finish_non_exhaustive()
     }
+}
+
+/// Each e-board's game in the newest open round it is assigned in, as the writer's picture of
+/// it and as what its recorder resumes from (at start-up, and when this relay takes over a
+/// port another relay was reading).
+pub async fn load_carry(
+    store: &Store,
+) -> Result<(HashMap<String, Slot>, HashMap<String, Resume>), relay_store::StoreError> {
+    let mut slots = HashMap::new();
+    let mut resume = HashMap::new();
+    let mut rounds: HashMap<i64, Vec<relay_store::StoredGame>> = HashMap::new();
+    for (round, board_no, serial) in store.open_assignments().await? {
+        if slots.contains_key(&serial) {
+            continue;
+        }
+        if let std::collections::hash_map::Entry::Vacant(e) = rounds.entry(round) {
+            e.insert(store.round_games(round).await?);
+        }
+        let Some(g) = rounds
+            .get(&round)
+            .and_then(|gs| gs.iter().find(|g| g.pairing.board_no == board_no))
+        else {
+            continue;
+        };
+        slots.insert(
+            serial.clone(),
+            Slot {
+                game_id: g.id,
+                round_id: g.round_id,
+                board_no,
+                game_no: 0,
+                moves: g.moves.clone(),
+                result: g.result.clone(),
+                status: g.status.clone(),
+                orientation: g.orientation.clone(),
+                start_fen: g.start_fen.clone(),
+            },
+        );
+        if let Some(o) = g.orientation.as_deref().and_then(parse_orientation) {
+            resume.insert(
+                serial,
+                Resume {
+                    game: relay_store::to_game(g, "", None, ""),
+                    orientation: o,
+                    moves: g.moves.clone(),
+                },
+            );
+        }
+    }
+    Ok((slots, resume))
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub async fn cutoff(
     round: &RoundInfo,
     arbiter: bool,
 ) -> Result<(Option<i64>, i64), ApiError> {
-    let delay = shared.delay_ms(round).await?;
+    let delay = shared.lookup.delay_ms(round).await?;
     Ok(if arbiter || delay == 0 {
         (None, delay)
     } else {

@@ -134,7 +134,7 @@ pub(super) async fn edit_tournament(
     s.store.update_tournament(id, &patch).await?;
     let t = s.store.tournament(id).await?;
     // Rounds without a delay of their own take the tournament's.
-    s.round_edited(t.rounds.iter().map(|r| {
+    s.publisher.round_edited(t.rounds.iter().map(|r| {
         let secs = r.delay_secs.unwrap_or(t.delay_secs);
         (r.id, i64::from(secs) * 1000)
     }));
@@ -219,7 +219,8 @@ pub(super) async fn edit_round(
         is_final: b.is_final,
     };
     let r = s.store.update_round(id, &patch).await?;
-    s.round_edited([(r.id, s.delay_ms(&r).await?)]);
+    s.publisher
+        .round_edited([(r.id, s.lookup.delay_ms(&r).await?)]);
     s.store
         .audit(
             "arbiter",
@@ -351,12 +352,12 @@ pub(super) async fn put_pairings(
     let ids: Vec<i64> = done.iter().map(|(g, _)| *g).collect();
     // Committed: spectators get the new names.
     for (game, seq) in &done {
-        if let Ok(v) = game_view_at(&s, *game, None).await {
-            s.publish(crate::serve::live::Event::new(
+        if let Ok(v) = s.lookup.game_view_at(*game, None).await {
+            s.publisher.publish(Event::new(
                 id,
                 Some(*game),
                 *seq,
-                &crate::serve::wire::ServerMessage::Game {
+                &ServerMessage::Game {
                     seq: *seq,
                     game: Box::new(v),
                 },
@@ -402,7 +403,7 @@ pub(super) async fn assign_eboard(
     }
     s.store.round(id).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if !s.to_writer(crate::serve::writer::Job::Assign {
+    if !s.writer.send(Job::Assign {
         round_id: id,
         board_no,
         serial: b.serial.clone(),

@@ -41,7 +41,7 @@ pub(super) async fn send_edit(
     let edits = made_on(h, g)?;
     let game_id = g.id;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if !s.to_hall(HallCommand::Edit(GameEdit {
+    if !s.hall.send(HallCommand::Edit(GameEdit {
         game_id,
         action,
         moves,
@@ -355,7 +355,7 @@ pub(super) async fn continue_from_board(
         }
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if !s.to_hall(HallCommand::ContinueFromBoard {
+    if !s.hall.send(HallCommand::ContinueFromBoard {
         serial: serial.clone(),
         white_to_move,
         reply: tx,

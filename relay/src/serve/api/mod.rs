@@ -5,8 +5,13 @@
 //! Public reads apply the broadcast delay; a request with the admin token sees live data.
 //! Nothing changes unless a request succeeds: input is checked before anything is written.
 
-use super::live::{Cached, EditAction, GameEdit, HallCommand, Shared, now_ms};
-use super::views::{GameView, RoundView, game_view, round_view};
+use super::events::Event;
+use super::feeds::SnapshotError;
+use super::jobs::{EditAction, GameEdit, HallCommand, Job};
+use super::lookup::Cached;
+use super::service::Shared;
+use super::views::{EboardView, cut_game};
+use super::wire::ServerMessage;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -16,7 +21,7 @@ use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use relay_core::pgn::{WriteOptions, read_game, write_games};
 use relay_store::{
     NewTournament, Pairing, Player, RoundInfo, RoundPatch, StoreError, StoredGame, StoredMove,
-    TournamentPatch,
+    TournamentPatch, now_ms,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -42,7 +47,6 @@ pub use access::*;
 use arbiter::*;
 use games::*;
 pub use ops::*;
-pub(crate) use pgn::cut_game;
 use pgn::*;
 use push::*;
 pub use reading::*;
@@ -82,6 +86,16 @@ impl From<StoreError> for ApiError {
                     "the database is not available; try again".into(),
                 )
             }
+        }
+    }
+}
+
+impl From<SnapshotError> for ApiError {
+    fn from(e: SnapshotError) -> ApiError {
+        match e {
+            SnapshotError::Store(e) => e.into(),
+            SnapshotError::NotInRound { .. } => ApiError(StatusCode::NOT_FOUND, e.to_string()),
+            SnapshotError::NotReady => ApiError::bad(e.to_string()),
         }
     }
 }

@@ -19,7 +19,7 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
     let pending = h.pending_writes.load(Ordering::Relaxed);
     let writer_ok = h.store_ok.load(Ordering::Relaxed);
     let down_since = h.store_down_since_ms.load(Ordering::Relaxed);
-    let upstream = h.upstream.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let upstream = s.targets.all();
     // Venues pushing here, with the games whose venue version is held back.
     let pushed_from = match s.push_token() {
         Some(_) => s.store.mirror_sources().await.ok(),
@@ -32,7 +32,7 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
             "reachable": ok,
             "writes_ok": writer_ok,
             "down_since_ms": (down_since != 0).then_some(down_since),
-            "last_error": h.last_store_error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            "last_error": h.last_store_error.lock().clone(),
             "pending_writes": pending,
         },
         "boards": {
@@ -42,8 +42,8 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
             "out_of_sync": out_of_sync,
         },
         "uptime_s": s.uptime_s(),
-        "instance": crate::serve::claims::instance_name(),
-        "ports": h.claims.get().map(|c| c.ports()).unwrap_or_default().iter()
+        "instance": crate::serve::instance::instance_name(),
+        "ports": s.claims.get().map(|c| c.ports()).unwrap_or_default().iter()
             .map(|(port, held)| json!({"port": port, "read_here": held}))
             .collect::<Vec<_>>(),
         "upstream": upstream,
@@ -61,9 +61,7 @@ pub(super) async fn metrics(State(s): State<AppState>) -> Response {
     let m = &s.metrics;
     let eboards = s.boards.eboards();
     let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let count = |f: fn(&crate::serve::live::EboardView) -> bool| {
-        eboards.iter().filter(|e| f(e)).count() as i64
-    };
+    let count = |f: fn(&EboardView) -> bool| eboards.iter().filter(|e| f(e)).count() as i64;
     // (name, type, help, value)
     let rows: [(&str, &str, &str, i64); 18] = [
         (

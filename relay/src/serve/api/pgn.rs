@@ -2,20 +2,6 @@
 
 use super::*;
 
-/// Keeps only what was known at `cutoff`.
-pub(crate) fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
-    let Some(c) = cutoff else {
-        return g.clone();
-    };
-    let mut g = g.clone();
-    g.moves.retain(|m| m.accepted_at_ms <= c);
-    if g.result_at_ms.is_some_and(|at| at > c) {
-        g.result = "*".into();
-        g.termination = None;
-    }
-    g
-}
-
 /// PGN of games of one round, with the running `[Clock]` tag on live games.
 pub(super) fn round_pgn_games(
     s: &Shared,
@@ -99,7 +85,7 @@ pub(super) async fn round_pgn(
     // Platforms poll this URL every few seconds: the live text is built at most once a
     // second while nothing changes, and an unchanged one costs one small query.
     if cut.is_none()
-        && let Some(c) = s.cached_pgn(id)
+        && let Some(c) = s.lookup.cached_pgn(id)
         && c.fresh(r.seq)
     {
         return Ok(pgn_answer(&c.text, c.etag, &h, &filename));
@@ -118,7 +104,7 @@ pub(super) async fn round_pgn(
     let text = Arc::new(write_games(&pgn, &WriteOptions::default()));
     let etag = etag_of(&text);
     if cut.is_none() {
-        s.cache_pgn(
+        s.lookup.cache_pgn(
             id,
             Cached {
                 seq: r.seq,

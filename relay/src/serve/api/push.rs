@@ -8,7 +8,6 @@
 //! they go out once and in order.
 
 use super::*;
-use crate::serve::live::{EboardView, Event};
 use relay_store::{PushBatch, StoredGame};
 
 /// Whether the request carries the push token: 401 without one, 403 for a wrong one, and 403
@@ -96,10 +95,10 @@ pub(super) async fn accept_push(State(s): State<AppState>, h: HeaderMap, body: B
     })?;
     if !applied.reply.stale {
         for (round, _) in &applied.rounds {
-            s.order.want(*round);
+            s.publisher.order().want(*round);
         }
         if applied.meta_changed {
-            crate::serve::follow::rounds_edited(&s).await;
+            s.publisher.rounds_edited_elsewhere().await;
         }
         if let Some(views) = &batch.eboards {
             show_venue_eboards(&s, &batch, &applied, views).await;
@@ -154,8 +153,8 @@ async fn show_venue_eboards(
             let _ = s.store.put_eboard_live(&view.serial, &text, now_ms()).await;
         }
         if let Some(round) = view.round_id {
-            let seq = s.order.last_published(round).unwrap_or(0);
-            s.push_to_feed(Event::eboard(round, seq, view));
+            let seq = s.publisher.order().last_published(round).unwrap_or(0);
+            s.publisher.push_to_feed(Event::eboard(round, seq, view));
         }
     }
 }
@@ -169,7 +168,7 @@ pub(super) async fn take_venue(
     let id = parse_id(&id, "game")?;
     let rounds = s.store.take_held(id).await?;
     for (round, _) in &rounds {
-        s.order.want(*round);
+        s.publisher.order().want(*round);
     }
     let g = s.store.game(id).await?;
     json_ok(json!({"game_id": id, "moves": g.moves.len(), "result": g.result}))

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::serve::live::NotForgotten;
+use crate::serve::views::{GameView, RoundView};
 
 pub(super) async fn list_tournaments(State(s): State<AppState>) -> ApiResult {
     json_ok(serde_json::to_value(s.store.tournaments().await?).unwrap_or(Value::Null))
@@ -16,46 +17,8 @@ pub(super) async fn get_tournament(State(s): State<AppState>, Path(id): Path<Str
 pub async fn round_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiError> {
     let r = s.store.round(id).await?;
     let (cut, delay) = cutoff(s, &r, arbiter).await?;
-    let v = round_view_of(s, r, cut, delay).await?;
+    let v: RoundView = s.lookup.round_view_of(r, cut, delay).await?;
     Ok(serde_json::to_value(v).unwrap_or(Value::Null))
-}
-
-/// A round's view as of `cutoff` (ms; `None`: live), read from the store.
-pub async fn round_view_at(
-    s: &Shared,
-    id: i64,
-    cutoff: Option<i64>,
-) -> Result<RoundView, ApiError> {
-    let r = s.store.round(id).await?;
-    let delay = s.delay_ms(&r).await?;
-    round_view_of(s, r, cutoff, delay).await
-}
-
-/// The view of round `r`, whose public delay is `delay` ms, as of `cutoff`.
-async fn round_view_of(
-    s: &Shared,
-    mut r: RoundInfo,
-    cutoff: Option<i64>,
-    delay: i64,
-) -> Result<RoundView, ApiError> {
-    let id = r.id;
-    let t = s.store.tournament(r.tournament_id).await?;
-    let games = s.store.round_games(id).await?;
-    if let Some(c) = cutoff {
-        // The delayed view's change number is the one of its moment.
-        r.seq = s.store.seq_at(id, c).await?;
-    }
-    let clocks = s.boards.all_clocks();
-    let bound = s.boards.all_bound();
-    Ok(round_view(
-        &r,
-        &t.name,
-        &games,
-        cutoff,
-        delay,
-        |g| clocks.get(&g).copied(),
-        |g| bound.get(&g).cloned(),
-    ))
 }
 
 /// A game's view, as of the delay.
@@ -63,25 +26,13 @@ pub async fn game_json(s: &Shared, id: i64, arbiter: bool) -> Result<Value, ApiE
     let g = s.store.game(id).await?;
     let r = s.store.round(g.round_id).await?;
     let (cut, _) = cutoff(s, &r, arbiter).await?;
-    let mut v = serde_json::to_value(game_view_of(s, &g, cut)).unwrap_or(Value::Null);
+    let view: GameView = s.lookup.game_view_of(&g, cut);
+    let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
     if arbiter && let Some(o) = v.as_object_mut() {
         // What an arbiter's edit names in `If-Match` (see `games::made_on`).
         o.insert("edits".into(), g.edits.into());
     }
     Ok(v)
-}
-
-/// A game's view as of `cutoff` (ms; `None`: live), read from the store.
-pub async fn game_view_at(s: &Shared, id: i64, cutoff: Option<i64>) -> Result<GameView, ApiError> {
-    let g = s.store.game(id).await?;
-    Ok(game_view_of(s, &g, cutoff))
-}
-
-/// A stored game's view as of `cutoff`, with its running clock and e-board.
-fn game_view_of(s: &Shared, g: &StoredGame, cutoff: Option<i64>) -> GameView {
-    let clock = s.boards.clock(g.id);
-    let serial = s.boards.eboard_on(g.id);
-    game_view(g, clock, serial.as_deref(), cutoff)
 }
 
 pub(super) async fn get_round(
@@ -152,7 +103,7 @@ pub(super) async fn list_eboards(State(s): State<AppState>, h: HeaderMap) -> Api
                 Some(d) => *d,
                 None => {
                     let d = match s.store.round(round).await {
-                        Ok(r) => s.delay_ms(&r).await.unwrap_or(i64::MAX),
+                        Ok(r) => s.lookup.delay_ms(&r).await.unwrap_or(i64::MAX),
                         Err(_) => i64::MAX,
                     };
                     delays.insert(round, d);

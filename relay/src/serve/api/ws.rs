@@ -8,9 +8,10 @@
 //! connection, all that is waiting in one `writev` ([`Wire`]); tokio-tungstenite reads the
 //! client's side and writes the control frames (pongs, pings, closes).
 
-use super::{ApiError, AppState, arbiter, game_view_at};
+use super::{ApiError, AppState, arbiter};
+use crate::serve::events::{Event, Pending, change_message};
 use crate::serve::feeds::{Feed, SnapshotOf};
-use crate::serve::live::{Event, Pending, Shared, change_message, now_ms};
+use crate::serve::service::Shared;
 use crate::serve::wire::{Frame, ServerMessage};
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, Path, Query, State};
@@ -18,6 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request};
 use axum::response::Response;
 use futures_util::{SinkExt, Stream, StreamExt};
 use hyper_util::rt::TokioIo;
+use relay_store::now_ms;
 use serde::Deserialize;
 use std::future::Future;
 use std::io::IoSlice;
@@ -254,7 +256,7 @@ async fn open(
     let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
     let a = arbiter(&s, &h)?;
     // From memory after the round's first client: a crowd connecting asks the store nothing.
-    let delay = s.spectator_delay(scope.round()).await?;
+    let delay = s.lookup.spectator_delay(scope.round()).await?;
     let delay = if a { 0 } else { delay };
     // Spectators only ever send small control frames. tungstenite zeroes its whole read
     // buffer before each read attempt, and a live socket's read side is polled after every
@@ -308,7 +310,7 @@ async fn render(s: &Shared, p: Pending) -> Option<Frame> {
     match p {
         Pending::Message(m) => Some(m.frame()),
         Pending::Game { seq, game } => {
-            let v = game_view_at(s, game, None).await.ok()?;
+            let v = s.lookup.game_view_at(game, None).await.ok()?;
             Some(
                 ServerMessage::Game {
                     seq,
@@ -491,10 +493,11 @@ impl Follower {
             Scope::Round(_) => SnapshotOf::Summary,
             Scope::Game { game, .. } => SnapshotOf::Game(game),
         };
-        let (seq, parts) = match feed.snapshot(s, of).await {
+        let (seq, parts) = match feed.snapshot(&s.lookup, &s.metrics, of).await {
             Ok(x) => x,
             Err(e) => {
-                let _ = send(socket, ServerMessage::Error { error: e.1 }.frame()).await;
+                let error = ApiError::from(e).1;
+                let _ = send(socket, ServerMessage::Error { error }.frame()).await;
                 return false;
             }
         };
@@ -564,7 +567,7 @@ async fn follow(
     // the client on each watch channel's list of waiters and took it off again, under that
     // channel's lock, which every client of the service shares: twice per channel per write.
     let mut closing = Box::pin(next_change(s.closing()));
-    let mut round_edits = Box::pin(next_change(s.round_edits()));
+    let mut round_edits = Box::pin(next_change(s.lookup.round_edits()));
     let mut me = Follower {
         scope,
         arbiter,
@@ -877,7 +880,7 @@ mod tests {
         let mut a = Client::follow(&core, round, None);
         assert_eq!(a.next().await.expect("snapshot")["type"], "snapshot");
 
-        core.shared.round_edited([(round, 60_000)]);
+        core.shared.publisher.round_edited([(round, 60_000)]);
         let delayed = a.next().await.expect("snapshot");
         assert_eq!(delayed["type"], "snapshot", "{delayed}");
         play(&core, games[0], 1, "e4").await;
@@ -887,7 +890,7 @@ mod tests {
             "a move reached a spectator 60 s behind at once: {early:?}"
         );
 
-        core.shared.round_edited([(round, 0)]);
+        core.shared.publisher.round_edited([(round, 0)]);
         let live = a.next().await.expect("snapshot");
         assert_eq!(live["type"], "snapshot", "{live}");
         assert!(live.to_string().contains("\"e4\""), "{live}");
@@ -898,8 +901,8 @@ mod tests {
         assert_eq!(a.next().await, None);
     }
 
-    fn eboard_in(round: i64, game: i64) -> crate::serve::live::EboardView {
-        crate::serve::live::EboardView {
+    fn eboard_in(round: i64, game: i64) -> crate::serve::views::EboardView {
+        crate::serve::views::EboardView {
             serial: "00042".into(),
             port: "/dev/ttyUSB0".into(),
             connected: true,
@@ -934,7 +937,9 @@ mod tests {
         );
 
         let seq = |_| 0;
-        core.shared.announce_eboard(eboard_in(round, games[0]), seq);
+        core.shared
+            .publisher
+            .announce_eboard(eboard_in(round, games[0]), seq);
         let m = console.next().await.expect("e-board news");
         assert_eq!(
             (m["type"].as_str(), m["eboard"]["round_id"].as_i64()),
@@ -944,7 +949,9 @@ mod tests {
 
         // Its next game is in the next round (no such round needs to be stored for the feed).
         let next = round + 1;
-        core.shared.announce_eboard(eboard_in(next, 999), seq);
+        core.shared
+            .publisher
+            .announce_eboard(eboard_in(next, 999), seq);
         let m = console
             .next()
             .await
@@ -957,7 +964,7 @@ mod tests {
         // Once gone, its news goes to its new round only.
         let mut again = eboard_in(next, 999);
         again.in_sync = false;
-        core.shared.announce_eboard(again, seq);
+        core.shared.publisher.announce_eboard(again, seq);
         play(&core, games[1], 1, "d4").await;
         let m = console.next().await.expect("a move");
         assert_eq!(

@@ -1,24 +1,16 @@
-//! Round feeds: what spectators of a round follow, shared by all of them.
-//!
-//! A feed is one round as seen with one delay. The live feed (delay 0) of a round is fed by
-//! the writer, after each commit (`Shared::publish`); a delayed feed is fed by its delay line,
-//! one task per (round, delay) that holds the live feed's events for the delay and then passes
-//! them on. Either way every client of a feed gets the same `Arc<Event>` whose text was encoded
-//! once, from a channel of its own round only.
-//!
-//! A feed keeps its last change events in a ring and one snapshot of the round, built from the
-//! store at most once a second however many clients ask (rebuilt sooner only when the ring no
-//! longer covers the changes since it). A client joining gets that snapshot and the ring's
-//! events after it: a crowd joining costs one snapshot build, not one store query per client,
-//! and memory per delayed spectator does not grow with the delay.
+//! One feed: a round as seen with one delay, its clients' channels, its ring of recent
+//! changes and its view in memory.
 
-use super::api::{ApiError, game_view_at, round_view_at};
-use super::live::{Event, Pending, Shared, change_message, now_ms};
-use super::views::{GameView, RoundView};
-use super::wire::{Frame, ServerMessage, game_snapshot, round_snapshot};
+use crate::serve::events::Event;
+use crate::serve::health::Metrics;
+use crate::serve::lookup::Lookup;
+use crate::serve::views::{GameView, RoundView};
+use crate::serve::wire::{Frame, ServerMessage, game_snapshot, round_snapshot};
+use parking_lot::{Mutex, MutexGuard};
+use relay_store::{StoreError, now_ms};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
@@ -54,7 +46,7 @@ pub const SWEEP: Duration = Duration::from_millis(250);
 
 /// The wait from `now_ms` (ms since the epoch) to the wall clock's next multiple of
 /// [`SWEEP`] (a whole sweep when `now_ms` is one).
-fn until_next_sweep(now_ms: i64) -> Duration {
+pub(super) fn until_next_sweep(now_ms: i64) -> Duration {
     let sweep = SWEEP.as_millis() as i64;
     Duration::from_millis((sweep - now_ms.rem_euclid(sweep)) as u64)
 }
@@ -119,10 +111,6 @@ fn apply(view: &mut RoundView, e: &Event) {
     view.apply(&e.message, e.change);
 }
 
-/// A delay line passes on one running-clock message per game this often (a page counts the
-/// seconds between them itself).
-const HELD_CLOCK_EVERY_MS: i64 = 10_000;
-
 #[derive(Clone, Debug)]
 struct Snap {
     seq: i64,
@@ -138,8 +126,8 @@ pub type Parts = Arc<Vec<Frame>>;
 /// brought up to date with every message the feed passes on, and encoded for snapshots at
 /// most once per change.
 #[derive(Debug, Default)]
-struct View {
-    round: Option<RoundView>,
+pub(super) struct View {
+    pub(super) round: Option<RoundView>,
     /// The spectators' snapshot (each game with its last move).
     summary: Option<Snap>,
     /// Every move of every game (the console, arbiters, `?moves=all`).
@@ -198,7 +186,7 @@ pub enum SnapshotOf {
 }
 
 impl Feed {
-    fn new(round: i64, delay_ms: i64) -> Feed {
+    pub(super) fn new(round: i64, delay_ms: i64) -> Feed {
         Feed {
             round,
             delay_ms,
@@ -232,8 +220,8 @@ impl Feed {
     /// spectators: first to last 2.0-2.3 times the bare machine's spread). Paced, every
     /// client gets the same events in the same fan-out, at most a sweep later.
     pub fn push(&self, e: Arc<Event>) {
-        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let mut recent = self.recent.lock();
+        let mut held = self.held.lock();
         if e.is_press() {
             held.push(e);
             return;
@@ -259,7 +247,7 @@ impl Feed {
         if !e.arbiters {
             self.passed.fetch_add(1, Ordering::Relaxed);
         }
-        let mut paced = self.paced.lock().unwrap_or_else(|e| e.into_inner());
+        let mut paced = self.paced.lock();
         if !paced.is_empty() || self.is_crowd() {
             paced.push(e);
             return;
@@ -292,10 +280,7 @@ impl Feed {
     /// Lets out the events a crowd's pacing kept, oldest first (called at every sweep).
     pub fn release_paced(&self) {
         {
-            let mut by_sweep = self
-                .passed_by_sweep
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut by_sweep = self.passed_by_sweep.lock();
             by_sweep.push_back(self.passed.swap(0, Ordering::Relaxed));
             let per_second = (1000 / SWEEP.as_millis()) as usize;
             while by_sweep.len() > per_second {
@@ -303,8 +288,8 @@ impl Feed {
             }
             self.per_sec.store(by_sweep.iter().sum(), Ordering::Relaxed);
         }
-        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        let due = std::mem::take(&mut *self.paced.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut recent = self.recent.lock();
+        let due = std::mem::take(&mut *self.paced.lock());
         if due.is_empty() {
             return;
         }
@@ -320,9 +305,9 @@ impl Feed {
 
     /// Presses held for a second with no change to carry them go out on their own.
     pub fn release_due(&self, now_ms: i64) {
-        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let mut recent = self.recent.lock();
         let due: Vec<Arc<Event>> = {
-            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held = self.held.lock();
             if held
                 .first()
                 .is_none_or(|p| now_ms - p.at_ms < PRESS_HOLD_MS)
@@ -352,7 +337,7 @@ impl Feed {
     }
 
     pub fn subscribe(&self) -> Receiver {
-        let _held = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let _held = self.recent.lock();
         Receiver {
             rx: self.tx[self.next_shard.fetch_add(1, Ordering::Relaxed) % SHARDS].subscribe(),
             batch: Arc::new(Vec::new()),
@@ -362,7 +347,7 @@ impl Feed {
 
     /// The change events after `seq`, when the ring still has all of them.
     pub fn since(&self, seq: i64) -> Option<Vec<Arc<Event>>> {
-        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let recent = self.recent.lock();
         self.covers(&recent, seq)
             .then(|| recent.iter().filter(|e| e.seq > seq).cloned().collect())
     }
@@ -377,15 +362,15 @@ impl Feed {
 
     /// Makes sure the feed holds its round's view: read from the store the first time (and
     /// after an arbiter's edit of the round), as of the feed's delay.
-    async fn ensure_view(&self, s: &Shared) -> Result<(), ApiError> {
+    async fn ensure_view(&self, lookup: &Lookup) -> Result<(), StoreError> {
         if self.lock_view().round.is_some() {
             return Ok(());
         }
         let cutoff = (self.delay_ms > 0).then(|| now_ms() - self.delay_ms);
-        let mut built = round_view_at(s, self.round, cutoff).await?;
+        let mut built = lookup.round_view_at(self.round, cutoff).await?;
         // Changes pushed while the store was read are in the ring: applied, the view misses
         // nothing (those it already has are skipped by their numbers).
-        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let recent = self.recent.lock();
         let from = built.seq;
         for e in recent.iter().filter(|e| e.seq > from) {
             apply(&mut built, e);
@@ -397,12 +382,18 @@ impl Feed {
         Ok(())
     }
 
-    fn lock_view(&self) -> std::sync::MutexGuard<'_, View> {
-        self.view.lock().unwrap_or_else(|e| e.into_inner())
+    pub(super) fn lock_view(&self) -> MutexGuard<'_, View> {
+        self.view.lock()
     }
 
-    /// A snapshot of this feed's view, with its change number, from memory.
-    pub async fn snapshot(&self, s: &Shared, of: SnapshotOf) -> Result<(i64, Parts), ApiError> {
+    /// A snapshot of this feed's view, with its change number, from memory (the view is read
+    /// through `lookup` the first time); `metrics` counts the snapshots built.
+    pub async fn snapshot(
+        &self,
+        lookup: &Lookup,
+        metrics: &Metrics,
+        of: SnapshotOf,
+    ) -> Result<(i64, Parts), SnapshotError> {
         // A spectators' snapshot behind the round is reused (its changes follow it from the
         // ring) only while a crowd is asking: a lone client gets a current one.
         let crowd = of == SnapshotOf::Summary && self.note_ask() >= CROWD;
@@ -413,8 +404,8 @@ impl Feed {
         if let Some(hit) = self.cached(of, crowd) {
             return Ok(hit);
         }
-        self.ensure_view(s).await?;
-        s.metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
+        self.ensure_view(lookup).await?;
+        metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
         // Copied under the lock, encoded outside it: the writer's pushes do not wait.
         enum Copy {
             Round(RoundView),
@@ -423,7 +414,7 @@ impl Feed {
         let (seq, copy) = {
             let view = self.lock_view();
             let Some(round) = view.round.as_ref() else {
-                return Err(ApiError::bad("the round view is not ready"));
+                return Err(SnapshotError::NotReady);
             };
             let copy = match of {
                 SnapshotOf::Summary => Copy::Round(round.summary()),
@@ -431,10 +422,10 @@ impl Feed {
                 SnapshotOf::Game(id) => match round.game(id) {
                     Some(g) => Copy::Game(Box::new(g.clone())),
                     None => {
-                        return Err(ApiError(
-                            axum::http::StatusCode::NOT_FOUND,
-                            format!("game {id} is not in round {}", self.round),
-                        ));
+                        return Err(SnapshotError::NotInRound {
+                            game: id,
+                            round: self.round,
+                        });
                     }
                 },
             };
@@ -466,7 +457,7 @@ impl Feed {
     /// A snapshot already encoded that can be sent: one of the view's current change number,
     /// or (for a crowd) one under a second old whose gap the ring covers.
     fn cached(&self, of: SnapshotOf, crowd: bool) -> Option<(i64, Parts)> {
-        let recent = crowd.then(|| self.recent.lock().unwrap_or_else(|e| e.into_inner()));
+        let recent = crowd.then(|| self.recent.lock());
         let view = self.lock_view();
         let current = view.round.as_ref()?.seq;
         let snap = match of {
@@ -493,240 +484,20 @@ impl Feed {
     }
 
     /// The view is read from the store again when next asked for.
-    fn forget_view(&self) {
+    pub(super) fn forget_view(&self) {
         *self.lock_view() = View::default();
     }
 }
 
-/// Every feed of the service, made when first asked for.
-#[derive(Debug, Default)]
-pub struct Feeds {
-    map: Mutex<HashMap<(i64, i64), Arc<Feed>>>,
-    /// The service, for delay lines (set once at start-up).
-    shared: Mutex<Weak<Shared>>,
-}
-
-impl Feeds {
-    /// Links the feeds to their service and starts the sweep that lets out crowds' paced
-    /// events and held presses (call once, on the runtime). The sweep is a task on the shared
-    /// runtime on purpose: when the runtime is overloaded it comes round less often, and a
-    /// crowd's events then go out in fewer, larger fan-outs.
-    ///
-    /// Sweeps fall on the wall clock's multiples of [`SWEEP`], so relays sharing one database
-    /// (each serving its share of one audience) let out what they have at the same moments,
-    /// as a bare broadcast server's ticks do.
-    pub fn attach(&self, shared: &Arc<Shared>) {
-        *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(shared);
-        let weak = Arc::downgrade(shared);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(until_next_sweep(now_ms())).await;
-                let Some(s) = weak.upgrade() else { return };
-                let now = now_ms();
-                for f in s.feeds.all() {
-                    f.release_paced();
-                    f.release_due(now);
-                }
-            }
-        });
-    }
-
-    /// The live feed of a round.
-    pub fn live(&self, round: i64) -> Arc<Feed> {
-        self.map
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry((round, 0))
-            .or_insert_with(|| Arc::new(Feed::new(round, 0)))
-            .clone()
-    }
-
-    /// The feed of a round with `delay_ms` (the live one for 0), its delay line started when
-    /// it is new.
-    pub fn get(&self, round: i64, delay_ms: i64) -> Arc<Feed> {
-        if delay_ms <= 0 {
-            return self.live(round);
-        }
-        let live = self.live(round);
-        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = map.get(&(round, delay_ms)) {
-            return f.clone();
-        }
-        let feed = Arc::new(Feed::new(round, delay_ms));
-        map.insert((round, delay_ms), feed.clone());
-        let shared = self
-            .shared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if let Some(shared) = shared.upgrade() {
-            // Subscribed now, before the store is read for what came before.
-            let rx = live.subscribe();
-            tokio::spawn(delay_line(shared, feed.clone(), rx));
-        }
-        feed
-    }
-
-    /// Every feed there is now.
-    fn all(&self) -> Vec<Arc<Feed>> {
-        self.map
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect()
-    }
-
-    /// The rounds that have feeds.
-    pub fn rounds(&self) -> Vec<i64> {
-        let mut r: Vec<i64> = self
-            .map
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .map(|(round, _)| *round)
-            .collect();
-        r.sort_unstable();
-        r.dedup();
-        r
-    }
-
-    /// The round a game is in, when a feed's view holds it.
-    pub fn round_of(&self, game: i64) -> Option<i64> {
-        self.all().iter().find_map(|f| {
-            f.lock_view()
-                .round
-                .as_ref()
-                .and_then(|r| r.game(game).map(|g| g.round_id))
-        })
-    }
-
-    /// Views are read from the store again (after an arbiter's edit of rounds or
-    /// tournaments, which the feeds' messages do not carry).
-    pub fn forget_views(&self) {
-        for f in self.all() {
-            f.forget_view();
-        }
-    }
-}
-
-/// What a delay line holds: a message and when it is due.
-struct Held {
-    due_ms: i64,
-    seq: i64,
-    game: Option<i64>,
-    change: bool,
-    message: Pending,
-    /// Lever presses the event carried.
-    presses: Vec<ServerMessage>,
-}
-
-/// Holds the live feed's events for the feed's delay and passes them on, re-stamping running
-/// clocks and keeping one clock message per game every 10 s. It starts with the changes of
-/// the last `delay` from the store, so the delayed view has no gap.
-async fn delay_line(s: Arc<Shared>, feed: Arc<Feed>, mut rx: Receiver) {
-    let delay = feed.delay_ms;
-    let mut held: VecDeque<Held> = VecDeque::new();
-    let mut clock_kept: HashMap<i64, (i64, Option<&'static str>)> = HashMap::new();
-    let mut last_seq = match s.store.seq_at(feed.round, now_ms() - delay).await {
-        Ok(seq) => seq,
-        Err(e) => {
-            tracing::error!(round = feed.round, error = %e, "delay line cannot start");
-            0
-        }
-    };
-    last_seq = backfill(&s, &feed, last_seq, &mut held).await;
-    loop {
-        let next = held
-            .front()
-            .map(|h| Duration::from_millis(u64::try_from(h.due_ms - now_ms()).unwrap_or(0)));
-        tokio::select! {
-            ev = rx.recv() => match ev {
-                Ok(e) => {
-                    if e.change {
-                        if e.seq <= last_seq {
-                            continue;
-                        }
-                        last_seq = e.seq;
-                    }
-                    // A game's lever presses pass at most one a side every 10 s (the running
-                    // clocks every 10 s come in bundles that all pass).
-                    if let (Some(key), Some(clock)) = (e.game_id, e.clock()) {
-                        let running = clock.running;
-                        let last = clock_kept.get(&key).copied();
-                        if last.is_some_and(|(at, r)| e.at_ms - at < HELD_CLOCK_EVERY_MS && r == running) {
-                            continue;
-                        }
-                        clock_kept.insert(key, (e.at_ms, running));
-                    }
-                    held.push_back(Held {
-                        due_ms: e.at_ms + delay,
-                        seq: e.seq,
-                        game: e.game_id,
-                        change: e.change,
-                        message: Pending::Message(Box::new(e.message.delayed(delay))),
-                        presses: e.presses.iter().map(|p| p.delayed(delay)).collect(),
-                    });
-                }
-                Err(RecvError::Lagged(n)) => {
-                    tracing::warn!(round = feed.round, missed = n, "delay line fell behind; reading the changes from the store");
-                    last_seq = backfill(&s, &feed, last_seq, &mut held).await;
-                }
-                Err(RecvError::Closed) => return,
-            },
-            _ = tokio::time::sleep(next.unwrap_or(Duration::from_secs(3600))), if next.is_some() => {
-                while held.front().is_some_and(|h| h.due_ms <= now_ms()) {
-                    let Some(h) = held.pop_front() else { break };
-                    let message = match h.message {
-                        Pending::Message(m) => *m,
-                        // A game replaced wholesale is shown as it stood at its moment.
-                        Pending::Game { seq, game } => {
-                            match game_view_at(&s, game, Some(now_ms() - delay)).await {
-                                Ok(v) => ServerMessage::Game { seq, game: Box::new(v) },
-                                Err(_) => continue,
-                            }
-                        }
-                    };
-                    let mut e = Event::new(feed.round, h.game, h.seq, &message);
-                    e.change = h.change;
-                    if !h.presses.is_empty() {
-                        e = e.carrying(h.presses);
-                    }
-                    feed.push(Arc::new(e));
-                }
-            }
-        }
-    }
-}
-
-/// Queues the stored changes after `since`, each due `delay` after it was made; the last
-/// change number queued.
-async fn backfill(s: &Shared, feed: &Feed, mut since: i64, held: &mut VecDeque<Held>) -> i64 {
-    loop {
-        let changes = match s.store.changes_since(feed.round, since, 1000).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(round = feed.round, error = %e, "delayed changes not read");
-                return since;
-            }
-        };
-        if changes.is_empty() {
-            return since;
-        }
-        for c in &changes {
-            since = c.seq;
-            if let Some(m) = change_message(None, c) {
-                held.push_back(Held {
-                    due_ms: c.at_ms + feed.delay_ms,
-                    seq: c.seq,
-                    game: c.game_id,
-                    change: true,
-                    message: m,
-                    presses: Vec::new(),
-                });
-            }
-        }
-    }
+/// Why a feed has no snapshot to give.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("game {game} is not in round {round}")]
+    NotInRound { game: i64, round: i64 },
+    #[error("the round view is not ready")]
+    NotReady,
 }
 
 #[cfg(test)]
@@ -859,7 +630,7 @@ mod tests {
         feed.push(Arc::new(news));
         feed.release_paced();
         feed.push(event(20, true));
-        assert!(feed.paced.lock().expect("lock").is_empty());
+        assert!(feed.paced.lock().is_empty());
         // 21 (42,000 writes): paced from then on.
         feed.push(event(21, true));
         feed.release_paced();

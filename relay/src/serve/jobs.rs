@@ -1,0 +1,196 @@
+//! What the parts of the ingest path ask of one another: the hall's jobs for the writer
+//! ([`Job`]), the commands the routes, the writer and the port claims give the hall
+//! ([`HallCommand`]), and the handles they send them through. The hall and the writer both
+//! stand on this, so neither imports the other.
+
+use super::views::{ClockView, EboardView};
+use boards::protocol::Orientation;
+use relay_core::game::Game;
+use relay_store::{RawEntry, StoredMove};
+use std::collections::HashMap;
+use tokio::sync::{mpsc, oneshot};
+
+/// A recorder's game as the hall saw it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub serial: String,
+    pub port: String,
+    /// Which of the e-board's games this is (a new number: a new game was set up).
+    pub game_no: u64,
+    pub start_fen: Option<String>,
+    pub chess960: bool,
+    pub orientation: Option<&'static str>,
+    pub moves: Vec<StoredMove>,
+    pub result: String,
+    pub termination: Option<String>,
+    /// When the board message that completed the newest move was received (ms since the
+    /// epoch): spectators and the benchmark measure the delay from the board from it.
+    pub read_at_ms: i64,
+    /// A clock reading that came with this change (the lever press that ended the move): it
+    /// rides on the move's message instead of a `clock` message of its own.
+    pub press: Option<ClockView>,
+}
+
+#[derive(Debug)]
+pub enum Job {
+    /// Raw board messages for the black box, in the order they were read.
+    Raws(Vec<RawEntry>),
+    /// An e-board was heard from on a port.
+    Touch {
+        serial: String,
+        port: String,
+    },
+    Sync(Box<Snapshot>),
+    /// A reading of an e-board's clock.
+    Clock {
+        serial: String,
+        clock: ClockView,
+    },
+    Eboard(EboardView),
+    Edit(GameEdit),
+    /// An arbiter puts an e-board on a board number.
+    Assign {
+        round_id: i64,
+        board_no: u32,
+        serial: String,
+        reply: oneshot::Sender<Result<i64, String>>,
+    },
+    /// This relay takes over a port another relay may have been reading: every e-board's
+    /// game but those of `keep` (boards this relay reads, whose games it stored itself) is
+    /// read again from the store, and what their recorders resume from goes to the hall
+    /// (`HallCommand::Resumed`, which answers `reply`).
+    Reload {
+        keep: Vec<String>,
+        reply: oneshot::Sender<()>,
+    },
+    /// Another relay on the same database changed this game (an arbiter's edit there): if
+    /// one of our boards plays it, our picture and its recorder take the stored game.
+    Foreign {
+        game: i64,
+    },
+    /// The hall's recorder has the game adopted for `Foreign`: the board's changes count again.
+    Adopted {
+        serial: String,
+    },
+    /// Everything before this is stored: stop.
+    Shutdown,
+}
+
+/// A stored game to carry on with when its e-board shows up again after a restart.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub game: Game,
+    pub orientation: Orientation,
+    pub moves: Vec<StoredMove>,
+}
+
+/// An arbiter's change to a game, computed by the HTTP layer and applied by the hall (to the
+/// board's recorder) and the writer (to the store), in that order.
+#[derive(Debug)]
+pub struct GameEdit {
+    pub game_id: i64,
+    pub action: EditAction,
+    /// The moves the game has afterwards.
+    pub moves: Vec<StoredMove>,
+    /// The game's edit count the change was made on (`None`: whatever it is).
+    pub edits: Option<i64>,
+    pub reply: oneshot::Sender<Result<i64, String>>,
+}
+
+/// What arbiters ask of the hall.
+#[derive(Debug)]
+pub enum HallCommand {
+    Edit(GameEdit),
+    /// This relay is about to read `port`, which another relay may have been reading: the
+    /// boards last seen on it are forgotten and every e-board's game without a board here is
+    /// read again from the store (see `claims`). `reply` once the hall has what to resume.
+    TakeOver {
+        port: String,
+        reply: oneshot::Sender<()>,
+    },
+    /// Another relay changed the game this e-board plays (see `writer::Job::Foreign`): the
+    /// recorder carries on from the stored `moves` and `result`.
+    Adopt {
+        serial: String,
+        game_id: i64,
+        moves: Vec<StoredMove>,
+        result: String,
+    },
+    /// The games read for a take-over, to resume from (see [`HallCommand::TakeOver`]).
+    Resumed {
+        resume: HashMap<String, Resume>,
+        reply: oneshot::Sender<()>,
+    },
+    /// The game on an e-board goes on from the position on the board, `white` to move or not.
+    ContinueFromBoard {
+        serial: String,
+        white_to_move: bool,
+        reply: oneshot::Sender<Result<i64, String>>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum EditAction {
+    Truncate {
+        from_ply: u32,
+    },
+    Replace {
+        what: String,
+    },
+    Result {
+        result: String,
+        termination: Option<String>,
+        status: String,
+    },
+}
+
+/// The hall's queue of commands.
+#[derive(Clone, Debug)]
+pub struct ToHall(mpsc::UnboundedSender<HallCommand>);
+
+impl ToHall {
+    /// A queue and the hall's end of it.
+    pub fn channel() -> (ToHall, mpsc::UnboundedReceiver<HallCommand>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (ToHall(tx), rx)
+    }
+
+    /// Hands a command to the hall; `false` when the hall has stopped.
+    pub fn send(&self, cmd: HallCommand) -> bool {
+        self.0.send(cmd).is_ok()
+    }
+}
+
+/// The writer's queue of jobs.
+#[derive(Clone, Debug)]
+pub struct ToWriter(mpsc::UnboundedSender<Job>);
+
+impl ToWriter {
+    /// A queue and the writer's end of it.
+    pub fn channel() -> (ToWriter, mpsc::UnboundedReceiver<Job>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (ToWriter(tx), rx)
+    }
+
+    /// Hands a job to the writer; `false` when the writer has stopped.
+    pub fn send(&self, job: Job) -> bool {
+        self.0.send(job).is_ok()
+    }
+}
+
+/// How the store writes an orientation.
+pub fn orientation_name(o: Orientation) -> &'static str {
+    match o {
+        Orientation::Normal => "normal",
+        Orientation::Rotated => "rotated",
+    }
+}
+
+/// An orientation as the store writes it.
+pub fn parse_orientation(s: &str) -> Option<Orientation> {
+    match s {
+        "normal" => Some(Orientation::Normal),
+        "rotated" => Some(Orientation::Rotated),
+        _ => None,
+    }
+}

@@ -1,0 +1,165 @@
+//! Reads of the store the service's parts share: a round's or a game's view as of a moment
+//! (with the boards' live state, which the store does not hold), each round's public delay,
+//! and each round's live PGN. The delays and the PGN are remembered until an arbiter edits
+//! rounds or tournaments ([`Lookup::edited`]), which open sockets are told of too.
+
+use super::live::Boards;
+use super::views::{GameView, RoundView, game_view, round_view};
+use parking_lot::Mutex;
+use relay_store::{RoundInfo, Store, StoreError, StoredGame, now_ms};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// A rendered answer kept for a second while its round does not change.
+#[derive(Debug, Clone)]
+pub struct Cached {
+    /// The round's change number it was built at.
+    pub seq: i64,
+    pub built_ms: i64,
+    pub text: Arc<String>,
+    pub etag: String,
+}
+
+impl Cached {
+    pub fn fresh(&self, seq: i64) -> bool {
+        self.seq == seq && now_ms() - self.built_ms < 1000
+    }
+}
+
+/// What is remembered of rounds between reads.
+#[derive(Debug)]
+struct Memory {
+    /// Each round's public delay (ms) as last read, so sockets opening need not ask the
+    /// store.
+    delays: Mutex<HashMap<i64, i64>>,
+    /// The last live PGN of each round.
+    pgn: Mutex<HashMap<i64, Cached>>,
+    /// The public delay (ms) of each round as of the last arbiter edit that touched it, so
+    /// that open sockets can compare it with theirs without asking the store (a spectator
+    /// connected before a delay was set must not go on seeing live moves).
+    round_edits: watch::Sender<HashMap<i64, i64>>,
+}
+
+/// The readers' store with the boards' live state and what is remembered of rounds; cheap to
+/// clone (handles only).
+#[derive(Clone, Debug)]
+pub struct Lookup {
+    pub store: Store,
+    boards: Arc<Boards>,
+    memory: Arc<Memory>,
+}
+
+impl Lookup {
+    pub fn new(store: Store, boards: Arc<Boards>) -> Lookup {
+        Lookup {
+            store,
+            boards,
+            memory: Arc::new(Memory {
+                delays: Mutex::default(),
+                pgn: Mutex::default(),
+                round_edits: watch::channel(HashMap::new()).0,
+            }),
+        }
+    }
+
+    /// The boards' live state the views are built with.
+    pub fn boards(&self) -> &Boards {
+        &self.boards
+    }
+
+    /// A round's view as of `cutoff` (ms; `None`: live), read from the store.
+    pub async fn round_view_at(
+        &self,
+        id: i64,
+        cutoff: Option<i64>,
+    ) -> Result<RoundView, StoreError> {
+        let r = self.store.round(id).await?;
+        let delay = self.delay_ms(&r).await?;
+        self.round_view_of(r, cutoff, delay).await
+    }
+
+    /// The view of round `r`, whose public delay is `delay` ms, as of `cutoff`.
+    pub async fn round_view_of(
+        &self,
+        mut r: RoundInfo,
+        cutoff: Option<i64>,
+        delay: i64,
+    ) -> Result<RoundView, StoreError> {
+        let id = r.id;
+        let t = self.store.tournament(r.tournament_id).await?;
+        let games = self.store.round_games(id).await?;
+        if let Some(c) = cutoff {
+            // The delayed view's change number is the one of its moment.
+            r.seq = self.store.seq_at(id, c).await?;
+        }
+        let clocks = self.boards.all_clocks();
+        let bound = self.boards.all_bound();
+        Ok(round_view(
+            &r,
+            &t.name,
+            &games,
+            cutoff,
+            delay,
+            |g| clocks.get(&g).copied(),
+            |g| bound.get(&g).cloned(),
+        ))
+    }
+
+    /// A game's view as of `cutoff` (ms; `None`: live), read from the store.
+    pub async fn game_view_at(&self, id: i64, cutoff: Option<i64>) -> Result<GameView, StoreError> {
+        let g = self.store.game(id).await?;
+        Ok(self.game_view_of(&g, cutoff))
+    }
+
+    /// A stored game's view as of `cutoff`, with its running clock and e-board.
+    pub fn game_view_of(&self, g: &StoredGame, cutoff: Option<i64>) -> GameView {
+        let clock = self.boards.clock(g.id);
+        let serial = self.boards.eboard_on(g.id);
+        game_view(g, clock, serial.as_deref(), cutoff)
+    }
+
+    /// The delay spectators of a round get, in ms (the round's own, else the tournament's).
+    pub async fn delay_ms(&self, round: &RoundInfo) -> Result<i64, StoreError> {
+        let secs = match round.delay_secs {
+            Some(d) => d,
+            None => self.store.tournament_delay(round.tournament_id).await?,
+        };
+        Ok(i64::from(secs) * 1000)
+    }
+
+    /// The delay spectators of a round get, in ms, from memory when known (an unknown round
+    /// is an error).
+    pub async fn spectator_delay(&self, round: i64) -> Result<i64, StoreError> {
+        if let Some(d) = self.memory.delays.lock().get(&round) {
+            return Ok(*d);
+        }
+        let info = self.store.round(round).await?;
+        let d = self.delay_ms(&info).await?;
+        self.memory.delays.lock().insert(round, d);
+        Ok(d)
+    }
+
+    /// The round's live PGN as last built.
+    pub fn cached_pgn(&self, round: i64) -> Option<Cached> {
+        self.memory.pgn.lock().get(&round).cloned()
+    }
+
+    pub fn cache_pgn(&self, round: i64, c: Cached) {
+        self.memory.pgn.lock().insert(round, c);
+    }
+
+    /// The public delays (ms) of the rounds arbiters' edits touched, as they change.
+    pub fn round_edits(&self) -> watch::Receiver<HashMap<i64, i64>> {
+        self.memory.round_edits.subscribe()
+    }
+
+    /// After an edit of tournaments or rounds: what is remembered of rounds is read again
+    /// when next needed, and open sockets learn the `(round, delay ms)` of the rounds it
+    /// touched.
+    pub fn edited(&self, delays: impl IntoIterator<Item = (i64, i64)>) {
+        self.memory.delays.lock().clear();
+        self.memory.pgn.lock().clear();
+        self.memory.round_edits.send_modify(|m| m.extend(delays));
+    }
+}

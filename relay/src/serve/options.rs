@@ -1,0 +1,266 @@
+//! The options of `relay serve`: each from a flag, else a `RELAY_*` environment variable,
+//! else the TOML file given with `--config`, else its default; checked once, into
+//! [`Settings`].
+
+use super::lichess::LichessTarget;
+use super::upstream::PushTarget;
+use anyhow::{Context, Result, bail};
+use boards::protocol::LineMode;
+use clap::Args;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Options of the service. Each comes from a flag, else a `RELAY_*` environment variable,
+/// else the TOML file given with `--config`, else its default.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// TOML file with any of the options below (keys as the long flags, with `_` for `-`).
+    #[arg(long, env = "RELAY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Ports to read: device paths, `dir/prefix*` patterns, or `auto` (every port that looks
+    /// like a DGT board, re-scanned as boards come and go). Default: auto.
+    #[arg(long = "port", env = "RELAY_PORTS", value_delimiter = ',')]
+    pub ports: Vec<String>,
+    /// The ports carry chains of serial boards (bus mode).
+    #[arg(long, env = "RELAY_BUS", num_args = 0..=1, default_missing_value = "true")]
+    pub bus: Option<bool>,
+    /// Database URL: sqlite://FILE (default sqlite://relay.db) or postgres://USER@HOST/DB.
+    #[arg(long, env = "RELAY_DB")]
+    pub db: Option<String>,
+    /// Address to serve HTTP on (default 127.0.0.1:8080; port 0 picks a free one).
+    #[arg(long, env = "RELAY_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Token arbiters send as `Authorization: Bearer TOKEN`. Without one, arbiter actions
+    /// are switched off.
+    #[arg(long, env = "RELAY_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Broadcast delay in seconds (0..=3600) for the tournament boards go to when nobody
+    /// configured one; arbiters set it per tournament or round.
+    #[arg(long, env = "RELAY_DELAY")]
+    pub delay: Option<u32>,
+    /// How long a board must be still before it is read as a position, in ms (default 300;
+    /// Bluetooth boards need about 600).
+    #[arg(long, env = "RELAY_SETTLE_MS")]
+    pub settle_ms: Option<u64>,
+    /// Serve the pages from this directory instead of the copy built into the binary.
+    #[arg(long, env = "RELAY_WEB_DIR")]
+    pub web_dir: Option<PathBuf>,
+    /// A WebSocket client that answers nothing for this many seconds (not even the pings the
+    /// service sends once it has been quiet for a third of that) has stopped reading and is
+    /// closed (default 60, 10..=3600).
+    #[arg(long, env = "RELAY_CLIENT_SILENCE_SECS")]
+    pub client_silence_secs: Option<u64>,
+    /// Read no ports: serve spectators, platforms and arbiters only, from a PostgreSQL that
+    /// board-reading relays write to.
+    #[arg(long, env = "RELAY_NO_BOARDS", num_args = 0..=1, default_missing_value = "true")]
+    pub no_boards: Option<bool>,
+    /// Push everything this relay commits to another relay at this URL (a cloud relay
+    /// started with --accept-push-token), through any outage: see README "Pushing".
+    #[arg(long, env = "RELAY_PUSH_TO")]
+    pub push_to: Option<String>,
+    /// The token the relay named by --push-to accepts.
+    #[arg(long, env = "RELAY_PUSH_TOKEN", hide_env_values = true)]
+    pub push_token: Option<String>,
+    /// Take pushes from venue relays that send this token (`POST /api/push`).
+    #[arg(long, env = "RELAY_ACCEPT_PUSH_TOKEN", hide_env_values = true)]
+    pub accept_push_token: Option<String>,
+    /// Push the round to these Lichess broadcast rounds (8-character ids; boards 1-100 to
+    /// the first, 101-200 to the second, ...).
+    #[arg(
+        long = "lichess-round",
+        env = "RELAY_LICHESS_ROUNDS",
+        value_delimiter = ','
+    )]
+    pub lichess_rounds: Vec<String>,
+    /// A Lichess API token with the study:write scope.
+    #[arg(long, env = "RELAY_LICHESS_TOKEN", hide_env_values = true)]
+    pub lichess_token: Option<String>,
+    /// Lichess itself (default https://lichess.org; another address for tests).
+    #[arg(long, env = "RELAY_LICHESS_URL")]
+    pub lichess_url: Option<String>,
+    /// This relay's round to push to Lichess (default: the newest open round at start-up).
+    #[arg(long, env = "RELAY_LICHESS_LOCAL_ROUND")]
+    pub lichess_local_round: Option<i64>,
+}
+
+/// The same options as read from a TOML file.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileOptions {
+    ports: Option<Vec<String>>,
+    bus: Option<bool>,
+    db: Option<String>,
+    listen: Option<SocketAddr>,
+    admin_token: Option<String>,
+    delay: Option<u32>,
+    settle_ms: Option<u64>,
+    web_dir: Option<PathBuf>,
+    client_silence_secs: Option<u64>,
+    no_boards: Option<bool>,
+    push_to: Option<String>,
+    push_token: Option<String>,
+    accept_push_token: Option<String>,
+    lichess_rounds: Option<Vec<String>>,
+    lichess_token: Option<String>,
+    lichess_url: Option<String>,
+    lichess_local_round: Option<i64>,
+}
+
+/// Options with every default filled in.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub ports: Vec<String>,
+    pub mode: LineMode,
+    pub db: String,
+    pub listen: SocketAddr,
+    pub admin_token: Option<String>,
+    pub delay: Option<u32>,
+    pub settle_ms: u64,
+    pub web_dir: Option<PathBuf>,
+    pub client_silence: std::time::Duration,
+    /// Read no ports (a relay serving clients only).
+    pub no_boards: bool,
+    /// A cloud relay to push everything to.
+    pub push_to: Option<PushTarget>,
+    /// The token venues push here with.
+    pub accept_push_token: Option<String>,
+    /// Lichess broadcast rounds to push to.
+    pub lichess: Option<LichessTarget>,
+}
+
+impl ServeOptions {
+    pub fn settle(self) -> Result<Settings> {
+        let file: FileOptions = match &self.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read the configuration {}", p.display()))?;
+                toml::from_str(&text)
+                    .with_context(|| format!("configuration {} not understood", p.display()))?
+            }
+            None => FileOptions::default(),
+        };
+        let ports_given = !self.ports.is_empty();
+        let ports = if self.ports.is_empty() {
+            file.ports.unwrap_or_else(|| vec!["auto".into()])
+        } else {
+            self.ports
+        };
+        let delay = self.delay.or(file.delay);
+        if delay.is_some_and(|d| d > 3600) {
+            bail!("--delay must be between 0 and 3600 seconds");
+        }
+        let admin_token = self
+            .admin_token
+            .or(file.admin_token)
+            .filter(|t| !t.is_empty());
+        if admin_token.as_ref().is_some_and(|t| t.len() < 8) {
+            bail!("the admin token must be at least 8 characters long");
+        }
+        let settle_ms = self.settle_ms.or(file.settle_ms).unwrap_or(300);
+        if !(50..=5000).contains(&settle_ms) {
+            bail!("--settle-ms must be between 50 and 5000");
+        }
+        let client_silence_secs = self
+            .client_silence_secs
+            .or(file.client_silence_secs)
+            .unwrap_or(60);
+        if !(10..=3600).contains(&client_silence_secs) {
+            bail!("--client-silence-secs must be between 10 and 3600");
+        }
+        let no_boards = self.no_boards.or(file.no_boards).unwrap_or(false);
+        if no_boards && ports_given {
+            bail!("--no-boards reads no ports: leave out --port");
+        }
+        let push_to = match (
+            self.push_to.or(file.push_to).filter(|u| !u.is_empty()),
+            self.push_token
+                .or(file.push_token)
+                .filter(|t| !t.is_empty()),
+        ) {
+            (None, None) => None,
+            (None, Some(_)) => bail!("--push-token needs --push-to URL"),
+            (Some(_), None) => {
+                bail!("--push-to needs --push-token (the token the other relay accepts)")
+            }
+            (Some(url), Some(token)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    bail!("--push-to must be an http:// or https:// URL, not {url:?}");
+                }
+                Some(PushTarget { url, token })
+            }
+        };
+        let accept_push_token = self
+            .accept_push_token
+            .or(file.accept_push_token)
+            .filter(|t| !t.is_empty());
+        if accept_push_token.as_ref().is_some_and(|t| t.len() < 8) {
+            bail!("the push token must be at least 8 characters long");
+        }
+        let lichess_rounds = if self.lichess_rounds.is_empty() {
+            file.lichess_rounds.unwrap_or_default()
+        } else {
+            self.lichess_rounds
+        };
+        let lichess = match (
+            lichess_rounds.is_empty(),
+            self.lichess_token
+                .or(file.lichess_token)
+                .filter(|t| !t.is_empty()),
+        ) {
+            (true, None) => None,
+            (true, Some(_)) => bail!("--lichess-token needs --lichess-round ID"),
+            (false, None) => bail!(
+                "--lichess-round needs --lichess-token (a Lichess API token with study:write)"
+            ),
+            (false, Some(token)) => {
+                if let Some(bad) = lichess_rounds
+                    .iter()
+                    .find(|r| r.len() != 8 || !r.chars().all(|c| c.is_ascii_alphanumeric()))
+                {
+                    bail!(
+                        "{bad:?} is not a Lichess round id (8 letters and digits, as in lichess.org/broadcast/…/ROUNDID)"
+                    );
+                }
+                let url = self
+                    .lichess_url
+                    .or(file.lichess_url)
+                    .unwrap_or_else(|| "https://lichess.org".into());
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    bail!("--lichess-url must be an http:// or https:// URL, not {url:?}");
+                }
+                Some(LichessTarget {
+                    rounds: lichess_rounds,
+                    token,
+                    url,
+                    local_round: self.lichess_local_round.or(file.lichess_local_round),
+                })
+            }
+        };
+        Ok(Settings {
+            lichess,
+            push_to,
+            accept_push_token,
+            no_boards,
+            client_silence: std::time::Duration::from_secs(client_silence_secs),
+            ports,
+            mode: if self.bus.or(file.bus).unwrap_or(false) {
+                LineMode::Bus
+            } else {
+                LineMode::Single
+            },
+            db: self
+                .db
+                .or(file.db)
+                .unwrap_or_else(|| "sqlite://relay.db".into()),
+            listen: self
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+            admin_token,
+            delay,
+            settle_ms,
+            web_dir: self.web_dir.or(file.web_dir),
+        })
+    }
+}

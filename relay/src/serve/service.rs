@@ -1,0 +1,301 @@
+//! The service put together: the one place every part is made and handed the handles it
+//! needs ([`Core::start`]), and what the HTTP routes are given ([`Shared`]). Nothing below
+//! this module knows of it: the writer, the hall, the feeds, the follower and the pushers
+//! each get their own narrow handles.
+
+use super::claims::PortClaims;
+use super::feeds::Feeds;
+use super::follow::{Follow, follow};
+use super::hall::{Hall, PortInput};
+use super::health::{Health, Metrics};
+use super::jobs::{Resume, ToHall, ToWriter};
+use super::live::Boards;
+use super::lookup::Lookup;
+use super::order::Order;
+use super::publish::Publisher;
+use super::targets::Targets;
+use super::upstream::Pushing;
+use super::writer::{self, Slot, Writer};
+use relay_core::recorder::RecorderConfig;
+use relay_store::{RoundInfo, SqliteCommits, Store, StoreError, now_ms};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use tokio::sync::{mpsc, watch};
+
+/// Bounds on what clients may cost, fixed at start-up.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// How long a WebSocket client may answer nothing before it is closed.
+    pub client_silence: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            client_silence: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// What the HTTP routes work with: the readers' store and the handles of every part, each a
+/// part of its own; the tokens and the shutdown signal through methods.
+#[derive(Debug)]
+pub struct Shared {
+    /// The readers' store (the writer has connections of its own).
+    pub store: Store,
+    /// Views read from the store, delays and the live PGN remembered.
+    pub lookup: Lookup,
+    /// Every round's feeds: what spectators follow.
+    pub feeds: Arc<Feeds>,
+    /// Committed changes go to the feeds through this, in change-number order.
+    pub publisher: Publisher,
+    pub boards: Arc<Boards>,
+    pub health: Arc<Health>,
+    pub metrics: Arc<Metrics>,
+    /// Bounds set at start-up.
+    pub limits: Limits,
+    /// The hall's queue (arbiters' actions on games an e-board plays).
+    pub hall: ToHall,
+    /// The writer's queue (arbiters' actions that need no recorder).
+    pub writer: ToWriter,
+    /// The ports this relay wants and whether it reads each now (another relay on the same
+    /// PostgreSQL may hold one: see `claims`); set once the ports are watched.
+    pub claims: OnceLock<Arc<PortClaims>>,
+    /// Each push target's state.
+    pub targets: Targets,
+    admin_token: Option<String>,
+    /// The token venue relays push with (`--accept-push-token`), set once at start-up.
+    push_token: OnceLock<String>,
+    started_at_ms: i64,
+    /// Set when the service shuts down: live sockets close cleanly.
+    closing: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Takes pushes from venue relays that send this token.
+    pub fn accept_pushes(&self, token: String) {
+        let _ = self.push_token.set(token);
+    }
+
+    pub fn push_token(&self) -> Option<&str> {
+        self.push_token.get().map(String::as_str)
+    }
+
+    pub fn admin_token(&self) -> Option<&str> {
+        self.admin_token.as_deref()
+    }
+
+    pub fn uptime_s(&self) -> i64 {
+        (now_ms() - self.started_at_ms) / 1000
+    }
+
+    /// Live sockets close cleanly: the service is shutting down.
+    pub fn close_clients(&self) {
+        let _ = self.closing.send(true);
+    }
+
+    /// Changes to `true` when the service shuts down.
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// What a pusher works with.
+    pub fn pushing(&self) -> Pushing {
+        Pushing {
+            lookup: self.lookup.clone(),
+            boards: self.boards.clone(),
+            news: self.publisher.news(),
+            targets: self.targets.clone(),
+        }
+    }
+}
+
+/// The two connection pools of a service: one for readers (pages, platforms polling) and one
+/// for the writer alone, so readers can never keep a move from being stored.
+#[derive(Debug)]
+pub struct Stores {
+    pub readers: Store,
+    pub writer: Store,
+    /// The writer's connection for its group commits on a SQLite file, called on the
+    /// writer's thread (`relay_store::SqliteCommits`); `None`: they go through `writer`.
+    pub commits: Option<SqliteCommits>,
+}
+
+impl Stores {
+    /// The writer's connections to the database at `url` (`readers` already open on it).
+    pub async fn open(readers: Store, url: &str) -> Result<Stores, StoreError> {
+        Ok(Stores {
+            readers,
+            writer: Store::open_writer(url).await?,
+            commits: SqliteCommits::open(url)?,
+        })
+    }
+}
+
+/// The games the service carries on with after a restart.
+#[derive(Debug, Default)]
+pub struct Carry {
+    /// Each e-board's game in the store (serial → slot).
+    pub slots: HashMap<String, Slot>,
+    /// What each e-board's recorder resumes from.
+    pub resume: HashMap<String, Resume>,
+    /// Each round's change number at start-up, where publishing in order starts from
+    /// (`None`: from each round's first change published; in-process tests).
+    pub seqs: Option<Vec<(i64, i64)>>,
+    /// Other relays' commits on the same PostgreSQL (taken before `seqs` were read).
+    pub listener: Option<relay_store::Listener>,
+}
+
+/// Runs a part of the ingest path (the writer, the hall) on a thread and runtime of its own;
+/// the handle ends when the part does.
+///
+/// On the shared runtime, every wake-up of the part put it back in the run queue behind every
+/// spectator's socket. With 19,000 spectators, a commit took 574 ms on average with the writer
+/// there. With the hall there, on a slower machine, the hall judged the boards about once a
+/// second and each move waited for that turn. On its own thread a part takes what its own
+/// work takes. (The store's connections may belong to the main runtime's I/O driver; they are
+/// only polled from the writer's thread, which tokio allows.)
+fn spawn_own_thread(
+    name: &str,
+    part: impl std::future::Future<Output = ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let thread = runtime.map_err(|e| e.to_string()).and_then(|rt| {
+        std::thread::Builder::new()
+            .name(format!("relay-{name}"))
+            .spawn(move || {
+                rt.block_on(part);
+                let _ = done_tx.send(());
+            })
+            .map_err(|e| e.to_string())
+    });
+    match thread {
+        Ok(_) => tokio::spawn(async move {
+            let _ = done_rx.await;
+        }),
+        Err(e) => {
+            // Without the writer nothing can be stored, without the hall nothing is read:
+            // say so and stop.
+            tracing::error!(error = %e, "the {name}'s thread could not be started");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The service without its ports and listener: the shared state, the writer and the hall,
+/// running. Port events go in through `ports`; `api::app` over `shared` answers HTTP. Tests
+/// drive it in-process this way.
+#[derive(Debug)]
+pub struct Core {
+    pub shared: Arc<Shared>,
+    pub writer: tokio::task::JoinHandle<()>,
+    pub hall: tokio::task::JoinHandle<()>,
+    pub ports: mpsc::UnboundedSender<PortInput>,
+}
+
+impl Core {
+    /// Makes every part and starts the writer and the hall (on the current tokio runtime).
+    pub fn start(
+        stores: Stores,
+        admin_token: Option<String>,
+        current: RoundInfo,
+        carry: Carry,
+        cfg: RecorderConfig,
+        limits: Limits,
+    ) -> Core {
+        let boards = Arc::new(Boards::default());
+        let health = Arc::new(Health::default());
+        let metrics = Arc::new(Metrics::default());
+        let lookup = Lookup::new(stores.readers.clone(), boards.clone());
+        let feeds = Feeds::new(lookup.clone());
+        feeds.start_sweep();
+        let (order, holes) = Order::new(carry.seqs);
+        let publisher = Publisher::new(
+            Arc::new(order),
+            feeds.clone(),
+            boards.clone(),
+            lookup.clone(),
+        );
+        let (hall_tx, hall_rx) = ToHall::channel();
+        let (jobs_tx, jobs_rx) = ToWriter::channel();
+        let shared = Arc::new(Shared {
+            store: stores.readers.clone(),
+            lookup: lookup.clone(),
+            feeds,
+            publisher: publisher.clone(),
+            boards: boards.clone(),
+            health: health.clone(),
+            metrics: metrics.clone(),
+            limits,
+            hall: hall_tx.clone(),
+            writer: jobs_tx.clone(),
+            claims: OnceLock::new(),
+            targets: Targets::default(),
+            admin_token,
+            push_token: OnceLock::new(),
+            started_at_ms: now_ms(),
+            closing: watch::channel(false).0,
+        });
+        let follower = Follow {
+            publisher: publisher.clone(),
+            lookup,
+            boards: boards.clone(),
+            writer: jobs_tx.clone(),
+            metrics: metrics.clone(),
+        };
+        tokio::spawn(follow(follower, holes, carry.listener));
+        health.store_ok.store(true, Ordering::Relaxed);
+        if matches!(stores.readers, Store::Sqlite(_)) {
+            tokio::spawn(checkpoints(stores.readers.clone(), shared.closing()));
+        }
+        let handles = writer::Handles {
+            publisher,
+            boards: boards.clone(),
+            health,
+            metrics: metrics.clone(),
+            hall: hall_tx,
+        };
+        let writer = Writer::new(
+            handles,
+            stores.writer,
+            stores.commits,
+            current,
+            carry.slots,
+            jobs_rx,
+        );
+        let writer = spawn_own_thread("writer", writer.run());
+        let (ports, ports_rx) = mpsc::unbounded_channel();
+        let hall = Hall::new(boards, metrics, cfg, carry.resume, jobs_tx);
+        let hall = spawn_own_thread("hall", hall.run(ports_rx, hall_rx));
+        Core {
+            shared,
+            writer,
+            hall,
+            ports,
+        }
+    }
+}
+
+/// How often the readers' store checkpoints the SQLite WAL, which the writer's commits leave
+/// alone (`Store::open_writer`).
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Checkpoints the WAL from the readers' side until the service stops (SQLite only: there is
+/// nothing to do on PostgreSQL).
+async fn checkpoints(store: Store, mut closing: watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = closing.changed() => return,
+        }
+        if let Err(e) = store.checkpoint().await {
+            tracing::debug!(error = %e, "WAL checkpoint");
+        }
+    }
+}
