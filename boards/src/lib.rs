@@ -3,6 +3,9 @@
 //! The relay's core takes the protocol alone (`default-features = false`), so the serial
 //! crate stays out of its dependency tree. The emulator that speaks the protocol over a
 //! pseudo-terminal is its own crate (`emulator/`), built on this one and on the core.
+//!
+//! Where to start: [`protocol::Decoder`], bytes off a line in and messages out (its example
+//! decodes a board dump, a field update that arrives in two pieces, and noise).
 
 pub mod protocol;
 pub mod rng;

@@ -50,6 +50,71 @@ pub enum Step {
     NeedMore,
 }
 
+/// Turns the bytes of one line into messages. It does no I/O: whoever reads the port pushes
+/// what arrived, in pieces of any size, and takes out what became complete.
+///
+/// A board dump (`86 00 43` and the 64 squares, a8 to h1) of the start position, then a field
+/// update (`8E 00 05`, square, piece) that arrives in two reads, then noise:
+///
+/// ```
+/// use boards::protocol::{
+///     Decoded, Decoder, DgtSquare, LineMode, Message, Orientation, PieceCode, Placement, Step,
+/// };
+///
+/// // Piece codes (dgt-protocol.md §6.2): 1-6 White's pawn, rook, knight, bishop, king,
+/// // queen; 7-12 Black's in the same order; 0 an empty square.
+/// let mut dump = vec![0x86, 0x00, 0x43];
+/// dump.extend([8, 9, 10, 12, 11, 10, 9, 8]); // a8-h8: r n b q k b n r
+/// dump.extend([7; 8]); // the black pawns
+/// dump.extend([0; 32]); // four empty ranks
+/// dump.extend([1; 8]); // the white pawns
+/// dump.extend([2, 3, 4, 6, 5, 4, 3, 2]); // a1-h1: R N B Q K B N R
+///
+/// let mut decoder = Decoder::new(LineMode::Single);
+/// let items = decoder.feed(&dump);
+/// let start = Placement::from_board(&shakmaty::Board::default(), Orientation::Normal);
+/// // Each item comes with the raw bytes it was decoded from.
+/// assert_eq!(
+///     items,
+///     vec![(Decoded::Message { message: Message::BoardDump { placement: start } }, dump)]
+/// );
+///
+/// // The pawn leaves e2 (index 52): the frame's first three bytes, then the rest.
+/// decoder.push(&[0x8E, 0x00, 0x05]);
+/// assert_eq!(decoder.next_step(), Step::NeedMore);
+/// decoder.push(&[52, 0x00]);
+/// let e2 = DgtSquare::new(52).expect("0..=63 is a square");
+/// assert_eq!(e2.to_string(), "e2");
+/// assert_eq!(
+///     decoder.next_step(),
+///     Step::Ready {
+///         item: Decoded::Message {
+///             message: Message::FieldUpdate { square: e2, piece: PieceCode::Empty },
+///         },
+///         raw: vec![0x8E, 0x00, 0x05, 52, 0x00],
+///     }
+/// );
+/// assert_eq!(decoder.next_step(), Step::NeedMore);
+///
+/// // Bytes that belong to no frame are reported, not hidden; the decoder goes on with the
+/// // next frame (a white pawn, code 1, arriving on e4, index 36).
+/// let items: Vec<Decoded> = decoder
+///     .feed(&[0x01, 0x02, 0x8E, 0x00, 0x05, 36, 1])
+///     .into_iter()
+///     .map(|(item, _raw)| item)
+///     .collect();
+/// let e4 = DgtSquare::new(36).expect("0..=63 is a square");
+/// assert_eq!(
+///     items,
+///     vec![
+///         Decoded::Garbage { bytes: vec![0x01, 0x02] },
+///         Decoded::Message {
+///             message: Message::FieldUpdate { square: e4, piece: PieceCode::from_byte(1) },
+///         },
+///     ]
+/// );
+/// assert_eq!(e4.to_string(), "e4");
+/// ```
 #[derive(Debug, Default)]
 pub struct Decoder {
     mode: LineMode,

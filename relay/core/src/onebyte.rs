@@ -24,6 +24,41 @@
 //! - The game's end: 0xd0 Black won, 0xd1 draw, 0xd2 White won, 0xd3 unknown; then 0xff.
 //!   Comments, NAGs and variations are not written (the relay's games have none of the
 //!   latter two; comments and clocks live in the container's PGN part, see `container`).
+//!
+//! A short game read with the core's PGN reader, its moves encoded and decoded again, then
+//! the whole game through the container that `relay convert --to onebyte` writes:
+//!
+//! ```
+//! use relay_core::game::GameResult;
+//! use relay_core::{onebyte, pgn};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let text = r#"[Event "Casual game"]
+//! [White "White"]
+//! [Black "Black"]
+//! [Result "1-0"]
+//!
+//! 1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0
+//! "#;
+//! let game = pgn::read_game(text)?;
+//! let moves: Vec<_> = game.moves.iter().map(|m| m.mv).collect();
+//!
+//! let bytes = onebyte::encode(&game.start, &moves, game.result)?;
+//! // A byte a move: 0x13 is the e-pawn (0x10) two squares forward (3), for either colour;
+//! // the game ends with its result (0xd2, White won) and 0xff.
+//! assert_eq!(bytes, [0x13, 0x13, 0x4b, 0x25, 0x74, 0x2c, 0x7e, 0xd2, 0xff]);
+//! assert_eq!(onebyte::decode(&game.start, &bytes)?, (moves, GameResult::WhiteWins));
+//!
+//! // The container keeps the tags, the start and the result with the moves.
+//! let mut file = onebyte::MAGIC.to_vec();
+//! file.extend(onebyte::container_game(&game)?);
+//! let back = onebyte::container_games(&file)?.collect::<Result<Vec<_>, _>>()?;
+//! let opts = pgn::WriteOptions::default();
+//! assert_eq!(back.len(), 1);
+//! assert_eq!(pgn::write_game(&back[0], &opts), pgn::write_game(&game, &opts));
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::game::GameResult;
 use shakmaty::{Board, Chess, Color, File, Move, Position, Rank, Role, Square};
@@ -498,7 +533,7 @@ pub fn decode(start: &Chess, bytes: &[u8]) -> Result<(Vec<Move>, GameResult), On
 /// The first line of a file of games in the one-byte encoding.
 pub const MAGIC: &[u8] = b"RELAY-ONEBYTE 1\n";
 
-/// One game in the container (documented in the README): a little-endian `u32` length and
+/// One game in the container (laid out in `docs/formats.md`): a little-endian `u32` length and
 /// the game's PGN tag section (UTF-8, as the PGN writer writes it, so a set-up start has its
 /// `[SetUp]`/`[FEN]`/`[Variant]`), then a `u32` length and the encoded moves, result and
 /// 0xff. Clocks and comments are not kept.

@@ -21,6 +21,49 @@
 //! move's SAN without suffix is a prefix of another's, except `O-O` of `O-O-O`, and `+`/`#`
 //! sort before `-`), so the key is the SAN without suffix, built from the legal move list
 //! itself rather than by playing every move (a unit test checks it against shakmaty's SAN).
+//!
+//! A game with clocks through PGC and back: the tags, moves and result return, the clocks
+//! do not.
+//!
+//! ```
+//! use relay_core::{pgc, pgn};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let text = r#"[Event "Rapid"]
+//! [Site "Hall"]
+//! [Date "2026.11.27"]
+//! [Round "1"]
+//! [White "White"]
+//! [Black "Black"]
+//! [Result "0-1"]
+//! [TimeControl "600+5"]
+//!
+//! 1. f3 {[%clk 0:10:03]} e5 {[%clk 0:10:04]} 2. g4 {[%clk 0:10:06]} Qh4# {[%clk 0:10:08]} 0-1
+//! "#;
+//! let game = pgn::read_game(text)?;
+//! assert_eq!(game.moves[0].clk.map(|c| c.to_string()), Some("0:10:03".to_string()));
+//!
+//! let bytes = pgc::encode_game(&game)?;
+//! // A tag beyond the Seven Tag Roster: a general game (0x05 … 0x06), every tag a tag pair
+//! // record (0x02), then one move sequence (0x03) of four ordinals. 1. f3 is 14: the 20
+//! // legal moves sorted by SAN are Na3 Nc3 Nf3 Nh3 a3 a4 b3 b4 c3 c4 d3 d4 e3 e4 f3 …
+//! assert_eq!(bytes[0], 0x05);
+//! assert_eq!(bytes[bytes.len() - 7..], [0x03, 4, 14, 12, 16, 14, 0x06]);
+//!
+//! let back = pgc::games(&bytes[..]).collect::<Result<Vec<_>, _>>()?;
+//! assert_eq!(back.len(), 1);
+//! let game_back = &back[0];
+//! let sans: Vec<String> = game_back.moves.iter().map(|m| m.san.to_string()).collect();
+//! assert_eq!(sans, ["f3", "e5", "g4", "Qh4#"]);
+//! assert_eq!(game_back.result, game.result);
+//! assert_eq!(game_back.tags.get("TimeControl"), Some("600+5"));
+//! assert!(game_back.moves.iter().all(|m| m.clk.is_none()));
+//! // Without clocks, the PGN written from each is the same.
+//! let opts = pgn::WriteOptions { clocks: false, ..pgn::WriteOptions::default() };
+//! assert_eq!(pgn::write_game(game_back, &opts), pgn::write_game(&game, &opts));
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::game::{Game, GameResult, RecordedMove};
 use shakmaty::san::SanPlus;

@@ -259,7 +259,44 @@ impl Clocks {
     }
 }
 
-/// A board's recorder.
+/// A board's recorder: its messages, each with the time it was received, go in; what they
+/// mean for the game comes out as [`Outcome`]s.
+///
+/// A board shows the start position, then the pawn leaves e2 and arrives on e4. The move is
+/// read only once the board has been still for the settle time (300 ms by default): a hand
+/// may still be moving.
+///
+/// ```
+/// use boards::protocol::{DgtSquare, Message, Orientation, PieceCode, Placement};
+/// use relay_core::recorder::{Outcome, Recorder, RecorderConfig};
+/// use shakmaty::{Board, Color, Square};
+///
+/// let mut recorder = Recorder::new(RecorderConfig::default());
+/// let square = |sq: Square| DgtSquare::from_square(sq, Orientation::Normal);
+///
+/// // At 0 ms the board sends a dump of the start position; still by 300 ms, it is a new game.
+/// let start = Placement::from_board(&Board::default(), Orientation::Normal);
+/// assert!(recorder.on_message(&Message::BoardDump { placement: start }, 0).is_empty());
+/// assert!(matches!(recorder.tick(300)[..], [Outcome::NewGame { chess960: false, .. }]));
+///
+/// // The pawn is lifted at 1000 ms and put down at 1250 ms.
+/// let lifted = Message::FieldUpdate { square: square(Square::E2), piece: PieceCode::Empty };
+/// assert!(recorder.on_message(&lifted, 1_000).is_empty());
+/// let pawn = PieceCode::Piece(Color::White.pawn());
+/// let put = Message::FieldUpdate { square: square(Square::E4), piece: pawn };
+/// assert!(recorder.on_message(&put, 1_250).is_empty());
+///
+/// // Time is an argument: nothing happens until the board has been still for 300 ms.
+/// assert_eq!(recorder.judge_at(), Some(1_550));
+/// assert!(recorder.tick(1_549).is_empty());
+/// assert_eq!(
+///     recorder.tick(1_550),
+///     vec![Outcome::Move { ply: 1, san: "e4".to_string(), uci: "e2e4".to_string() }]
+/// );
+/// let game = recorder.game().expect("the start position began a game");
+/// assert_eq!(game.moves.len(), 1);
+/// assert_eq!(recorder.judge_at(), None);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Recorder {
     cfg: RecorderConfig,
