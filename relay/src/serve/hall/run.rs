@@ -1,0 +1,120 @@
+//! The hall's loop: readings taken in turns, boards judged the moment their settle time ends,
+//! arbiters' commands, and the readings handed to the writer for the black box.
+
+use super::ports::PortInput;
+use super::state::Hall;
+use crate::serve::alarm::Alarm;
+use crate::serve::jobs::{HallCommand, Job};
+use std::cmp::Reverse;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc;
+
+/// How often every board is looked at besides the moments they are due to be judged: for a
+/// board out of sync long enough to say so, and as a safety net.
+const TICK_ALL: Duration = Duration::from_millis(250);
+/// How long a reading waits in the hall, at most, before it goes to the writer for the black
+/// box (moves and e-board news take the waiting readings with them at once).
+const RAWS_EVERY: Duration = Duration::from_millis(100);
+/// How often, at most, the hall takes in what the ports read (see [`Hall::run`]).
+const PORTS_EVERY: Duration = Duration::from_millis(10);
+
+impl Hall {
+    /// Runs until the port channel closes (every reader stopped).
+    pub async fn run(
+        mut self,
+        mut ports: mpsc::UnboundedReceiver<PortInput>,
+        mut edits: mpsc::UnboundedReceiver<HallCommand>,
+    ) {
+        // A still board is judged the moment its settle time has passed (`due`); every board
+        // is looked at on a slower tick as well, for what has no moment of its own (a board
+        // out of sync for long enough to say so).
+        let mut tick = tokio::time::interval(TICK_ALL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut raws_tick = tokio::time::interval(RAWS_EVERY);
+        raws_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Readings are taken in turns, at most one every PORTS_EVERY, each taking everything
+        // read meanwhile: 1000 boards send about 3000 messages a second, and waking for each
+        // (a reader thread unparking a runtime worker) cost more than reading it. A board is
+        // judged from when its messages were received, not when they were taken in, so the
+        // wait adds nothing to a move's time.
+        let mut ports_open_at = tokio::time::Instant::now();
+        // Boards are judged when their settle time ends, to the microsecond (see `alarm`);
+        // tokio's timer, a little later, is the net under it.
+        let alarm = Alarm::start();
+        let net = if alarm.is_running() {
+            Duration::from_millis(2)
+        } else {
+            Duration::ZERO
+        };
+        loop {
+            let ports_open = tokio::time::Instant::now() >= ports_open_at;
+            let next_due = self.due.peek().map(|Reverse((at, _))| {
+                let since_epoch = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default();
+                std::time::Instant::now() + Duration::from_millis(*at).saturating_sub(since_epoch)
+            });
+            alarm.set(next_due);
+            let net_at = next_due.map(|t| tokio::time::Instant::from_std(t) + net);
+            tokio::select! {
+                _ = alarm.rung(), if next_due.is_some() => self.judge_due(),
+                _ = tokio::time::sleep_until(net_at.unwrap_or_else(tokio::time::Instant::now)), if net_at.is_some() => self.judge_due(),
+                _ = tokio::time::sleep_until(ports_open_at), if !ports_open => {}
+                input = ports.recv(), if ports_open => match input {
+                    Some(i) => {
+                        self.on_port(i);
+                        while let Ok(i) = ports.try_recv() {
+                            self.on_port(i);
+                        }
+                        ports_open_at = tokio::time::Instant::now() + PORTS_EVERY;
+                    }
+                    None => break,
+                },
+                Some(cmd) = edits.recv() => match cmd {
+                    HallCommand::Edit(edit) => self.on_edit(edit),
+                    HallCommand::ContinueFromBoard { serial, white_to_move, reply } => {
+                        let answer = self.continue_from_board(&serial, white_to_move);
+                        let _ = reply.send(answer);
+                    }
+                    HallCommand::TakeOver { port, reply } => self.take_over(&port, reply),
+                    HallCommand::Adopt { serial, game_id, moves, result } => {
+                        self.adopt(&serial, game_id, &moves, &result);
+                        let _ = self.jobs.send(Job::Adopted { serial });
+                    }
+                    HallCommand::Resumed { resume, reply } => {
+                        for (serial, r) in resume {
+                            if !self.desks.contains_key(&serial) {
+                                self.resume.insert(serial, r);
+                            }
+                        }
+                        let _ = reply.send(());
+                    }
+                },
+                // The loop ends when every reader has stopped and its readings are taken
+                // in: nothing read is left behind at shutdown.
+                _ = tick.tick() => self.tick_all(),
+                _ = raws_tick.tick(), if !self.raws.is_empty() => self.send_raws(),
+            }
+        }
+        // Shutdown: what the recorders still hold (a last still board) is written too.
+        let serials: Vec<String> = self.desks.keys().cloned().collect();
+        for serial in serials {
+            if let Some(d) = self.desks.get_mut(&serial) {
+                let outs = d.recorder.flush();
+                self.after(&serial, &outs);
+            }
+        }
+        self.send_raws();
+    }
+
+    /// Before reading `port`, which another relay may have been reading: its boards' desks
+    /// are stale, so they go, and the writer reads from the store every game it has no board
+    /// here for (the others are this relay's own, stored by it); the hall resumes from what
+    /// it reads (`HallCommand::Resumed`), and then `reply` lets the port be opened.
+    pub(super) fn take_over(&mut self, port: &str, reply: tokio::sync::oneshot::Sender<()>) {
+        self.desks.retain(|_, d| d.port != port);
+        self.ids.remove(port);
+        let keep: Vec<String> = self.desks.keys().cloned().collect();
+        let _ = self.jobs.send(Job::Reload { keep, reply });
+    }
+}

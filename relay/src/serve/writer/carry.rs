@@ -1,0 +1,72 @@
+//! Where each e-board's game is stored ([`Slot`]), and reading them all back at start-up
+//! or when this relay takes over a port another relay was reading ([`load_carry`]).
+
+use crate::serve::jobs::{Resume, parse_orientation};
+use relay_store::{Store, StoreError, StoredGame, StoredMove};
+use std::collections::HashMap;
+
+/// Where an e-board's game is stored, and what the store has of it.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub game_id: i64,
+    pub round_id: i64,
+    pub board_no: u32,
+    pub game_no: u64,
+    pub moves: Vec<StoredMove>,
+    pub result: String,
+    /// pending, live, finished (by the board) or confirmed (by an arbiter).
+    pub status: String,
+    pub orientation: Option<String>,
+    /// Where the stored game starts (`None`: the standard position).
+    pub start_fen: Option<String>,
+}
+
+/// Each e-board's game in the newest open round it is assigned in, as the writer's picture of
+/// it and as what its recorder resumes from (at start-up, and when this relay takes over a
+/// port another relay was reading).
+pub async fn load_carry(
+    store: &Store,
+) -> Result<(HashMap<String, Slot>, HashMap<String, Resume>), StoreError> {
+    let mut slots = HashMap::new();
+    let mut resume = HashMap::new();
+    let mut rounds: HashMap<i64, Vec<StoredGame>> = HashMap::new();
+    for (round, board_no, serial) in store.open_assignments().await? {
+        if slots.contains_key(&serial) {
+            continue;
+        }
+        if let std::collections::hash_map::Entry::Vacant(e) = rounds.entry(round) {
+            e.insert(store.round_games(round).await?);
+        }
+        let Some(g) = rounds
+            .get(&round)
+            .and_then(|gs| gs.iter().find(|g| g.pairing.board_no == board_no))
+        else {
+            continue;
+        };
+        slots.insert(
+            serial.clone(),
+            Slot {
+                game_id: g.id,
+                round_id: g.round_id,
+                board_no,
+                game_no: 0,
+                moves: g.moves.clone(),
+                result: g.result.clone(),
+                status: g.status.clone(),
+                orientation: g.orientation.clone(),
+                start_fen: g.start_fen.clone(),
+            },
+        );
+        if let Some(o) = g.orientation.as_deref().and_then(parse_orientation) {
+            resume.insert(
+                serial,
+                Resume {
+                    game: relay_store::to_game(g, "", None, ""),
+                    orientation: o,
+                    moves: g.moves.clone(),
+                },
+            );
+        }
+    }
+    Ok((slots, resume))
+}

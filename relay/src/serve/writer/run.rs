@@ -1,0 +1,198 @@
+//! The writer's loop: it takes every job waiting (up to 2000), lets readings wait a little
+//! for company, and puts them through one group commit; jobs that need the store's answer
+//! first run on their own, in order.
+
+use super::clocks::CLOCK_READINGS_EVERY;
+use super::group::{After, Group, only_clocks};
+use super::state::{Writer, transient};
+use crate::serve::jobs::{HallCommand, Job};
+use std::time::Duration;
+
+/// How long readings with no move among them wait for more before they are committed.
+const READINGS_LINGER: Duration = Duration::from_millis(100);
+
+/// How long the clock of a move already announced (its lever press, seen after the move was
+/// judged) waits for company before it is committed. With 1000 boards another board's move
+/// comes within about 10 ms and the two share one commit: a separate commit for each move's
+/// clock was a third of all commits. A press shown 50 ms later is still well within the
+/// second that clocks display.
+const MOVE_CLOCK_LINGER: Duration = Duration::from_millis(50);
+
+impl Writer {
+    pub async fn run(mut self) {
+        // Running-clock readings go out every 10 s (the latest of each game): pages count the
+        // running clock down themselves from the last reading, and lever presses go out at
+        // once. Every second, a 200-board round's bundle was most of each spectator's bytes.
+        let mut tick = tokio::time::interval(CLOCK_READINGS_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let first = tokio::select! {
+                j = self.jobs.recv() => match j {
+                    Some(j) => j,
+                    None => break,
+                },
+                _ = tick.tick() => {
+                    self.announce_clocks();
+                    continue;
+                }
+            };
+            // Readings, and the clocks of moves already announced, may wait a little for
+            // company: one commit (one fsync) for many, instead of one each. A move, or
+            // anything else that is news, ends the wait at once.
+            let started = tokio::time::Instant::now();
+            let mut wait = self.may_wait(&first);
+            let mut batch = vec![first];
+            while batch.len() < 2000 {
+                let next = match (self.jobs.try_recv(), wait) {
+                    (Ok(j), _) => j,
+                    (Err(_), None) => break,
+                    (Err(_), Some(w)) => {
+                        match tokio::time::timeout_at(started + w, self.jobs.recv()).await {
+                            Ok(Some(j)) => j,
+                            Ok(None) | Err(_) => break,
+                        }
+                    }
+                };
+                // The group waits as long as its most urgent job allows.
+                wait = wait.zip(self.may_wait(&next)).map(|(a, b)| a.min(b));
+                batch.push(next);
+            }
+            self.in_hand = batch.len();
+            self.note_pending();
+            // Group commit: the readings and the board games' changes of everything waiting go
+            // to the store in one transaction (one fsync, however many boards), and are
+            // announced after it. Jobs that need the store's answer before going on (a new
+            // game, an arbiter's edit, an assignment) close the group first and run on their
+            // own, in order.
+            let mut group = Group::default();
+            for job in batch {
+                match job {
+                    Job::Raws(mut e) => group.raws.append(&mut e),
+                    Job::Sync(snap) if self.adopting.contains(&snap.serial) => {
+                        tracing::debug!(serial = %snap.serial, "a change made before another relay's edit was adopted is not stored");
+                    }
+                    Job::Sync(snap) if self.plannable(&snap, &group) => self.plan(snap, &mut group),
+                    Job::Clock { .. } | Job::Eboard(_) | Job::Touch { .. } => {
+                        group.after.push(After::Job(job))
+                    }
+                    Job::Shutdown => {
+                        self.flush(&mut group).await;
+                        tracing::info!("everything read is stored");
+                        return;
+                    }
+                    other => {
+                        self.flush(&mut group).await;
+                        self.apply(other).await;
+                    }
+                }
+            }
+            self.flush(&mut group).await;
+            self.in_hand = 0;
+            self.note_pending();
+        }
+    }
+
+    /// How long the job may wait for others to share its commit (`None`: not at all).
+    /// [`READINGS_LINGER`] for black-box readings and for clock readings that are only kept
+    /// for the round's next bundle (a tick while the same side runs: about one a second per
+    /// board, which made every commit's wait end at once with 1000 boards);
+    /// [`MOVE_CLOCK_LINGER`] for a board's change that only adds clocks to moves already
+    /// stored. Not moves, results, lever presses on their own or anything an arbiter waits for.
+    pub(super) fn may_wait(&self, job: &Job) -> Option<Duration> {
+        match job {
+            Job::Raws(_) | Job::Touch { .. } => Some(READINGS_LINGER),
+            Job::Clock { serial, clock } => self
+                .slots
+                .get(serial)
+                .is_none_or(|s| s.result != "*" || !self.side_changed(s.game_id, clock.running))
+                .then_some(READINGS_LINGER),
+            Job::Sync(snap) => self
+                .slots
+                .get(&snap.serial)
+                .is_some_and(|slot| only_clocks(slot, snap))
+                .then_some(MOVE_CLOCK_LINGER),
+            _ => None,
+        }
+    }
+
+    pub(super) async fn apply(&mut self, job: Job) {
+        match job {
+            Job::Raws(_) | Job::Shutdown => {}
+            Job::Touch { serial, port } => {
+                // Not worth holding the queue for: the next touch will do.
+                if let Err(e) = self.store.touch_eboard(&serial, &port).await {
+                    tracing::debug!(error = %e, "e-board last-seen not noted");
+                }
+            }
+            Job::Sync(snap) => loop {
+                match self.sync(&snap).await {
+                    Ok(()) => {
+                        self.stored_ok();
+                        break;
+                    }
+                    Err(e) if transient(&e) => self.store_failed(&e).await,
+                    Err(e) => {
+                        // Our picture of the stored game is off (a commit whose answer was
+                        // lost): read the same game again, tell clients what it holds, and
+                        // try once more.
+                        tracing::warn!(serial = %snap.serial, error = %e, "re-reading the stored game");
+                        if let Err(e) = self.reload_slot(&snap.serial).await {
+                            tracing::error!(serial = %snap.serial, error = %e, "stored game not readable");
+                        }
+                        if let Err(e) = self.sync(&snap).await {
+                            tracing::error!(serial = %snap.serial, error = %e, "game not stored");
+                        }
+                        break;
+                    }
+                }
+            },
+            Job::Clock { serial, clock } => self.clock_reading(&serial, clock, true),
+            Job::Eboard(view) => self.eboard_news(view),
+            Job::Edit(edit) => {
+                let result = loop {
+                    match self.edit(&edit).await {
+                        Ok(seq) => {
+                            self.stored_ok();
+                            break Ok(seq);
+                        }
+                        Err(e) if transient(&e) => self.store_failed(&e).await,
+                        Err(e) => break Err(e.to_string()),
+                    }
+                };
+                let _ = edit.reply.send(result);
+            }
+            Job::Foreign { game } => {
+                if let Err(e) = self.foreign(game, false).await {
+                    tracing::warn!(game, error = %e, "another relay's edit could not be read");
+                }
+            }
+            Job::Adopted { serial } => {
+                self.adopting.remove(&serial);
+            }
+            Job::Reload { keep, reply } => {
+                let resume = self.reload(&keep).await;
+                self.shared
+                    .hall
+                    .send(HallCommand::Resumed { resume, reply });
+            }
+            Job::Assign {
+                round_id,
+                board_no,
+                serial,
+                reply,
+            } => {
+                let result = loop {
+                    match self.assign(round_id, board_no, &serial).await {
+                        Ok(game) => {
+                            self.stored_ok();
+                            break Ok(game);
+                        }
+                        Err(e) if transient(&e) => self.store_failed(&e).await,
+                        Err(e) => break Err(e.to_string()),
+                    }
+                };
+                let _ = reply.send(result);
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The writer's state: its connections, its picture of each e-board's stored game, and the
+//! handles it tells what it stored; with the small steps every concern uses (binding an
+//! e-board to its game, counting changes, the store's health).
+
+use super::carry::Slot;
+use crate::serve::health::{Health, Metrics};
+use crate::serve::instance::instance_name;
+use crate::serve::jobs::{Job, ToHall};
+use crate::serve::live::Boards;
+use crate::serve::publish::Publisher;
+use crate::serve::views::{ClockView, EboardView};
+use relay_store::{RoundInfo, SqliteCommits, Store, StoreError, now_ms};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// The parts of the service the writer tells what it stored.
+#[derive(Clone, Debug)]
+pub struct Handles {
+    pub publisher: Publisher,
+    pub boards: Arc<Boards>,
+    pub health: Arc<Health>,
+    pub metrics: Arc<Metrics>,
+    /// The hall, for the games its recorders carry on from (another relay's edit, a port
+    /// taken over).
+    pub hall: ToHall,
+}
+
+pub struct Writer {
+    pub(super) shared: Handles,
+    /// The writer's own connections (separate from the readers').
+    pub(super) store: Store,
+    /// Its connection for group commits on a SQLite file, called on this thread (see
+    /// `SqliteCommits`); `None`: they go through `store`.
+    pub(super) commits: Option<SqliteCommits>,
+    pub(super) slots: HashMap<String, Slot>,
+    pub(super) current: RoundInfo,
+    /// Latest change number per round (clock and e-board messages carry it).
+    pub(super) seqs: HashMap<i64, i64>,
+    pub(super) backoff: Duration,
+    pub(super) jobs: mpsc::UnboundedReceiver<Job>,
+    /// Jobs taken from the queue and not done yet.
+    pub(super) in_hand: usize,
+    /// Running-clock readings waiting to be announced together, per round and game.
+    pub(super) bundled: HashMap<i64, BTreeMap<i64, ClockView>>,
+    /// Boards whose recorder is taking another relay's edit of their game: what the hall
+    /// sends before it has (built on the game as it was) is not stored.
+    pub(super) adopting: HashSet<String>,
+}
+
+pub(super) fn transient(e: &StoreError) -> bool {
+    e.is_transient()
+}
+
+impl Writer {
+    pub fn new(
+        shared: Handles,
+        store: Store,
+        commits: Option<SqliteCommits>,
+        current: RoundInfo,
+        slots: HashMap<String, Slot>,
+        jobs: mpsc::UnboundedReceiver<Job>,
+    ) -> Writer {
+        let mut w = Writer {
+            shared,
+            store,
+            commits,
+            slots: HashMap::new(),
+            seqs: HashMap::new(),
+            current,
+            backoff: Duration::from_millis(100),
+            jobs,
+            in_hand: 0,
+            bundled: HashMap::new(),
+            adopting: Default::default(),
+        };
+        for (serial, slot) in slots {
+            w.bind(&serial, slot);
+        }
+        w
+    }
+
+    pub(super) fn bind(&mut self, serial: &str, slot: Slot) {
+        self.shared.boards.bind(
+            serial,
+            slot.game_id,
+            slot.game_no,
+            slot.board_no,
+            slot.round_id,
+        );
+        self.slots.insert(serial.to_string(), slot);
+        if let Some(view) = self.shared.boards.eboard(serial) {
+            self.share_eboard(&view);
+        }
+    }
+
+    /// Relays that read no boards show the e-boards this one reads (they read their states
+    /// from the store; PostgreSQL only). Not worth holding the queue for: news of a board is
+    /// rare, and a newer state is never overwritten by an older one.
+    pub(super) fn share_eboard(&self, view: &EboardView) {
+        if !matches!(self.store, Store::Postgres(_)) || view.read_by != instance_name() {
+            return;
+        }
+        let (store, serial) = (self.store.clone(), view.serial.clone());
+        let text = serde_json::to_string(view).unwrap_or_default();
+        let at = now_ms();
+        tokio::spawn(async move {
+            if let Err(e) = store.put_eboard_live(&serial, &text, at).await {
+                tracing::debug!(%serial, error = %e, "e-board state not shared");
+            }
+        });
+    }
+
+    pub(super) fn note_pending(&self) {
+        self.shared
+            .health
+            .pending_writes
+            .store((self.jobs.len() + self.in_hand) as u64, Ordering::Relaxed);
+    }
+
+    pub(super) fn stored_ok(&mut self) {
+        let h = &self.shared.health;
+        if !h.store_ok.swap(true, Ordering::Relaxed) {
+            tracing::info!("the database answers again");
+        }
+        h.store_down_since_ms.store(0, Ordering::Relaxed);
+        self.backoff = Duration::from_millis(100);
+    }
+
+    pub(super) async fn store_failed(&mut self, e: &StoreError) {
+        let h = &self.shared.health;
+        self.shared
+            .metrics
+            .store_errors
+            .fetch_add(1, Ordering::Relaxed);
+        if h.store_ok.swap(false, Ordering::Relaxed) {
+            tracing::error!(error = %e, "the database does not answer; readings are kept and writes retried");
+        }
+        let _ = h.store_down_since_ms.compare_exchange(
+            0,
+            now_ms(),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        *h.last_store_error.lock() = Some(e.to_string());
+        self.note_pending();
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+    }
+
+    pub(super) fn seq(&self, round: i64) -> i64 {
+        self.seqs.get(&round).copied().unwrap_or(0)
+    }
+
+    pub(super) fn committed(&mut self, round: i64, seq: i64) {
+        let s = self.seqs.entry(round).or_insert(0);
+        *s = (*s).max(seq);
+        self.shared
+            .metrics
+            .changes_committed
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn update_slot(&mut self, serial: &str, slot: &Slot) {
+        if let Some(s) = self.slots.get_mut(serial) {
+            *s = slot.clone();
+        }
+    }
+
+    /// The e-board whose stored game is `game`.
+    pub(super) fn serial_playing(&self, game: i64) -> Option<String> {
+        self.slots
+            .iter()
+            .find(|(_, s)| s.game_id == game)
+            .map(|(k, _)| k.clone())
+    }
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer").finish_non_exhaustive()
+    }
+}
