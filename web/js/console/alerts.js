@@ -7,6 +7,8 @@ import { el, formatTimeOfDay } from '../format.js';
 import { $ } from './page.js';
 import { eboardRows } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').EboardView} EboardView */
+
 // ---- sound ----------------------------------------------------------------------
 
 // Browsers only allow audio after the user has interacted with the page, so
@@ -15,7 +17,7 @@ let audio = null;
 let lastBeep = 0;
 
 function unlockAudio() {
-  const Context = window.AudioContext || window.webkitAudioContext;
+  const Context = window.AudioContext || /** @type {any} */ (window).webkitAudioContext; // older Safari
   if (!audio && Context) audio = new Context();
   if (audio && audio.state === 'suspended') audio.resume();
 }
@@ -48,6 +50,7 @@ const BATTERY_LOW = 20; // percent
 /** Why an e-board proposes a result, as the console says it. */
 export const REASON_TEXT = { kings_in_centre: 'kings in the centre', magic_piece: 'magic piece', time_forfeit: 'time forfeit' };
 
+/** @param {EboardView} board */
 export function problemsOf(board) {
   const problems = [];
   if (!board.connected) problems.push('lost');
@@ -73,7 +76,10 @@ export function forgetProblems(serial) {
   known.delete(serial);
 }
 
-/** Compares a board's problems with what was known and raises the new ones. */
+/**
+ * Compares a board's problems with what was known and raises the new ones.
+ * @param {EboardView} board
+ */
 export function noteProblems(board) {
   const current = new Set(problemsOf(board));
   const before = known.get(board.serial) || new Set();
@@ -93,7 +99,10 @@ export function noteProblems(board) {
   if (fresh.length || resolved) renderAlerts();
 }
 
-/** Compares the push conflicts with those already alerted and raises the new ones. */
+/**
+ * Compares the push conflicts with those already alerted and raises the new ones.
+ * @param {{ key: string, text: string, takeId?: number, boardNo?: number }[]} current
+ */
 export function noteConflicts(current) {
   const keys = new Set(current.map((c) => c.key));
   let resolved = false;

@@ -6,6 +6,8 @@ import { $, showError, run } from './page.js';
 import { refreshRound, refreshEboards, roundName } from './round.js';
 import { roundId, eboards, inRound } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').EboardView} EboardView */
+
 $('eboards').addEventListener('submit', (event) => {
   event.preventDefault();
   const form = event.target;
@@ -16,6 +18,7 @@ $('eboards').addEventListener('submit', (event) => {
   else if (form.classList.contains('continue-form')) continueFromBoard(form, board);
 });
 
+/** @param {EboardView} board */
 async function assignEboard(form, board) {
   if (!roundId) return;
   const input = form.querySelector('.assign-board');
@@ -40,6 +43,7 @@ async function assignEboard(form, board) {
   if (done) input.value = '';
 }
 
+/** @param {EboardView} board */
 async function continueFromBoard(form, board) {
   const select = form.querySelector('.continue-turn');
   const turn = select.value;

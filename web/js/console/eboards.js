@@ -9,6 +9,8 @@ import { problemsOf, hasAlert, REASON_TEXT } from './alerts.js';
 import { $ } from './page.js';
 import { roundId, games, otherGames, eboards, eboardRows, read, inRound } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').EboardView} EboardView */
+
 function gameFen(id) {
   const game = games.get(id) || otherGames.get(id);
   if (game) return game.fen;
@@ -22,7 +24,10 @@ function gameFen(id) {
   return null;
 }
 
-/** The board as read next to the game's position, differing squares marked. */
+/**
+ * The board as read next to the game's position, differing squares marked.
+ * @param {EboardView} board
+ */
 function positionPair(board) {
   const fen = board.game_id != null ? gameFen(board.game_id) : null;
   const marks = [];
@@ -41,7 +46,10 @@ function positionPair(board) {
     fen ? figure('in the game', fen) : el('p', { class: 'muted', text: 'game position not loaded' }));
 }
 
-/** Whether the arbiter may have to say "go on from the board": lost track, or no game. */
+/**
+ * Whether the arbiter may have to say "go on from the board": lost track, or no game.
+ * @param {EboardView} board
+ */
 const needsContinue = (board) => board.in_sync === false || (board.game_id == null && board.connected);
 
 function createEboardRow(serial) {
@@ -65,6 +73,7 @@ function createEboardRow(serial) {
   return row;
 }
 
+/** @param {EboardView} board */
 export function renderEboard(board) {
   const row = eboardRows.get(board.serial) || createEboardRow(board.serial);
   const cell = (name) => row.querySelector(`.eb-${name}`);

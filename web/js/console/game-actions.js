@@ -7,6 +7,8 @@ import { $, showError, fileText, run } from './page.js';
 import { refreshGame, refreshEboards } from './round.js';
 import { roundId, games } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').GameView} GameView */
+
 function act(button, what, request, gameId) {
   return run(button, what, request, () => Promise.all([refreshGame(gameId), refreshEboards()]));
 }
@@ -99,6 +101,7 @@ function choosePgn(button, id) {
   picker.click();
 }
 
+/** @param {GameView} game */
 async function showAudit(game) {
   try {
     const entries = await adminJSON(`api/games/${game.id}/audit`);

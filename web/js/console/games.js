@@ -7,11 +7,14 @@ import { REASON_TEXT } from './alerts.js';
 import { $ } from './page.js';
 import { games, gameRows, eboards } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').GameView} GameView */
+
 function proposalFor(gameId) {
   for (const board of eboards.values()) if (board.game_id === gameId && board.proposal) return board.proposal;
   return null;
 }
 
+/** @param {GameView} game */
 function createGameRow(game) {
   const button = (cls, text, data = {}) => el('button', { type: 'button', class: cls, text, ...data });
   const row = el('tr', { 'data-game-id': game.id },
@@ -41,6 +44,7 @@ function createGameRow(game) {
   return row;
 }
 
+/** @param {GameView} game */
 export function renderGameRow(game) {
   const row = gameRows.get(game.id) || createGameRow(game);
   const cell = (cls) => row.querySelector(`.${cls}`);

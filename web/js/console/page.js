@@ -1,7 +1,12 @@
 // The console's page-wide pieces: the error banner, the messages under forms, reading a
 // chosen file, and running an admin request from a button.
 
-/** The element with this id (console.html has every one from the start). */
+/**
+ * The element with this id: console.html has every one from the start. It is typed `any`,
+ * as the page's own elements are: what the checker holds the pages to is the server's data.
+ * @param {string} id
+ * @returns {any}
+ */
 export const $ = (id) => document.getElementById(id);
 
 export function errorText(what, err) {

@@ -11,9 +11,15 @@ import { renderGameRow, schedulePlaceGames, placeGames } from './games.js';
 import { $, showError } from './page.js';
 import { roundId, followNewest, chooseRound, games, gameRows, eboards, eboardRows, read } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').ServerMessage} ServerMessage */
+/** @typedef {import('../../types/ws-messages').RoundView} RoundView */
+/** @typedef {import('../../types/ws-messages').GameView} GameView */
+/** @typedef {import('../../types/ws-messages').EboardView} EboardView */
+
 let socket = null;
 
-export let currentRound = null; // the round as last read: number, delay_secs, final
+/** @type {RoundView | null} the round as last read: number, delay_secs, final */
+export let currentRound = null;
 
 export const roundName = () => (currentRound ? `Round ${currentRound.number}` : 'this round');
 
@@ -22,11 +28,13 @@ const roundWatchers = [];
 /**
  * Has `show(round)` called each time the round is read (the settings panel shows its delay
  * and "final" mark so).
+ * @param {(round: RoundView) => void} show
  */
 export function watchRound(show) {
   roundWatchers.push(show);
 }
 
+/** @param {RoundView} round */
 function setRound(round) {
   currentRound = round;
   for (const show of roundWatchers) show(round);
@@ -42,6 +50,7 @@ function setRound(round) {
   placeGames();
 }
 
+/** @param {GameView} game */
 function upsertGame(game, place = true) {
   if (String(game.round_id) !== String(roundId)) return;
   games.set(game.id, game);
@@ -51,6 +60,7 @@ function upsertGame(game, place = true) {
   for (const board of eboards.values()) if (board.game_id === game.id && board.in_sync === false) renderEboard(board);
 }
 
+/** @param {EboardView} board */
 function upsertEboard(board) {
   eboards.set(board.serial, board);
   noteProblems(board);
@@ -69,6 +79,7 @@ export async function refreshGame(id) {
 
 export async function refreshEboards() {
   try {
+    /** @type {EboardView[]} */
     const list = await read('api/eboards');
     const serials = new Set(list.map((b) => b.serial));
     for (const serial of [...eboards.keys()]) {
@@ -87,6 +98,7 @@ export async function refreshEboards() {
 
 // ---- live -----------------------------------------------------------------------
 
+/** @param {ServerMessage} msg */
 function onMessage(msg) {
   if (msg.type === 'snapshot' && msg.round) return setRound(msg.round);
   if (msg.type === 'game' && msg.game) return upsertGame(msg.game);
@@ -95,6 +107,7 @@ function onMessage(msg) {
     placeEboards();
     return followEboard(msg.eboard);
   }
+  if (!('game_id' in msg)) return;
   const game = games.get(msg.game_id);
   if (!game) return;
   const changed = applyGameEvent(game, msg);
@@ -121,6 +134,7 @@ async function loadRound() {
   let since;
   if (roundId) {
     try {
+      /** @type {RoundView} */
       const round = await read(`api/rounds/${roundId}`);
       setRound(round);
       since = round.seq;
@@ -139,7 +153,10 @@ function listen(since) {
 
 let moving = false;
 
-/** An e-board now in a newer round than the one followed takes a console that follows the newest round with it. */
+/**
+ * An e-board now in a newer round than the one followed takes a console that follows the newest round with it.
+ * @param {EboardView} board
+ */
 async function followEboard(board) {
   if (!followNewest || moving || board.round_id == null) return;
   if (roundId != null && Number(board.round_id) <= Number(roundId)) return;

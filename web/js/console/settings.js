@@ -7,11 +7,14 @@ import { $, errorText, formMessage, fileText } from './page.js';
 import { currentRound, roundName, refreshRound, watchRound } from './round.js';
 import { roundId, games } from './state.js';
 
+/** @typedef {import('../../types/ws-messages').RoundView} RoundView */
+
 // ---- delay and final ----------------------------------------------------------------
 
 let delayEdited = false; // a delay typed but not saved is not overwritten by an update
 $('delay-secs').addEventListener('input', () => { delayEdited = true; });
 
+/** @param {RoundView} round */
 function showRoundSettings(round) {
   $('round-admin').hidden = false;
   const delay = Number(round.delay_secs) || 0;

@@ -4,6 +4,9 @@
 
 import { getJSON, adminJSON, getToken } from '../api.js';
 
+/** @typedef {import('../../types/ws-messages').GameView} GameView */
+/** @typedef {import('../../types/ws-messages').EboardView} EboardView */
+
 /** The round shown (its id as in the address), or null before there is one. */
 export let roundId = new URLSearchParams(location.search).get('round');
 
@@ -17,14 +20,22 @@ export function chooseRound(id) {
   roundId = id;
 }
 
-export const games = new Map(); // game id → the game (this round)
-export const gameRows = new Map(); // game id → its row
-export const otherGames = new Map(); // game id → a game of another round, for an e-board's position
-export const eboards = new Map(); // serial → the e-board
-export const eboardRows = new Map(); // serial → its row
+/** @type {Map<number, GameView>} game id → the game (this round) */
+export const games = new Map();
+/** @type {Map<number, HTMLTableRowElement>} game id → its row */
+export const gameRows = new Map();
+/** @type {Map<number, GameView | { fen: null }>} game id → a game of another round, for an e-board's position */
+export const otherGames = new Map();
+/** @type {Map<string, EboardView>} serial → the e-board */
+export const eboards = new Map();
+/** @type {Map<string, HTMLTableRowElement>} serial → its row */
+export const eboardRows = new Map();
 
 /** Reads JSON, with the token when there is one: the arbiter sees live data, not delayed. */
 export const read = (url) => (getToken() ? adminJSON(url) : getJSON(url));
 
-/** Whether the e-board is on a game of the round shown. */
+/**
+ * Whether the e-board is on a game of the round shown.
+ * @param {EboardView} board
+ */
 export const inRound = (board) => roundId != null && board.round_id != null && String(board.round_id) === String(roundId);
