@@ -4,6 +4,10 @@
 // URLs are relative ("api/..."), so the pages work both at the site root and
 // behind a reverse proxy that mounts relay under a path.
 
+/** @typedef {import('../types/ws-messages').Announcement} Announcement */
+/** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
+/** @typedef {import('../types/ws-messages').GameView} GameView */
+
 // ---- server time ---------------------------------------------------------
 
 // Offset between the server's clock and ours. Running clocks are computed
@@ -74,6 +78,8 @@ export function setToken(token) {
 /**
  * fetch with `Authorization: Bearer TOKEN`. `body` is sent as JSON; or `text`
  * is sent as it is, with `type` as its Content-Type (an uploaded PGN file).
+ * @param {string} url
+ * @param {{ method?: string, body?: unknown, text?: string, type?: string }} [options]
  */
 export function adminFetch(url, { method = 'GET', body, text, type } = {}) {
   const headers = {};
@@ -129,6 +135,10 @@ const SILENT_MS = 15000;
  * `options.since` resumes from a seq already known (e.g. from a JSON fetch).
  * Returns { close(), resync() }; resync() reconnects without `since`, for a
  * page that noticed it missed something.
+ * @param {string} path
+ * @param {(msg: ServerMessage) => void} onMessage
+ * @param {(status: string, lagMs?: number) => void} [onStatus]
+ * @param {{ since?: number }} [options]
  */
 export function liveSocket(path, onMessage, onStatus = showStatus, options = {}) {
   let seq = options.since ?? null;
@@ -141,13 +151,16 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
   // look like silence.
   let heardAt = performance.now();
   let behind = false;
-  // A round snapshot still missing some of its parts.
+  /**
+   * A snapshot still missing some of its parts.
+   * @type {{ msg: Extract<Announcement, { type: 'snapshot' }>, left: number } | null}
+   */
   let partial = null;
 
   function url() {
     const u = new URL(path, location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-    if (seq != null) u.searchParams.set('since', seq);
+    if (seq != null) u.searchParams.set('since', String(seq));
     return u.href;
   }
 
@@ -167,6 +180,7 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
     socket.onmessage = (event) => {
       if (ws !== socket) return;
       heardAt = performance.now();
+      /** @type {Announcement} */
       let msg;
       try { msg = JSON.parse(event.data); } catch { return; }
       if (msg.type === 'heartbeat') {
@@ -202,7 +216,7 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
         delete msg.more;
         partial = null;
       }
-      if (typeof msg.seq === 'number' && (seq == null || msg.seq > seq)) seq = msg.seq;
+      if ('seq' in msg && typeof msg.seq === 'number' && (seq == null || msg.seq > seq)) seq = msg.seq;
       // Running clocks come bundled, a round's readings of the last second in one message;
       // each is handed on as a clock message of its own.
       if (msg.type === 'clocks' && Array.isArray(msg.clocks)) {
@@ -275,6 +289,9 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
  * GameView in place. Returns true if the game changed, false if the event is
  * not about game state, and "gap" if a move arrived whose predecessor we never
  * saw (the caller should resync).
+ * @param {GameView} game
+ * @param {ServerMessage} msg
+ * @returns {boolean | 'gap'}
  */
 export function applyGameEvent(game, msg) {
   const moves = game.moves;

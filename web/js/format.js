@@ -2,6 +2,8 @@
 // and a small DOM builder. Text always goes in through textContent, never
 // innerHTML, so names from the server cannot inject markup.
 
+/** @typedef {import('../types/ws-messages').GameView} GameView */
+
 /** el('a', {class: 'x', href: '…', text: 'hi', onclick: fn}, child, …) */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -64,6 +66,7 @@ export function moveLabel(ply, san, startFen) {
   return `${number}${white ? '.' : '...'} ${san}`;
 }
 
+/** @param {GameView} game */
 export function lastMoveLabel(game) {
   const last = game.moves[game.moves.length - 1];
   return last ? moveLabel(last.ply, last.san, game.start_fen) : '';
@@ -94,6 +97,9 @@ export function playerText(player) {
  * Time left on one side's clock at `now`. With a live clock the running side
  * counts down from `at_ms`; without one, the clock after that side's last
  * move is the best we have.
+ * @param {GameView} game
+ * @param {string} side 'white' or 'black'
+ * @param {number} now
  */
 export function clockMs(game, side, now) {
   const clock = game.clock;

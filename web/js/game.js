@@ -10,9 +10,18 @@ import {
   el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs,
 } from './format.js';
 
+/** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
+/** @typedef {import('../types/ws-messages').GameView} GameView */
+
 const gameId = new URLSearchParams(location.search).get('id');
+/**
+ * The element with this id (typed `any`: the checker holds the page to the server's data).
+ * @param {string} id
+ * @returns {any}
+ */
 const $ = (id) => document.getElementById(id);
 
+/** @type {GameView | null} */
 let game = null;
 let view = 0;
 let following = true;
@@ -120,7 +129,7 @@ function goTo(ply) {
 
 document.addEventListener('keydown', (event) => {
   if (event.altKey || event.ctrlKey || event.metaKey) return;
-  if (event.target.closest?.('input, textarea, select')) return;
+  if (/** @type {Element} */ (event.target).closest?.('input, textarea, select')) return;
   const targets = { ArrowLeft: view - 1, ArrowRight: view + 1, Home: 0, End: Infinity };
   if (!(event.key in targets)) return;
   event.preventDefault();
@@ -174,6 +183,7 @@ $('copy-fen').addEventListener('click', async () => {
 
 // ---- live -------------------------------------------------------------------
 
+/** @param {GameView} next */
 function setGame(next) {
   game = next;
   view = following ? game.moves.length : Math.min(view, game.moves.length);
@@ -181,12 +191,13 @@ function setGame(next) {
   renderAll();
 }
 
+/** @param {ServerMessage} msg */
 function onMessage(msg) {
   if ((msg.type === 'snapshot' || msg.type === 'game') && msg.game) {
     if (String(msg.game.id) === String(gameId)) setGame(msg.game);
     return;
   }
-  if (!game || msg.game_id !== game.id) return;
+  if (!game || !('game_id' in msg) || msg.game_id !== game.id) return;
   const changed = applyGameEvent(game, msg);
   if (changed === 'gap') return socket.resync();
   if (!changed) return;

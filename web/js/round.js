@@ -10,17 +10,27 @@ import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './ap
 import { renderBoard } from './board.js';
 import { el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold } from './format.js';
 
+/** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
+/** @typedef {import('../types/ws-messages').RoundView} RoundView */
+/** @typedef {import('../types/ws-messages').GameView} GameView */
+/**
+ * A board's card: its game, the card, whether it is on or near the screen, the key of the
+ * SVG drawn (or null), what the filter matches, and the board number it was placed as.
+ * @typedef {{ game: GameView, card: HTMLElement, visible: boolean, drawn: string | null,
+ *   search?: string, placedAs?: string }} Entry
+ */
+
 const roundId = new URLSearchParams(location.search).get('id');
 const grid = document.getElementById('grid');
-const filter = document.getElementById('filter');
+const filter = /** @type {HTMLInputElement} */ (document.getElementById('filter'));
 
-/** game id → { game, card, visible, drawn (the key of the SVG drawn, or null) } */
+/** @type {Map<number, Entry>} game id → its card */
 const entries = new Map();
 let socket = null;
 
 const observer = new IntersectionObserver((changes) => {
   for (const change of changes) {
-    const entry = entries.get(Number(change.target.dataset.gameId));
+    const entry = entries.get(Number(/** @type {HTMLElement} */ (change.target).dataset.gameId));
     if (!entry) continue;
     entry.visible = change.isIntersecting;
     if (entry.visible) {
@@ -41,6 +51,7 @@ function playerRow(side) {
     el('span', { class: `clock ${side}-clock` }));
 }
 
+/** @param {GameView} game */
 function createEntry(game) {
   const href = `game.html?id=${game.id}`;
   const card = el('article', { class: 'board-card', 'data-game-id': game.id },
@@ -50,6 +61,7 @@ function createEntry(game) {
     el('a', { class: 'board-link', href, tabindex: '-1' }),
     playerRow('white'),
     el('footer', {}, el('span', { class: 'last-move' }), el('a', { href, text: 'Game ›', 'aria-label': `Board ${game.board_no}: open the game` })));
+  /** @type {Entry} */
   const entry = { game, card, visible: false, drawn: null };
   entries.set(game.id, entry);
   observer.observe(card);
@@ -127,6 +139,7 @@ function applyFilter() {
 
 // ---- state ----------------------------------------------------------------
 
+/** @param {RoundView} round */
 function setRound(round) {
   document.getElementById('title').textContent = `${round.tournament}: Round ${round.number}`;
   document.title = `${round.tournament}, Round ${round.number} · relay`;
@@ -144,6 +157,7 @@ function setRound(round) {
   placeCards();
 }
 
+/** @param {GameView} game */
 function upsertGame(game, place = true) {
   if (String(game.round_id) !== String(roundId)) return;
   const entry = entries.get(game.id) || createEntry(game);
@@ -168,9 +182,11 @@ function placeCards() {
   applyFilter();
 }
 
+/** @param {ServerMessage} msg */
 function onMessage(msg) {
   if (msg.type === 'snapshot' && msg.round) return setRound(msg.round);
   if (msg.type === 'game' && msg.game) return upsertGame(msg.game);
+  if (!('game_id' in msg)) return;
   const entry = entries.get(msg.game_id);
   if (!entry) return;
   const changed = applyGameEvent(entry.game, msg);
@@ -197,12 +213,13 @@ async function start() {
   }
   filter.value = new URLSearchParams(location.search).get('q') || '';
   filter.addEventListener('input', applyFilter);
-  const pgn = document.getElementById('round-pgn');
+  const pgn = /** @type {HTMLAnchorElement} */ (document.getElementById('round-pgn'));
   pgn.href = `api/rounds/${roundId}/pgn`;
   pgn.download = `round-${roundId}.pgn`;
 
   let since;
   try {
+    /** @type {RoundView} */
     const round = await getJSON(`api/rounds/${roundId}`);
     setRound(round);
     since = round.seq;

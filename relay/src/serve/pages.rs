@@ -27,6 +27,16 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/round.js"),
     page!("js/game.js"),
     page!("js/console.js"),
+    page!("js/console/alerts.js"),
+    page!("js/console/eboard-actions.js"),
+    page!("js/console/eboards.js"),
+    page!("js/console/game-actions.js"),
+    page!("js/console/games.js"),
+    page!("js/console/page.js"),
+    page!("js/console/push.js"),
+    page!("js/console/round.js"),
+    page!("js/console/settings.js"),
+    page!("js/console/state.js"),
 ];
 
 fn content_type(path: &str) -> &'static str {

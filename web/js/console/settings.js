@@ -1,0 +1,126 @@
+// The round's settings below the games: its pairings (a JSON or PGN file, or pasted), the
+// spectators' delay, and the "final" mark.
+
+import { adminFetch, adminJSON } from '../api.js';
+import { formatDuration } from '../format.js';
+import { $, errorText, formMessage, fileText } from './page.js';
+import { currentRound, roundName, refreshRound, watchRound } from './round.js';
+import { roundId, games } from './state.js';
+
+/** @typedef {import('../../types/ws-messages').RoundView} RoundView */
+
+// ---- delay and final ----------------------------------------------------------------
+
+let delayEdited = false; // a delay typed but not saved is not overwritten by an update
+$('delay-secs').addEventListener('input', () => { delayEdited = true; });
+
+/** @param {RoundView} round */
+function showRoundSettings(round) {
+  $('round-admin').hidden = false;
+  const delay = Number(round.delay_secs) || 0;
+  if (!delayEdited && document.activeElement !== $('delay-secs')) $('delay-secs').value = delay;
+  $('delay-current').textContent = delay
+    ? `Now ${delay} s${delay >= 60 ? ` (${formatDuration(delay * 1000)})` : ''}: spectators see the games this long after the moves.`
+    : 'Now none: spectators see the moves as they are made.';
+  $('final-state').textContent = round.final ? 'This round is marked final.' : 'This round is not marked final.';
+  $('final-toggle').textContent = round.final ? 'Reopen round' : 'Mark round final';
+}
+watchRound(showRoundSettings);
+
+async function editRound(button, change, done) {
+  const msg = $('round-settings-msg');
+  button.disabled = true;
+  try {
+    await adminFetch(`api/rounds/${roundId}`, { method: 'PATCH', body: change });
+    if ('delay_secs' in change) delayEdited = false;
+    await refreshRound();
+    formMessage(msg, done);
+  } catch (err) {
+    formMessage(msg, errorText('Saving the round settings', err), true);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+$('round-settings').addEventListener('submit', (event) => {
+  event.preventDefault();
+  if (!roundId) return;
+  const delay = Number($('delay-secs').value);
+  if ($('delay-secs').value === '' || !Number.isInteger(delay) || delay < 0 || delay > 3600) {
+    formMessage($('round-settings-msg'), 'Give the delay in whole seconds, from 0 to 3600.', true);
+    $('delay-secs').focus();
+    return;
+  }
+  editRound($('delay-save'), { delay_secs: delay }, `Delay of ${roundName()} set to ${delay} s.`);
+});
+
+$('final-toggle').addEventListener('click', () => {
+  if (!roundId || !currentRound) return;
+  const final = !currentRound.final;
+  const question = final
+    ? `Mark ${roundName()} final?\n\nA final round is finished: relay no longer takes it as the round being played, `
+      + 'and e-boards are not resumed in it after a restart.'
+    : `Reopen ${roundName()}? It is then no longer marked final.`;
+  if (!window.confirm(question)) return;
+  editRound($('final-toggle'), { final }, final ? `${roundName()} is marked final.` : `${roundName()} is open again.`);
+});
+
+// ---- pairings ----------------------------------------------------------------------
+
+/** "json" or "pgn": by the file's name, else by the text (a PGN starts with a tag, "[Event …"). */
+function pairingsFormat(text, name) {
+  if (/\.json$/i.test(name)) return 'json';
+  if (/\.pgn$/i.test(name)) return 'pgn';
+  return /^\s*\[\s*[{\]]/.test(text) ? 'json' : 'pgn';
+}
+
+$('pairings-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!roundId) return;
+  const msg = $('pairings-msg');
+  const button = $('pairings-upload');
+  const file = $('pairings-file').files[0];
+  let text;
+  try {
+    text = file ? await fileText(file) : $('pairings-text').value;
+  } catch (err) {
+    formMessage(msg, err.message, true);
+    return;
+  }
+  if (!text.trim()) {
+    formMessage(msg, 'Choose a pairings file or paste the pairings first.', true);
+    return;
+  }
+  const chosen = $('pairings-format').value;
+  const format = chosen === 'auto' ? pairingsFormat(text, file ? file.name : '') : chosen;
+  if (format === 'json') {
+    // Checked here too, for a quicker and clearer answer than the server's.
+    let list;
+    try { list = JSON.parse(text); } catch (err) {
+      formMessage(msg, `The pairings are not valid JSON: ${err.message}`, true);
+      return;
+    }
+    if (!Array.isArray(list)) {
+      formMessage(msg, 'The JSON must be a list of boards: [{"board_no":1,"white":{…},"black":{…}}, …].', true);
+      return;
+    }
+  }
+  if (games.size && !window.confirm(`Load these pairings into ${roundName()}?\n\n`
+    + 'The players of boards already in the round are replaced by the ones in the pairings.')) return;
+  button.disabled = true;
+  formMessage(msg, 'Loading the pairings…');
+  try {
+    const answer = await adminJSON(`api/rounds/${roundId}/pairings`, {
+      method: 'PUT', text, type: format === 'json' ? 'application/json' : 'application/x-chess-pgn',
+    });
+    const count = answer && Array.isArray(answer.games) ? answer.games.length : 0;
+    $('pairings-file').value = '';
+    $('pairings-text').value = '';
+    await refreshRound();
+    formMessage(msg, `Pairings loaded from ${format.toUpperCase()}: ${count} ${count === 1 ? 'board' : 'boards'}.`);
+  } catch (err) {
+    formMessage(msg, errorText('Loading the pairings', err), true);
+  } finally {
+    button.disabled = false;
+  }
+});
