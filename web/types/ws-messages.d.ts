@@ -20,7 +20,7 @@ export type Announcement = {
       seq: number;
       round?: RoundView | null;
       game?: GameView | null;
-      more: number;
+      more?: number;
     }
   | {
       type: "games";
@@ -60,9 +60,9 @@ export type Announcement = {
       type: "result";
       seq: number;
       game_id: number;
-      result: string;
+      result: GameResult;
       termination?: string | null;
-      status: string;
+      status: GameStatus;
     }
   | {
       type: "game";
@@ -105,7 +105,7 @@ export type ServerMessage =
       seq: number;
       round?: RoundView | null;
       game?: GameView | null;
-      more: number;
+      more?: number;
     }
   | {
       type: "games";
@@ -145,9 +145,9 @@ export type ServerMessage =
       type: "result";
       seq: number;
       game_id: number;
-      result: string;
+      result: GameResult;
       termination?: string | null;
-      status: string;
+      status: GameStatus;
     }
   | {
       type: "game";
@@ -178,6 +178,19 @@ export type ServerMessage =
       type: "error";
       error: string;
     };
+/**
+ * Where a game stands: not begun, being played, ended on the board (a result the board
+ * gave, which an arbiter may still change), or confirmed by an arbiter.
+ */
+export type GameStatus = "pending" | "live" | "finished" | "confirmed";
+/**
+ * A game's result as PGN writes it.
+ */
+export type GameResult = ("1-0" | "0-1" | "1/2-1/2") | "*";
+/**
+ * A colour as the JSON and the PGN Clock tag name it.
+ */
+export type ColorName = "white" | "black";
 
 /**
  * A round with its games.
@@ -205,11 +218,8 @@ export interface GameView {
   board_no: number;
   white: unknown;
   black: unknown;
-  /**
-   * pending, live, finished, confirmed
-   */
-  status: string;
-  result: string;
+  status: GameStatus;
+  result: GameResult;
   termination?: string | null;
   start_fen: string;
   /**
@@ -265,7 +275,7 @@ export interface MoveView {
 export interface ClockView {
   white_ms: number;
   black_ms: number;
-  running?: string | null;
+  running?: ColorName | null;
   at_ms: number;
 }
 /**
@@ -319,7 +329,7 @@ export interface EboardView {
   read_by?: string;
 }
 export interface Proposal {
-  result: string;
+  result: GameResult;
   reason: string;
   /**
    * The game's length (plies) when the board proposed it.

@@ -2,7 +2,7 @@
 //! the result. PGN, EPD and the live views are all written from this.
 
 use crate::clock_time::ClockTime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
@@ -11,7 +11,9 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A game's result as PGN writes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum GameResult {
     #[serde(rename = "1-0")]
     WhiteWins,

@@ -13,7 +13,7 @@ use crate::infer::{History, Inference, infer};
 use boards::protocol::{
     ClockMessage, ClockReading, ClockSide, MagicPiece, Message, Orientation, Placement,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::zobrist::Zobrist64;
@@ -122,11 +122,36 @@ pub enum Outcome {
 }
 
 /// A colour as the JSON and the PGN Clock tag name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ColorName {
     White,
     Black,
+}
+
+impl ColorName {
+    /// The other side.
+    pub fn other(self) -> ColorName {
+        match self {
+            ColorName::White => ColorName::Black,
+            ColorName::Black => ColorName::White,
+        }
+    }
+
+    /// The side to move after `ply` plies from a position with `start_fen` (a FEN whose second
+    /// field says who moves first; anything else: White).
+    pub fn after_plies(start_fen: &str, plies: u32) -> ColorName {
+        let first = if start_fen.split_whitespace().nth(1) == Some("b") {
+            ColorName::Black
+        } else {
+            ColorName::White
+        };
+        if plies.is_multiple_of(2) {
+            first
+        } else {
+            first.other()
+        }
+    }
 }
 
 impl From<Color> for ColorName {

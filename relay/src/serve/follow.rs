@@ -21,6 +21,7 @@ use super::lookup::Lookup;
 use super::publish::Publisher;
 use super::views::{ClockView, EboardView};
 use super::wire::ServerMessage;
+use relay_core::recorder::ColorName;
 use relay_store::{Heard, Listener};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -267,7 +268,11 @@ async fn running_clock_after(
     let clock = ClockView {
         white_ms,
         black_ms,
-        running: Some(if white_moved { "black" } else { "white" }),
+        running: Some(if white_moved {
+            ColorName::Black
+        } else {
+            ColorName::White
+        }),
         at_ms,
     };
     shared.boards.set_clock(game, clock);

@@ -3,9 +3,9 @@
 //! ([`HallCommand`]), and the handles they send them through. The hall and the writer both
 //! stand on this, so neither imports the other.
 
-use super::views::{ClockView, EboardView};
+use super::views::{ClockView, EboardView, GameStatus};
 use boards::protocol::Orientation;
-use relay_core::game::Game;
+use relay_core::game::{Game, GameResult};
 use relay_store::{RawEntry, StoredMove};
 use std::collections::HashMap;
 use tokio::sync::{mpsc, oneshot};
@@ -21,7 +21,7 @@ pub struct Snapshot {
     pub chess960: bool,
     pub orientation: Option<&'static str>,
     pub moves: Vec<StoredMove>,
-    pub result: String,
+    pub result: GameResult,
     pub termination: Option<String>,
     /// When the board message that completed the newest move was received (ms since the
     /// epoch): spectators and the benchmark measure the delay from the board from it.
@@ -114,7 +114,7 @@ pub enum HallCommand {
         serial: String,
         game_id: i64,
         moves: Vec<StoredMove>,
-        result: String,
+        result: GameResult,
     },
     /// The games read for a take-over, to resume from (see [`HallCommand::TakeOver`]).
     Resumed {
@@ -138,9 +138,9 @@ pub enum EditAction {
         what: String,
     },
     Result {
-        result: String,
+        result: GameResult,
         termination: Option<String>,
-        status: String,
+        status: GameStatus,
     },
 }
 

@@ -7,6 +7,8 @@
 //! (`RoundView::apply`, written with the messages in `wire`): the feed's snapshot comes from
 //! that, not from the store, so a crowd joining costs the store nothing.
 
+use relay_core::game::GameResult;
+use relay_core::recorder::ColorName;
 use relay_store::{MoveRecord, Player, RoundInfo, StoredGame, StoredMove};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub struct ClockView {
     pub white_ms: u64,
     pub black_ms: u64,
-    pub running: Option<&'static str>,
+    pub running: Option<ColorName>,
     pub at_ms: i64,
 }
 
@@ -31,9 +33,55 @@ impl ClockView {
     }
 }
 
+/// Where a game stands: not begun, being played, ended on the board (a result the board
+/// gave, which an arbiter may still change), or confirmed by an arbiter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GameStatus {
+    #[default]
+    Pending,
+    Live,
+    Finished,
+    Confirmed,
+}
+
+impl GameStatus {
+    /// As the store and the wire write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameStatus::Pending => "pending",
+            GameStatus::Live => "live",
+            GameStatus::Finished => "finished",
+            GameStatus::Confirmed => "confirmed",
+        }
+    }
+
+    /// A status as the store keeps it (text only the relay writes; anything else reads as
+    /// pending, so a row edited by hand cannot stop a view from being built).
+    pub fn stored(s: &str) -> GameStatus {
+        match s {
+            "live" => GameStatus::Live,
+            "finished" => GameStatus::Finished,
+            "confirmed" => GameStatus::Confirmed,
+            _ => GameStatus::Pending,
+        }
+    }
+}
+
+impl std::fmt::Display for GameStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A result as the store keeps it (written by the relay; anything else reads as ongoing).
+pub fn stored_result(s: &str) -> GameResult {
+    s.parse().unwrap_or_default()
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Proposal {
-    pub result: String,
+    pub result: GameResult,
     pub reason: String,
     /// The game's length (plies) when the board proposed it.
     pub at_ply: u32,
@@ -134,9 +182,8 @@ pub struct GameView {
     pub white: Player,
     #[schemars(with = "serde_json::Value")]
     pub black: Player,
-    /// pending, live, finished, confirmed
-    pub status: String,
-    pub result: String,
+    pub status: GameStatus,
+    pub result: GameResult,
     pub termination: Option<String>,
     pub start_fen: String,
     /// The position after the last move.
@@ -165,13 +212,9 @@ pub struct RoundView {
     pub games: Vec<GameView>,
 }
 
-fn color_of_ply(start_fen: &str, ply: u32) -> &'static str {
-    let black_first = start_fen.split_whitespace().nth(1) == Some("b");
-    if (ply % 2 == 1) != black_first {
-        "white"
-    } else {
-        "black"
-    }
+/// The side that made move `ply` (1 for the first move) of a game from `start_fen`.
+fn color_of_ply(start_fen: &str, ply: u32) -> ColorName {
+    ColorName::after_plies(start_fen, ply.saturating_sub(1))
 }
 
 /// Marks the moves whose clock is missing while a later move of the same player has one:
@@ -209,18 +252,22 @@ pub fn game_view(
         .map_or(start_fen.clone(), |m| m.fen_after.clone());
     let result_known = cutoff_ms.is_none_or(|c| g.result_at_ms.is_none_or(|at| at <= c));
     let (result, termination, status) = if result_known {
-        (g.result.clone(), g.termination.clone(), g.status.clone())
+        (
+            stored_result(&g.result),
+            g.termination.clone(),
+            GameStatus::stored(&g.status),
+        )
     } else if moves.is_empty() {
-        ("*".into(), None, "pending".into())
+        (GameResult::Ongoing, None, GameStatus::Pending)
     } else {
-        ("*".into(), None, "live".into())
+        (GameResult::Ongoing, None, GameStatus::Live)
     };
     let clock = match cutoff_ms {
         // A game with a result has no running clock: the board's clock goes on (reset for the
         // next game, or the loser's still running), but the game's clocks are those of its
         // last moves.
-        None => live_clock.filter(|_| result == "*"),
-        Some(c) => delayed_clock(&start_fen, &moves, result == "*", c),
+        None => live_clock.filter(|_| result == GameResult::Ongoing),
+        Some(c) => delayed_clock(&start_fen, &moves, result == GameResult::Ongoing, c),
     };
     GameView {
         id: g.id,
@@ -247,24 +294,20 @@ fn delayed_clock(
     running: bool,
     cutoff: i64,
 ) -> Option<ClockView> {
-    let last_clk = |color: &str| {
+    let last_clk = |color: ColorName| {
         moves
             .iter()
             .rev()
             .find(|m| color_of_ply(start_fen, m.ply) == color)
             .and_then(|m| m.clk_ms)
     };
-    let (w, b) = (last_clk("white")?, last_clk("black")?);
+    let (w, b) = (last_clk(ColorName::White)?, last_clk(ColorName::Black)?);
     let last = moves.last()?;
-    let to_move = if color_of_ply(start_fen, last.ply) == "white" {
-        "black"
-    } else {
-        "white"
-    };
+    let to_move = color_of_ply(start_fen, last.ply).other();
     let spent = u64::try_from(cutoff - last.accepted_at_ms).unwrap_or(0);
     let (mut white_ms, mut black_ms) = (w, b);
     if running {
-        if to_move == "white" {
+        if to_move == ColorName::White {
             white_ms = w.saturating_sub(spent);
         } else {
             black_ms = b.saturating_sub(spent);
@@ -318,8 +361,8 @@ impl GameView {
             board_no,
             white: Player::default(),
             black: Player::default(),
-            status: "pending".into(),
-            result: "*".into(),
+            status: GameStatus::Pending,
+            result: GameResult::Ongoing,
             termination: None,
             start_fen: STANDARD_FEN.into(),
             fen: STANDARD_FEN.into(),
@@ -337,8 +380,8 @@ impl GameView {
             board_no: self.board_no,
             white: self.white.clone(),
             black: self.black.clone(),
-            status: self.status.clone(),
-            result: self.result.clone(),
+            status: self.status,
+            result: self.result,
             termination: self.termination.clone(),
             start_fen: self.start_fen.clone(),
             fen: self.fen.clone(),
@@ -357,7 +400,7 @@ impl GameView {
 
     pub fn set_clock(&mut self, clock: ClockView) {
         // A finished game's clocks are those of its last moves.
-        if self.result == "*" {
+        if self.result == GameResult::Ongoing {
             self.clock = Some(clock);
         }
     }
@@ -400,7 +443,7 @@ impl RoundView {
         match self.game_mut(game.id) {
             Some(g) => {
                 // A game re-read from the store has no running clock of its own.
-                if game.clock.is_none() && game.result == "*" {
+                if game.clock.is_none() && game.result == GameResult::Ongoing {
                     game.clock = g.clock;
                 }
                 *g = game;

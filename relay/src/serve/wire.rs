@@ -3,8 +3,11 @@
 //! `GET /api/ws-messages.schema.json` serves the JSON Schema of this enum, so pages and
 //! platforms have a contract.
 
-use super::views::{ClockView, EboardView, GameClock, GameView, MoveView, RoundView};
+use super::views::{
+    ClockView, EboardView, GameClock, GameStatus, GameView, MoveView, RoundView, stored_result,
+};
 use axum::body::Bytes;
+use relay_core::game::GameResult;
 use relay_store::ChangeRecord;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -26,7 +29,7 @@ pub enum ServerMessage {
         round: Option<Box<RoundView>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         game: Option<Box<GameView>>,
-        #[serde(skip_serializing_if = "is_zero")]
+        #[serde(default, skip_serializing_if = "is_zero")]
         more: u32,
     },
     /// More games of the round snapshot just sent (see `snapshot`).
@@ -72,9 +75,9 @@ pub enum ServerMessage {
     Result {
         seq: i64,
         game_id: i64,
-        result: String,
+        result: GameResult,
         termination: Option<String>,
-        status: String,
+        status: GameStatus,
     },
     /// A game set up, paired or replaced as a whole.
     Game {
@@ -187,9 +190,9 @@ impl ServerMessage {
             ChangeRecord::Result(r) => ServerMessage::Result {
                 seq,
                 game_id,
-                result: r.result,
+                result: stored_result(&r.result),
                 termination: r.termination,
-                status: r.status,
+                status: GameStatus::stored(&r.status),
             },
             ChangeRecord::Game => return None,
         })
@@ -366,8 +369,8 @@ impl RoundView {
                     g.moves.retain(|x| x.ply < mv.ply);
                     g.moves.push(mv.clone());
                     g.settle_fen();
-                    if g.status == "pending" {
-                        g.status = "live".into();
+                    if g.status == GameStatus::Pending {
+                        g.status = GameStatus::Live;
                     }
                     if let Some(c) = clock {
                         g.set_clock(*c);
@@ -408,10 +411,10 @@ impl RoundView {
                 ..
             } => {
                 if let Some(g) = self.game_mut(*game_id) {
-                    g.result = result.clone();
+                    g.result = *result;
                     g.termination = termination.clone();
-                    g.status = status.clone();
-                    if g.result != "*" {
+                    g.status = *status;
+                    if g.result != GameResult::Ongoing {
                         g.clock = None;
                     }
                 }
@@ -558,7 +561,7 @@ mod tests {
     #[test]
     fn a_big_round_snapshot_comes_in_small_parts_that_add_up_to_it() {
         let game = |id: i64| GameView {
-            status: "live".into(),
+            status: GameStatus::Live,
             ..GameView::empty(id, id as u32)
         };
         let round = RoundView {
@@ -640,6 +643,7 @@ mod tests {
 mod view_tests {
     use super::*;
     use crate::serve::views::{ClockView, GameClock, GameView, MoveView, RoundView};
+    use relay_core::recorder::ColorName;
 
     fn game(id: i64, board_no: u32) -> GameView {
         GameView::empty(id, board_no)
@@ -675,7 +679,7 @@ mod view_tests {
         ClockView {
             white_ms,
             black_ms: 1000,
-            running: Some("black"),
+            running: Some(ColorName::Black),
             at_ms: 7,
         }
     }
@@ -751,16 +755,16 @@ mod view_tests {
             &ServerMessage::Result {
                 seq: 15,
                 game_id: 5,
-                result: "1-0".into(),
+                result: GameResult::WhiteWins,
                 termination: Some("resignation".into()),
-                status: "finished".into(),
+                status: GameStatus::Finished,
             },
             true,
         );
         let g = r.game(5).expect("game 5");
         assert_eq!(
-            (g.result.as_str(), g.status.as_str(), g.clock),
-            ("1-0", "finished", None)
+            (g.result.to_string(), g.status.as_str(), g.clock),
+            ("1-0".to_string(), "finished", None)
         );
         // A finished game's clock does not run again.
         r.apply(

@@ -80,18 +80,18 @@ pub(super) async fn set_result(
     check_text("termination", b.termination.as_deref(), 100)?;
     let g = s.store.game(id).await?;
     let status = if result == relay_core::game::GameResult::Ongoing {
-        "live"
+        GameStatus::Live
     } else {
-        "confirmed"
+        GameStatus::Confirmed
     };
     send_edit(
         &s,
         &g,
         &h,
         EditAction::Result {
-            result: result.to_string(),
+            result,
             termination: b.termination,
-            status: status.into(),
+            status,
         },
         g.moves.clone(),
     )
@@ -122,7 +122,7 @@ pub(super) async fn confirm_result(
                 "nothing to confirm: no result and no proposal".into(),
             ));
         }
-        (None, r) => (r.to_string(), g.termination.clone()),
+        (None, r) => (stored_result(r), g.termination.clone()),
     };
     send_edit(
         &s,
@@ -131,7 +131,7 @@ pub(super) async fn confirm_result(
         EditAction::Result {
             result,
             termination,
-            status: "confirmed".into(),
+            status: GameStatus::Confirmed,
         },
         g.moves.clone(),
     )

@@ -10,7 +10,7 @@ use super::feeds::SnapshotError;
 use super::jobs::{EditAction, GameEdit, HallCommand, Job};
 use super::lookup::Cached;
 use super::service::Shared;
-use super::views::{EboardView, cut_game};
+use super::views::{EboardView, GameStatus, cut_game, stored_result};
 use super::wire::ServerMessage;
 use axum::Router;
 use axum::body::Bytes;
@@ -19,6 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use relay_core::pgn::{WriteOptions, read_game, write_games};
+use relay_core::recorder::ColorName;
 use relay_store::{
     NewTournament, Pairing, Player, RoundInfo, RoundPatch, StoreError, StoredGame, StoredMove,
     TournamentPatch, now_ms,

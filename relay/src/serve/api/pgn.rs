@@ -23,13 +23,17 @@ pub(super) fn round_pgn_games(
                 && let Some(c) = clocks.get(&g.id)
                 && let Some(running) = c.running
             {
-                let ms = if running == "white" {
+                let ms = if running == ColorName::White {
                     c.white_ms
                 } else {
                     c.black_ms
                 };
                 let t = relay_core::clock_time::ClockTime(ms);
-                let side = if running == "white" { "W" } else { "B" };
+                let side = if running == ColorName::White {
+                    "W"
+                } else {
+                    "B"
+                };
                 game.tags.set("Clock", format!("{side}/{t}"));
             }
             game

@@ -5,6 +5,7 @@ use super::feed::{Feed, Receiver};
 use crate::serve::events::{Event, Pending, change_message};
 use crate::serve::lookup::Lookup;
 use crate::serve::wire::ServerMessage;
+use relay_core::recorder::ColorName;
 use relay_store::now_ms;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -32,7 +33,7 @@ struct Held {
 pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
     let delay = feed.delay_ms;
     let mut held: VecDeque<Held> = VecDeque::new();
-    let mut clock_kept: HashMap<i64, (i64, Option<&'static str>)> = HashMap::new();
+    let mut clock_kept: HashMap<i64, (i64, Option<ColorName>)> = HashMap::new();
     let mut last_seq = match lookup.store.seq_at(feed.round, now_ms() - delay).await {
         Ok(seq) => seq,
         Err(e) => {

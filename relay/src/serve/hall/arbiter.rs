@@ -5,6 +5,7 @@
 use super::desk::{Desk, snapshot};
 use super::state::Hall;
 use crate::serve::jobs::{EditAction, GameEdit, Job};
+use relay_core::game::GameResult;
 use relay_core::recorder::Outcome;
 use relay_store::StoredMove;
 
@@ -28,7 +29,7 @@ impl Hall {
         tracing::info!(%serial, "arbiter: game continues from the board's position");
         // The same game goes on (not a new one): its start changes and its moves start over.
         d.sent.clear();
-        d.sent_result = "*".into();
+        d.sent_result = GameResult::Ongoing;
         let rest: Vec<Outcome> = outs
             .into_iter()
             .filter(|o| !matches!(o, Outcome::NewGame { .. }))
@@ -52,10 +53,9 @@ impl Hall {
             match &edit.action {
                 EditAction::Result { result, .. } => {
                     // Only the result changes; moves the recorder has stay as they are.
-                    if let Some(game) = d.recorder.game() {
-                        let r = result.parse().unwrap_or(game.result);
-                        d.recorder.set_result(r);
-                        d.sent_result = r.to_string();
+                    if d.recorder.game().is_some() {
+                        d.recorder.set_result(*result);
+                        d.sent_result = *result;
                     }
                 }
                 // The board may still show what the arbiter removed; the recorder will say
@@ -69,7 +69,13 @@ impl Hall {
 
     /// Another relay's arbiter changed the game `serial` plays: its recorder carries on from
     /// the stored game (as after an edit made here, but nothing is sent to be stored).
-    pub(super) fn adopt(&mut self, serial: &str, game_id: i64, moves: &[StoredMove], result: &str) {
+    pub(super) fn adopt(
+        &mut self,
+        serial: &str,
+        game_id: i64,
+        moves: &[StoredMove],
+        result: GameResult,
+    ) {
         let cfg = self.cfg.clone();
         if let Some(d) = self.desk_playing(serial, game_id) {
             d.carry_on_from(cfg, moves, Some(result));

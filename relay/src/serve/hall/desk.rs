@@ -3,7 +3,7 @@
 
 use crate::serve::jobs::{Snapshot, orientation_name};
 use crate::serve::views::{ClockView, EboardView};
-use relay_core::game::Game;
+use relay_core::game::{Game, GameResult};
 use relay_core::recorder::{Recorder, RecorderConfig};
 use relay_store::{StoredMove, now_ms};
 use shakmaty::fen::Fen;
@@ -18,7 +18,7 @@ pub(super) struct Desk {
     pub(super) game_no: u64,
     /// The moves as last sent to the writer (SAN, UCI, FEN, clocks, when accepted).
     pub(super) sent: Vec<StoredMove>,
-    pub(super) sent_result: String,
+    pub(super) sent_result: GameResult,
     pub(super) view: EboardView,
     /// The view as last announced, to announce only changes.
     pub(super) announced: Option<EboardView>,
@@ -50,14 +50,14 @@ impl Desk {
         &mut self,
         cfg: RecorderConfig,
         moves: &[StoredMove],
-        result: Option<&str>,
+        result: Option<GameResult>,
     ) {
         let Some(game) = self.recorder.game().cloned() else {
             return;
         };
         let orientation = self.recorder.orientation().unwrap_or_default();
         let mut g = rebuild(&game, moves).unwrap_or(game);
-        if let Some(r) = result.and_then(|r| r.parse().ok()) {
+        if let Some(r) = result {
             g.result = r;
         }
         self.recorder = Recorder::resume(cfg, g, orientation);
@@ -65,7 +65,7 @@ impl Desk {
         self.sent_result = self
             .recorder
             .game()
-            .map_or("*".into(), |g| g.result.to_string());
+            .map_or(GameResult::Ongoing, |g| g.result);
     }
 }
 
@@ -118,7 +118,7 @@ pub(super) fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         s.clk_ms = m.clk.map(|c| c.millis());
         s.emt_ms = m.emt.map(|c| c.millis());
     }
-    d.sent_result = game.result.to_string();
+    d.sent_result = game.result;
     let start_fen = game
         .has_custom_start()
         .then(|| game.start_fen().to_string());
@@ -130,7 +130,7 @@ pub(super) fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         chess960: mode == shakmaty::CastlingMode::Chess960,
         orientation: d.recorder.orientation().map(orientation_name),
         moves: d.sent.clone(),
-        result: d.sent_result.clone(),
+        result: d.sent_result,
         termination: None,
         read_at_ms: d.board_read_ms,
         press: d.press.take(),

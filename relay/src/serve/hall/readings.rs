@@ -9,6 +9,7 @@ use crate::serve::jobs::Job;
 use crate::serve::views::{ClockView, Proposal};
 use boards::protocol::{ClockMessage, Message};
 use boards::transport::PortEvent;
+use relay_core::game::GameResult;
 use relay_core::recorder::Outcome;
 use relay_store::{RawEntry, now_ms};
 use std::cmp::Reverse;
@@ -181,7 +182,7 @@ impl Hall {
                 Outcome::NewGame { .. } => {
                     d.game_no += 1;
                     d.sent.clear();
-                    d.sent_result = "*".into();
+                    d.sent_result = GameResult::Ongoing;
                     d.view.proposal = None;
                     sync = true;
                 }
@@ -199,10 +200,7 @@ impl Hall {
                     d.press = Some(ClockView {
                         white_ms: white.millis(),
                         black_ms: black.millis(),
-                        running: running.map(|c| match c {
-                            relay_core::recorder::ColorName::White => "white",
-                            relay_core::recorder::ColorName::Black => "black",
-                        }),
+                        running: *running,
                         at_ms: now_ms(),
                     });
                 }
@@ -218,7 +216,7 @@ impl Hall {
                         _ => plies(&d.recorder),
                     };
                     d.view.proposal = Some(Proposal {
-                        result: result.to_string(),
+                        result: *result,
                         reason,
                         at_ply,
                         moves_after: 0,

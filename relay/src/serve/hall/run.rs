@@ -78,7 +78,7 @@ impl Hall {
                     }
                     HallCommand::TakeOver { port, reply } => self.take_over(&port, reply),
                     HallCommand::Adopt { serial, game_id, moves, result } => {
-                        self.adopt(&serial, game_id, &moves, &result);
+                        self.adopt(&serial, game_id, &moves, result);
                         let _ = self.jobs.send(Job::Adopted { serial });
                     }
                     HallCommand::Resumed { resume, reply } => {

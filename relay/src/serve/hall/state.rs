@@ -7,6 +7,7 @@ use crate::serve::instance::instance_name;
 use crate::serve::jobs::{Job, Resume, ToWriter};
 use crate::serve::live::Boards;
 use crate::serve::views::EboardView;
+use relay_core::game::GameResult;
 use relay_core::recorder::{Recorder, RecorderConfig};
 use relay_store::{RawEntry, now_ms};
 use std::cmp::Reverse;
@@ -80,9 +81,7 @@ impl Hall {
                 }
                 None => (Recorder::new(self.cfg.clone()), Vec::new()),
             };
-            let sent_result = recorder
-                .game()
-                .map_or("*".to_string(), |g| g.result.to_string());
+            let sent_result = recorder.game().map_or(GameResult::Ongoing, |g| g.result);
             let view = EboardView {
                 serial: serial.to_string(),
                 port: port.to_string(),

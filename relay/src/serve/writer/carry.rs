@@ -2,6 +2,8 @@
 //! or when this relay takes over a port another relay was reading ([`load_carry`]).
 
 use crate::serve::jobs::{Resume, parse_orientation};
+use crate::serve::views::{GameStatus, stored_result};
+use relay_core::game::GameResult;
 use relay_store::{Store, StoreError, StoredGame, StoredMove};
 use std::collections::HashMap;
 
@@ -13,9 +15,9 @@ pub struct Slot {
     pub board_no: u32,
     pub game_no: u64,
     pub moves: Vec<StoredMove>,
-    pub result: String,
+    pub result: GameResult,
     /// pending, live, finished (by the board) or confirmed (by an arbiter).
-    pub status: String,
+    pub status: GameStatus,
     pub orientation: Option<String>,
     /// Where the stored game starts (`None`: the standard position).
     pub start_fen: Option<String>,
@@ -51,8 +53,8 @@ pub async fn load_carry(
                 board_no,
                 game_no: 0,
                 moves: g.moves.clone(),
-                result: g.result.clone(),
-                status: g.status.clone(),
+                result: stored_result(&g.result),
+                status: GameStatus::stored(&g.status),
                 orientation: g.orientation.clone(),
                 start_fen: g.start_fen.clone(),
             },

@@ -6,6 +6,8 @@ use super::state::Writer;
 use crate::serve::events::Event;
 use crate::serve::views::{ClockView, EboardView, GameClock};
 use crate::serve::wire::ServerMessage;
+use relay_core::game::GameResult;
+use relay_core::recorder::ColorName;
 use std::time::Duration;
 
 /// How often the round's running-clock readings are announced (see `run`).
@@ -52,7 +54,7 @@ impl Writer {
         let Some(slot) = self.slots.get(serial) else {
             return;
         };
-        if slot.result != "*" {
+        if slot.result != GameResult::Ongoing {
             return;
         }
         let (game, round) = (slot.game_id, slot.round_id);
@@ -101,7 +103,7 @@ impl Writer {
     }
 
     /// Whether `running` is another side to move than the game's last reading.
-    pub(super) fn side_changed(&self, game: i64, running: Option<&'static str>) -> bool {
+    pub(super) fn side_changed(&self, game: i64, running: Option<ColorName>) -> bool {
         self.shared
             .boards
             .clock(game)

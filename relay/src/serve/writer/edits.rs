@@ -87,9 +87,9 @@ impl Writer {
                     edit,
                     Op::Result {
                         game,
-                        result: result.clone(),
+                        result: result.to_string(),
                         termination: termination.clone(),
-                        status: status.clone(),
+                        status: status.to_string(),
                         actor: "arbiter".into(),
                     },
                 )
@@ -101,9 +101,9 @@ impl Writer {
                     &ServerMessage::Result {
                         seq,
                         game_id: game,
-                        result: result.clone(),
+                        result: *result,
                         termination: termination.clone(),
-                        status: status.clone(),
+                        status: *status,
                     },
                 ));
                 seq
@@ -114,8 +114,8 @@ impl Writer {
             match &edit.action {
                 EditAction::Result { result, status, .. } => {
                     if let Some(s) = self.slots.get_mut(&serial) {
-                        s.result = result.clone();
-                        s.status = status.clone();
+                        s.result = *result;
+                        s.status = *status;
                     }
                 }
                 // The store is the truth after a change of moves.

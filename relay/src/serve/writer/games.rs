@@ -8,8 +8,9 @@ use super::group::Group;
 use super::state::{Writer, transient};
 use crate::serve::events::Event;
 use crate::serve::jobs::{HallCommand, Resume, Snapshot};
-use crate::serve::views::game_view;
+use crate::serve::views::{GameStatus, game_view, stored_result};
 use crate::serve::wire::ServerMessage;
+use relay_core::game::GameResult;
 use relay_store::StoreError;
 use serde_json::json;
 use std::collections::HashMap;
@@ -46,8 +47,8 @@ impl Writer {
             board_no,
             game_no: 0,
             moves: g.moves,
-            result: g.result,
-            status: g.status,
+            result: stored_result(&g.result),
+            status: GameStatus::stored(&g.status),
             orientation: g.orientation,
             start_fen: g.start_fen,
         };
@@ -66,7 +67,7 @@ impl Writer {
         let new_game = slot.game_no != snap.game_no;
         let new_start = slot.start_fen != snap.start_fen;
         let orientation_known = slot.orientation.is_none() && snap.orientation.is_some();
-        if new_game && (!slot.moves.is_empty() || slot.result != "*") {
+        if new_game && (!slot.moves.is_empty() || slot.result != GameResult::Ongoing) {
             // The board was set up again after a game: the new game is the next round's.
             slot = self.next_round_slot(&slot, snap).await?;
         } else if !new_game && new_start && !slot.moves.is_empty() {
@@ -127,8 +128,8 @@ impl Writer {
             board_no,
             game_no: snap.game_no,
             moves: g.moves,
-            result: g.result,
-            status: g.status,
+            result: stored_result(&g.result),
+            status: GameStatus::stored(&g.status),
             orientation: g.orientation,
             start_fen: g.start_fen,
         })
@@ -211,8 +212,8 @@ impl Writer {
                 board_no,
                 game_no,
                 moves: g.moves,
-                result: g.result,
-                status: g.status,
+                result: stored_result(&g.result),
+                status: GameStatus::stored(&g.status),
                 orientation: g.orientation,
                 start_fen: g.start_fen,
             },
@@ -232,8 +233,8 @@ impl Writer {
         };
         let g = self.store.game(slot.game_id).await?;
         slot.moves = g.moves;
-        slot.result = g.result;
-        slot.status = g.status;
+        slot.result = stored_result(&g.result);
+        slot.status = GameStatus::stored(&g.status);
         slot.orientation = g.orientation;
         slot.start_fen = g.start_fen;
         self.bind(serial, slot.clone());
@@ -284,20 +285,21 @@ impl Writer {
         };
         let same_moves = slot.moves.len() == g.moves.len()
             && slot.moves.iter().zip(&g.moves).all(|(a, b)| a.uci == b.uci);
-        if !force && same_moves && slot.result == g.result && slot.status == g.status {
+        let (result, status) = (stored_result(&g.result), GameStatus::stored(&g.status));
+        if !force && same_moves && slot.result == result && slot.status == status {
             // Our own change, read back before we announced it.
             return Ok(());
         }
         tracing::info!(game, %serial, "another relay changed this board's game: the board carries on from the stored game");
         slot.moves = g.moves.clone();
-        slot.result = g.result.clone();
-        slot.status = g.status.clone();
+        slot.result = result;
+        slot.status = status;
         self.adopting.insert(serial.clone());
         if !self.shared.hall.send(HallCommand::Adopt {
             serial: serial.clone(),
             game_id: game,
             moves: g.moves,
-            result: g.result,
+            result: stored_result(&g.result),
         }) {
             self.adopting.remove(&serial);
         }

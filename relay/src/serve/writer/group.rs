@@ -6,8 +6,9 @@ use super::carry::Slot;
 use super::state::{Writer, transient};
 use crate::serve::events::Event;
 use crate::serve::jobs::{Job, Snapshot};
-use crate::serve::views::ClockView;
+use crate::serve::views::{ClockView, GameStatus};
 use crate::serve::wire::ServerMessage;
+use relay_core::game::GameResult;
 use relay_store::{Op, RawEntry};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -128,21 +129,26 @@ impl Writer {
         }
         // A result the board gave (mate, stalemate) is stored; one the board takes back (the
         // mating move corrected) is undone, but never a result an arbiter confirmed.
-        let reopened = snap.result == "*" && slot.status == "finished";
-        if snap.result != slot.result && (snap.result != "*" || reopened) {
-            let status = if reopened { "live" } else { "finished" };
+        let ongoing = snap.result == GameResult::Ongoing;
+        let reopened = ongoing && slot.status == GameStatus::Finished;
+        if snap.result != slot.result && (!ongoing || reopened) {
+            let status = if reopened {
+                GameStatus::Live
+            } else {
+                GameStatus::Finished
+            };
             add(
                 group,
                 Op::Result {
                     game,
-                    result: snap.result.clone(),
+                    result: snap.result.to_string(),
                     termination: snap.termination.clone(),
-                    status: status.into(),
+                    status: status.to_string(),
                     actor: "recorder".into(),
                 },
             );
-            slot.result = snap.result.clone();
-            slot.status = status.to_string();
+            slot.result = snap.result;
+            slot.status = status;
         }
         group.shadows.insert(snap.serial.clone(), slot);
         group.after.push(After::Sync {
@@ -296,8 +302,13 @@ impl Writer {
     ) -> Option<ClockView> {
         let side_changed = self.side_changed(game, press.running);
         self.clock_reading(serial, press, !carried);
-        (carried && side_changed && self.slots.get(serial).is_some_and(|s| s.result == "*"))
-            .then_some(press)
+        (carried
+            && side_changed
+            && self
+                .slots
+                .get(serial)
+                .is_some_and(|s| s.result == GameResult::Ongoing))
+        .then_some(press)
     }
 
     pub(super) async fn flush_raw(&mut self, raws: &mut Vec<RawEntry>) {
@@ -350,8 +361,8 @@ mod tests {
             board_no: 1,
             game_no: 1,
             moves: played(ucis, None),
-            result: "*".into(),
-            status: "live".into(),
+            result: GameResult::Ongoing,
+            status: GameStatus::Live,
             orientation: Some("normal".into()),
             start_fen: None,
         }
@@ -366,7 +377,7 @@ mod tests {
             chess960: false,
             orientation: Some("normal"),
             moves: played(ucis, clk_ms),
-            result: "*".into(),
+            result: GameResult::Ongoing,
             termination: None,
             read_at_ms: 1,
             press: None,
@@ -386,7 +397,7 @@ mod tests {
         assert!(!only_clocks(&slot, &read(&["e2e4"], None)));
         assert!(!only_clocks(&slot, &read(&["e2e4", "c7c5"], None)));
         let mut over = read(&["e2e4", "e7e5"], None);
-        over.result = "0-1".into();
+        over.result = GameResult::BlackWins;
         assert!(!only_clocks(&slot, &over));
         let mut next = read(&["e2e4", "e7e5"], None);
         next.game_no = 2;

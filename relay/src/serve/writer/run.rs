@@ -6,6 +6,7 @@ use super::clocks::CLOCK_READINGS_EVERY;
 use super::group::{After, Group, only_clocks};
 use super::state::{Writer, transient};
 use crate::serve::jobs::{HallCommand, Job};
+use relay_core::game::GameResult;
 use std::time::Duration;
 
 /// How long readings with no move among them wait for more before they are committed.
@@ -104,7 +105,9 @@ impl Writer {
             Job::Clock { serial, clock } => self
                 .slots
                 .get(serial)
-                .is_none_or(|s| s.result != "*" || !self.side_changed(s.game_id, clock.running))
+                .is_none_or(|s| {
+                    s.result != GameResult::Ongoing || !self.side_changed(s.game_id, clock.running)
+                })
                 .then_some(READINGS_LINGER),
             Job::Sync(snap) => self
                 .slots
