@@ -13,11 +13,11 @@
 //! is skipped or shown twice.
 
 use super::events::{Event, Pending, change_message};
-use super::health::Metrics;
 use super::instance::instance_name;
 use super::jobs::{Job, ToWriter};
 use super::live::Boards;
 use super::lookup::Lookup;
+use super::metrics::Metrics;
 use super::publish::Publisher;
 use super::views::{ClockView, EboardView};
 use super::wire::ServerMessage;
@@ -25,7 +25,6 @@ use relay_core::recorder::ColorName;
 use relay_store::{Heard, Listener};
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -178,10 +177,7 @@ async fn catch_up(shared: &Follow, round: i64) {
             }
             let out = match event_of(shared, round, &c).await {
                 Some(mut e) => {
-                    shared
-                        .metrics
-                        .changes_followed
-                        .fetch_add(1, Ordering::Relaxed);
+                    shared.metrics.changes_followed.inc();
                     // The commit's own time: a delay line holds it from then.
                     e.at_ms = c.at_ms;
                     shared.publisher.order().offer(e)

@@ -26,6 +26,9 @@ pub struct Snapshot {
     /// When the board message that completed the newest move was received (ms since the
     /// epoch): spectators and the benchmark measure the delay from the board from it.
     pub read_at_ms: i64,
+    /// When the hall judged the board and made this (the board still for the settle time):
+    /// `/metrics` times the commit and publication from it.
+    pub judged_at_ms: i64,
     /// A clock reading that came with this change (the lever press that ended the move): it
     /// rides on the move's message instead of a `clock` message of its own.
     pub press: Option<ClockView>,

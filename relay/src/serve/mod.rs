@@ -34,6 +34,7 @@ pub mod jobs;
 pub mod lichess;
 pub mod live;
 pub mod lookup;
+pub mod metrics;
 pub mod options;
 pub mod order;
 pub mod pages;

@@ -329,17 +329,18 @@ pub fn get_json(url: &str) -> Option<serde_json::Value> {
 }
 
 /// The writer's group commits so far at the service at `addr`: how many, and the time spent
-/// in them (µs), from its `/metrics`; `None` when they cannot be read.
+/// in them (µs), from its `/metrics` (the count and sum of its commit-time histogram);
+/// `None` when they cannot be read.
 pub fn group_commits(addr: std::net::SocketAddr) -> Option<(u64, u64)> {
     let text = get_text(&format!("http://{addr}/metrics"))?;
     let value = |name: &str| {
         text.lines().find_map(|l| {
             let rest = l.strip_prefix(name)?.strip_prefix(' ')?;
-            rest.trim().parse::<u64>().ok()
+            rest.trim().parse::<f64>().ok()
         })
     };
     Some((
-        value("relay_group_commits_total")?,
-        value("relay_group_commit_microseconds_total")?,
+        value("relay_group_commit_seconds_count")? as u64,
+        (value("relay_group_commit_seconds_sum")? * 1e6).round() as u64,
     ))
 }

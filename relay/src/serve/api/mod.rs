@@ -143,9 +143,9 @@ pub fn routes() -> Vec<Route> {
         route!(
             get,
             "/metrics",
-            "Counters in the Prometheus text format",
+            "Counters, gauges and histograms (group commit, judgement to publication, publication to a spectator) in the Prometheus (OpenMetrics) text format",
             false,
-            "text/plain",
+            "application/openmetrics-text",
             metrics
         ),
         route!(
@@ -437,8 +437,7 @@ pub fn app(shared: AppState, web_dir: Option<std::path::PathBuf>) -> Router {
             move |req: axum::extract::Request, next: axum::middleware::Next| {
                 counted
                     .metrics
-                    .http_requests
-                    .fetch_add(1, Ordering::Relaxed);
+                    .http_requests.inc();
                 next.run(req)
             },
         ))

@@ -58,123 +58,15 @@ pub(super) async fn health(State(s): State<AppState>) -> Response {
 }
 
 pub(super) async fn metrics(State(s): State<AppState>) -> Response {
-    let m = &s.metrics;
-    let eboards = s.boards.eboards();
-    let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
-    let count = |f: fn(&EboardView) -> bool| eboards.iter().filter(|e| f(e)).count() as i64;
-    // (name, type, help, value)
-    let rows: [(&str, &str, &str, i64); 18] = [
-        (
-            "board_messages_total",
-            "counter",
-            "Board messages decoded.",
-            c(&m.messages) as i64,
-        ),
-        (
-            "board_garbage_total",
-            "counter",
-            "Runs of garbage bytes skipped on the lines.",
-            c(&m.garbage) as i64,
-        ),
-        (
-            "moves_committed_total",
-            "counter",
-            "Moves committed to the store.",
-            c(&m.moves_committed) as i64,
-        ),
-        (
-            "changes_committed_total",
-            "counter",
-            "Changes committed to the store.",
-            c(&m.changes_committed) as i64,
-        ),
-        (
-            "group_commits_total",
-            "counter",
-            "Transactions the writer committed for the boards (each one fsync).",
-            c(&m.group_commits) as i64,
-        ),
-        (
-            "group_commit_microseconds_total",
-            "counter",
-            "Time the writer spent in those commits, from the first statement to the answer.",
-            c(&m.group_commit_us) as i64,
-        ),
-        (
-            "raw_messages_logged_total",
-            "counter",
-            "Raw board messages in the black box.",
-            c(&m.raw_logged) as i64,
-        ),
-        (
-            "store_errors_total",
-            "counter",
-            "Failed store writes (retried).",
-            c(&m.store_errors) as i64,
-        ),
-        (
-            "http_requests_total",
-            "counter",
-            "HTTP requests served.",
-            c(&m.http_requests) as i64,
-        ),
-        (
-            "ws_snapshots_total",
-            "counter",
-            "Snapshots sent to WebSocket clients.",
-            c(&m.ws_snapshots) as i64,
-        ),
-        (
-            "ws_silent_closed_total",
-            "counter",
-            "WebSocket clients closed because they stopped reading (no answer to pings).",
-            c(&m.silent_closed) as i64,
-        ),
-        (
-            "changes_followed_total",
-            "counter",
-            "Changes read from the change log: committed by another relay on the same database, or filling a hole.",
-            c(&m.changes_followed) as i64,
-        ),
-        (
-            "ws_clients",
-            "gauge",
-            "Open WebSocket connections.",
-            m.ws_clients.load(Ordering::Relaxed),
-        ),
-        (
-            "pending_writes",
-            "gauge",
-            "Jobs waiting for the store.",
-            s.health.pending_writes.load(Ordering::Relaxed) as i64,
-        ),
-        (
-            "store_up",
-            "gauge",
-            "1 when the store takes writes.",
-            i64::from(s.health.store_ok.load(Ordering::Relaxed)),
-        ),
-        ("eboards", "gauge", "E-boards seen.", eboards.len() as i64),
-        (
-            "eboards_connected",
-            "gauge",
-            "E-boards connected.",
-            count(|e| e.connected),
-        ),
-        (
-            "eboards_out_of_sync",
-            "gauge",
-            "E-boards whose position the game cannot explain.",
-            count(|e| !e.in_sync),
-        ),
-    ];
-    let mut out = String::new();
-    for (name, kind, help, v) in rows {
-        out.push_str(&format!(
-            "# HELP relay_{name} {help}\n# TYPE relay_{name} {kind}\nrelay_{name} {v}\n"
-        ));
-    }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+    let text = s.metrics.render(&s.health, &s.boards.eboards());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 pub(super) async fn ws_messages_schema() -> Response {

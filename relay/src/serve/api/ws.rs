@@ -11,6 +11,7 @@
 use super::{ApiError, AppState, arbiter};
 use crate::serve::events::{Event, Pending, change_message};
 use crate::serve::feeds::{Feed, SnapshotOf};
+use crate::serve::metrics::{DELIVERY_SAMPLE, Metrics, seconds_between};
 use crate::serve::service::Shared;
 use crate::serve::wire::{Frame, ServerMessage};
 use axum::body::{Body, Bytes};
@@ -25,7 +26,7 @@ use std::future::Future;
 use std::io::IoSlice;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -372,7 +373,7 @@ async fn write_out(
         match beat.beat(tokio::time::Instant::now(), &mut out) {
             Some(p) => ping = p,
             None => {
-                s.metrics.silent_closed.fetch_add(1, Ordering::Relaxed);
+                s.metrics.silent_closed.inc();
                 close(
                     socket,
                     CloseCode::Policy,
@@ -433,7 +434,7 @@ struct ClientGauge(Arc<Shared>);
 
 impl Drop for ClientGauge {
     fn drop(&mut self) {
-        self.0.metrics.ws_clients.fetch_sub(1, Ordering::Relaxed);
+        self.0.metrics.ws_clients.dec();
     }
 }
 
@@ -453,6 +454,10 @@ struct Follower {
     wants: Wants,
     /// The last change number it was sent.
     last_seq: i64,
+    /// Whether this client's deliveries are timed for `/metrics` (one client in
+    /// `DELIVERY_SAMPLE`), and the publication times of the moves taken and not yet written.
+    timed: bool,
+    moves_at: Vec<i64>,
 }
 
 impl Follower {
@@ -479,7 +484,21 @@ impl Follower {
             }
             self.last_seq = e.seq;
         }
+        if self.timed && matches!(e.message, ServerMessage::Move { .. }) {
+            self.moves_at.push(e.at_ms);
+        }
         out.push(e.text.clone());
+    }
+
+    /// The moves just written reached this client: timed from their publication.
+    fn delivered(&mut self, metrics: &Metrics) {
+        if self.moves_at.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        for at in self.moves_at.drain(..) {
+            metrics.move_delivery.observe(seconds_between(at, now));
+        }
     }
 
     /// Sends the snapshot of the client's view and the feed's changes after it.
@@ -560,7 +579,7 @@ async fn follow(
     arbiter: bool,
     mut socket: impl ClientSocket,
 ) {
-    s.metrics.ws_clients.fetch_add(1, Ordering::Relaxed);
+    s.metrics.ws_clients.inc();
     let _gauge = ClientGauge(s.clone());
     // Subscribed before the snapshot, so nothing in between is missed, and waited for by
     // futures that live across the loop's turns: `changed()` made afresh at every turn put
@@ -568,11 +587,17 @@ async fn follow(
     // channel's lock, which every client of the service shares: twice per channel per write.
     let mut closing = Box::pin(next_change(s.closing()));
     let mut round_edits = Box::pin(next_change(s.lookup.round_edits()));
+    // Every DELIVERY_SAMPLE-th client of the service has its deliveries timed.
+    static CLIENTS: AtomicU64 = AtomicU64::new(0);
     let mut me = Follower {
         scope,
         arbiter,
         wants,
         last_seq: 0,
+        timed: CLIENTS
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(DELIVERY_SAMPLE),
+        moves_at: Vec::new(),
     };
     // Subscribed before the snapshot is taken: nothing published in between is missed
     // (anything seen twice is recognised by its change number).
@@ -617,6 +642,7 @@ async fn follow(
                     if !write_out(&s, &mut socket, out, &mut beat, heartbeat.as_mut(), due).await {
                         return;
                     }
+                    me.delivered(&s.metrics);
                 }
                 Err(RecvError::Lagged(_)) => {
                     // Too slow to follow every change: start again from a snapshot.

@@ -2,8 +2,8 @@
 //! changes and its view in memory.
 
 use crate::serve::events::Event;
-use crate::serve::health::Metrics;
 use crate::serve::lookup::Lookup;
+use crate::serve::metrics::Metrics;
 use crate::serve::views::{GameView, RoundView};
 use crate::serve::wire::{Frame, ServerMessage, game_snapshot, round_snapshot};
 use parking_lot::{Mutex, MutexGuard};
@@ -405,7 +405,7 @@ impl Feed {
             return Ok(hit);
         }
         self.ensure_view(lookup).await?;
-        metrics.ws_snapshots.fetch_add(1, Ordering::Relaxed);
+        metrics.ws_snapshots.inc();
         // Copied under the lock, encoded outside it: the writer's pushes do not wait.
         enum Copy {
             Round(RoundView),

@@ -133,6 +133,7 @@ pub(super) fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         result: d.sent_result,
         termination: None,
         read_at_ms: d.board_read_ms,
+        judged_at_ms: now,
         press: d.press.take(),
     })
 }

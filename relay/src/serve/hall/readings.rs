@@ -13,7 +13,6 @@ use relay_core::game::GameResult;
 use relay_core::recorder::Outcome;
 use relay_store::{RawEntry, now_ms};
 use std::cmp::Reverse;
-use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
 /// How long a board must stay unexplained before it is reported out of sync.
@@ -39,7 +38,7 @@ impl Hall {
                 at,
             } => {
                 let serial = self.id_of(&serial, &path);
-                self.metrics.messages.fetch_add(1, Ordering::Relaxed);
+                self.metrics.messages.inc();
                 let at_ms = epoch_ms(at);
                 // A bus reply of several records comes with its first message only.
                 if !raw.is_empty() {
@@ -74,7 +73,7 @@ impl Hall {
                 self.after(&serial, &outs);
             }
             PortEvent::Garbage { bytes } => {
-                self.metrics.garbage.fetch_add(1, Ordering::Relaxed);
+                self.metrics.garbage.inc();
                 tracing::debug!(port = %path, len = bytes.len(), "garbage on the line skipped");
             }
             PortEvent::Lost {

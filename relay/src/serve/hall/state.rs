@@ -2,10 +2,10 @@
 //! moments boards are due to be judged, and the readings waiting for the black box.
 
 use super::desk::Desk;
-use crate::serve::health::Metrics;
 use crate::serve::instance::instance_name;
 use crate::serve::jobs::{Job, Resume, ToWriter};
 use crate::serve::live::Boards;
+use crate::serve::metrics::Metrics;
 use crate::serve::views::EboardView;
 use relay_core::game::GameResult;
 use relay_core::recorder::{Recorder, RecorderConfig};

@@ -6,12 +6,12 @@ use super::carry::Slot;
 use super::state::{Writer, transient};
 use crate::serve::events::Event;
 use crate::serve::jobs::{Job, Snapshot};
+use crate::serve::metrics::seconds_between;
 use crate::serve::views::{ClockView, GameStatus};
 use crate::serve::wire::ServerMessage;
 use relay_core::game::GameResult;
-use relay_store::{Op, RawEntry};
+use relay_store::{Op, RawEntry, now_ms};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 /// What a group commit holds: the black-box readings, the ops of the board games planned
 /// into it, and what is done after the commit, in the order the jobs came.
@@ -182,10 +182,10 @@ impl Writer {
             };
             match res {
                 Ok(seqs) => {
-                    let m = &self.shared.metrics;
-                    m.group_commits.fetch_add(1, Ordering::Relaxed);
-                    m.group_commit_us
-                        .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    self.shared
+                        .metrics
+                        .group_commit
+                        .observe(started.elapsed().as_secs_f64());
                     self.stored_ok();
                     break Some(seqs);
                 }
@@ -207,10 +207,7 @@ impl Writer {
             }
             return;
         };
-        self.shared
-            .metrics
-            .raw_logged
-            .fetch_add(g.raws.len() as u64, Ordering::Relaxed);
+        self.shared.metrics.raw_logged.inc_by(g.raws.len() as u64);
         for job in self.announce(g.shadows, g.after, &g.ops, &seqs) {
             self.apply(job).await;
         }
@@ -272,10 +269,10 @@ impl Writer {
                     ServerMessage::Move {
                         read_at_ms, clock, ..
                     } => {
-                        self.shared
-                            .metrics
-                            .moves_committed
-                            .fetch_add(1, Ordering::Relaxed);
+                        let m = &self.shared.metrics;
+                        m.moves_committed.inc();
+                        m.move_publish
+                            .observe(seconds_between(snap.judged_at_ms, now_ms()));
                         *read_at_ms = Some(snap.read_at_ms);
                         *clock = ride.take();
                     }
@@ -326,10 +323,7 @@ impl Writer {
             }
         }
         self.stored_ok();
-        self.shared
-            .metrics
-            .raw_logged
-            .fetch_add(raws.len() as u64, Ordering::Relaxed);
+        self.shared.metrics.raw_logged.inc_by(raws.len() as u64);
         raws.clear();
     }
 }
@@ -380,6 +374,7 @@ mod tests {
             result: GameResult::Ongoing,
             termination: None,
             read_at_ms: 1,
+            judged_at_ms: 1,
             press: None,
         }
     }

@@ -3,10 +3,11 @@
 //! e-board to its game, counting changes, the store's health).
 
 use super::carry::Slot;
-use crate::serve::health::{Health, Metrics};
+use crate::serve::health::Health;
 use crate::serve::instance::instance_name;
 use crate::serve::jobs::{Job, ToHall};
 use crate::serve::live::Boards;
+use crate::serve::metrics::Metrics;
 use crate::serve::publish::Publisher;
 use crate::serve::views::{ClockView, EboardView};
 use relay_store::{RoundInfo, SqliteCommits, Store, StoreError, now_ms};
@@ -131,10 +132,7 @@ impl Writer {
 
     pub(super) async fn store_failed(&mut self, e: &StoreError) {
         let h = &self.shared.health;
-        self.shared
-            .metrics
-            .store_errors
-            .fetch_add(1, Ordering::Relaxed);
+        self.shared.metrics.store_errors.inc();
         if h.store_ok.swap(false, Ordering::Relaxed) {
             tracing::error!(error = %e, "the database does not answer; readings are kept and writes retried");
         }
@@ -157,10 +155,7 @@ impl Writer {
     pub(super) fn committed(&mut self, round: i64, seq: i64) {
         let s = self.seqs.entry(round).or_insert(0);
         *s = (*s).max(seq);
-        self.shared
-            .metrics
-            .changes_committed
-            .fetch_add(1, Ordering::Relaxed);
+        self.shared.metrics.changes_committed.inc();
     }
 
     pub(super) fn update_slot(&mut self, serial: &str, slot: &Slot) {
