@@ -166,7 +166,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
         }
     }
     let press_log = match &args.press_log {
-        Some(p) => Some(Arc::new(std::sync::Mutex::new(
+        Some(p) => Some(Arc::new(parking_lot::Mutex::new(
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -226,7 +226,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             }
                         }
                         use std::io::Write;
-                        let mut f = log.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut f = log.lock();
                         let _ = f.write_all(text.as_bytes());
                     }
                     if k == 0 && (hold_ms > 0 || start_file.is_some()) {

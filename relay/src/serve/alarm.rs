@@ -6,7 +6,8 @@
 //! variable until the deadline wakes within tens of microseconds, and waking a task from it
 //! is immediate.
 
-use std::sync::{Arc, Condvar, Mutex};
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Notify;
 
@@ -54,7 +55,7 @@ impl Alarm {
             return;
         }
         let (lock, wake) = &*self.state;
-        let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = lock.lock();
         if s.at != at {
             s.at = at;
             wake.notify_one();
@@ -75,33 +76,30 @@ impl Alarm {
 impl Drop for Alarm {
     fn drop(&mut self) {
         let (lock, wake) = &*self.state;
-        lock.lock().unwrap_or_else(|e| e.into_inner()).stop = true;
+        lock.lock().stop = true;
         wake.notify_one();
     }
 }
 
 fn ring_when_due(state: &(Mutex<State>, Condvar), ring: &Notify) {
     let (lock, wake) = state;
-    let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let mut s = lock.lock();
     loop {
         if s.stop {
             return;
         }
-        s = match s.at {
-            None => wake.wait(s).unwrap_or_else(|e| e.into_inner()),
+        match s.at {
+            None => wake.wait(&mut s),
             Some(at) => {
-                let now = Instant::now();
-                if at <= now {
+                if at <= Instant::now() {
                     s.at = None;
                     // Kept as a permit when the owner is not waiting yet.
                     ring.notify_one();
                     continue;
                 }
-                wake.wait_timeout(s, at - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
+                wake.wait_until(&mut s, at);
             }
-        };
+        }
     }
 }
 

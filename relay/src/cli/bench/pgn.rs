@@ -16,7 +16,7 @@ pub async fn pgn_rate(
     if_none_match: Option<String>,
 ) -> Result<(f64, Option<String>)> {
     let count = Arc::new(AtomicU64::new(0));
-    let etag: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+    let etag: Arc<parking_lot::Mutex<Option<String>>> = Arc::default();
     let end = Instant::now() + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
     for _ in 0..connections {
@@ -56,8 +56,7 @@ pub async fn pgn_rate(
                         if name.eq_ignore_ascii_case("content-length") {
                             length = value.trim().parse().unwrap_or(0);
                         } else if name.eq_ignore_ascii_case("etag") {
-                            *etag.lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some(value.trim().to_string());
+                            *etag.lock() = Some(value.trim().to_string());
                         }
                     }
                 }
@@ -72,6 +71,6 @@ pub async fn pgn_rate(
     for t in tasks {
         let _ = t.await;
     }
-    let tag = etag.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let tag = etag.lock().clone();
     Ok((count.load(Ordering::Relaxed) as f64 / seconds as f64, tag))
 }
