@@ -20,12 +20,13 @@
 //! more (Lichess matches them by `[GameId]`, so nothing is doubled). The round's broadcast
 //! delay applies: Lichess gets what spectators here see.
 
-use super::claims::Duty;
-use super::lookup::Lookup;
-use super::upstream::Pushing;
-use super::views::cut_game;
-use relay_store::{PushConflict, StoredGame, now_ms};
-use std::collections::HashMap;
+use super::http::{Post, Reply};
+use super::run::{self, Failure, Next, Pace, Pushing, Report, Request, Target, Verdict, Wait};
+use super::status::Slot;
+use crate::serve::lookup::Lookup;
+use crate::serve::views::cut_game;
+use relay_store::{PushConflict, RoundInfo, StoreError, StoredGame, TournamentInfo, now_ms};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
@@ -39,6 +40,11 @@ pub const GAMES_PER_ROUND: u32 = 100;
 const SPACING_MS: i64 = 1000;
 /// After a 429.
 const SLOW_DOWN_MS: i64 = 60_000;
+/// After a network error or a refusal.
+const BACK_OFF: Wait = Wait::BackOff {
+    first: Duration::from_secs(1),
+    most: Duration::from_secs(60),
+};
 
 /// Where to push on Lichess.
 #[derive(Clone, Debug)]
@@ -50,6 +56,12 @@ pub struct LichessTarget {
     pub url: String,
     /// The relay's round to push (default: the newest open round when the service starts).
     pub local_round: Option<i64>,
+}
+
+/// Pushes one round to Lichess for the life of the service.
+pub async fn push(pushing: Pushing, target: LichessTarget) {
+    let lichess = Lichess::new(pushing.lookup.clone(), target);
+    run::push(pushing, lichess).await;
 }
 
 /// One game's PGN as Lichess gets it.
@@ -118,44 +130,13 @@ fn hash_of(s: &str) -> u64 {
     h.finish()
 }
 
-/// What Lichess answered one request.
-enum Answer {
-    /// Per game, in order: `None` when taken, else Lichess's error.
-    Ok(Vec<Option<String>>),
-    SlowDown,
-    Refused(u16, String),
-    Failed(String),
-}
-
-fn post(url: &str, token: &str, body: String) -> Answer {
-    let plain = "text/plain; charset=utf-8";
-    match super::upstream::post(url, token, plain, body.as_bytes(), Duration::from_secs(20)) {
-        Err(e) => Answer::Failed(e),
-        Ok(r) if r.status == 200 => match serde_json::from_str::<serde_json::Value>(&r.text) {
-            Ok(v) => Answer::Ok(
-                v["games"]
-                    .as_array()
-                    .map(|gs| {
-                        gs.iter()
-                            .map(|g| g["error"].as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            ),
-            Err(e) => Answer::Failed(format!("the answer does not read: {e}")),
-        },
-        Ok(r) if r.status == 429 => Answer::SlowDown,
-        Ok(r) => Answer::Refused(r.status, r.error()),
-    }
-}
-
 /// The round's games as Lichess should have them now (the broadcast delay applied).
 async fn entries(
     lookup: &Lookup,
-    t: &relay_store::TournamentInfo,
-    info: &relay_store::RoundInfo,
+    t: &TournamentInfo,
+    info: &RoundInfo,
     delay: i64,
-) -> Result<Vec<Entry>, relay_store::StoreError> {
+) -> Result<Vec<Entry>, StoreError> {
     let cut = (delay > 0).then(|| now_ms() - delay);
     let games = lookup.store.round_games(info.id).await?;
     Ok(games
@@ -171,84 +152,147 @@ async fn entries(
         .collect())
 }
 
-/// Pushes one round to Lichess for the life of the service.
-pub async fn push(shared: Pushing, target: LichessTarget) {
-    let slot = shared.targets.register(
-        format!("lichess round {}", target.rounds.join(", ")),
-        "lichess",
-    );
-    let lookup = &shared.lookup;
-    let round = match target.local_round {
-        Some(r) => r,
-        None => loop {
-            match lookup.store.current_round().await {
-                Ok(Some(r)) => break r.id,
-                Ok(None) => {
-                    slot.failed("no round to push yet".into());
+fn store_failed(e: StoreError) -> Failure {
+    // The next look (a second on) tries again.
+    Failure {
+        error: format!("the store: {e}"),
+        wait: Wait::Usual,
+    }
+}
+
+/// A round pushed to Lichess as a push target.
+#[derive(Debug)]
+pub struct Lichess {
+    lookup: Lookup,
+    target: LichessTarget,
+    base: String,
+    /// The relay's round pushed (found at start).
+    round: i64,
+    /// What Lichess took of each game (a hash of the PGN sent).
+    taken: HashMap<i64, u64>,
+    /// The games Lichess refused, with why.
+    errors: HashMap<i64, PushConflict>,
+    /// When each Lichess round was last sent a request.
+    last_request: HashMap<usize, i64>,
+    warned_beyond: bool,
+    /// The round's change number (and a hash of the tags its games take from the tournament
+    /// and round) when Lichess last had every game as it stood.
+    settled: Option<(i64, u64)>,
+    /// This look's games due, by Lichess round, in order.
+    due: VecDeque<(usize, Vec<Entry>)>,
+    /// The requests to one Lichess round still to go, and its index.
+    requests: VecDeque<Vec<Entry>>,
+    sending_to: usize,
+}
+
+impl Lichess {
+    pub fn new(lookup: Lookup, target: LichessTarget) -> Lichess {
+        Lichess {
+            lookup,
+            base: target.url.trim_end_matches('/').to_string(),
+            target,
+            round: 0,
+            taken: HashMap::new(),
+            errors: HashMap::new(),
+            last_request: HashMap::new(),
+            warned_beyond: false,
+            settled: None,
+            due: VecDeque::new(),
+            requests: VecDeque::new(),
+            sending_to: 0,
+        }
+    }
+
+    /// Lichess's answer to one request, read.
+    fn taken(&mut self, chunk: &[Entry], results: &[Option<String>]) -> Report {
+        for (k, e) in chunk.iter().enumerate() {
+            // A game the answer does not list was not taken: due again.
+            match results.get(k) {
+                None => continue,
+                Some(None) => {
+                    self.errors.remove(&e.game_id);
                 }
-                Err(e) => slot.failed(format!("the store: {e}")),
+                Some(Some(err)) => {
+                    if !self.errors.contains_key(&e.game_id) {
+                        tracing::warn!(board = e.board_no, error = %err, "Lichess refused a game");
+                    }
+                    self.errors.insert(
+                        e.game_id,
+                        PushConflict {
+                            game_id: e.game_id,
+                            cloud_game_id: 0,
+                            board_no: e.board_no,
+                            message: format!("Lichess refused board {}: {err}", e.board_no),
+                        },
+                    );
+                }
             }
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        },
+            // Taken or refused, it is not sent again until it changes.
+            self.taken.insert(e.game_id, hash_of(&e.pgn));
+        }
+        let mut conflicts: Vec<PushConflict> = self.errors.values().cloned().collect();
+        conflicts.sort_by_key(|c| c.board_no);
+        Report {
+            changes: chunk.len() as u64,
+            conflicts,
+            queued: None,
+        }
+    }
+}
+
+impl Target for Lichess {
+    const KIND: &'static str = "lichess";
+    // One look at the round a second at most: a thousand boards commit many times a
+    // second, and each look writes the round's PGN.
+    const PACE: Pace = Pace {
+        news_within: Duration::from_secs(1),
+        looks_apart: Duration::from_millis(SPACING_MS as u64),
     };
-    tracing::info!(round, lichess = %target.rounds.join(","), "pushing the round to Lichess");
-    let base = target.url.trim_end_matches('/').to_string();
-    // What Lichess took of each game (a hash of the PGN sent).
-    let mut taken: HashMap<i64, u64> = HashMap::new();
-    let mut errors: HashMap<i64, PushConflict> = HashMap::new();
-    let mut last_request: HashMap<usize, i64> = HashMap::new();
-    let mut not_before: i64 = 0;
-    let mut backoff_ms: i64 = 0;
-    let mut warned_beyond = false;
-    // The round's change number when Lichess last had every game as it stood.
-    let mut settled: Option<(i64, u64)> = None;
-    let mut news = shared.news.clone();
-    let mut cycle_ms: i64 = 0;
-    let mut duty = Duty::new(format!("relay-push:lichess:{}", target.rounds.join(",")));
-    let mut standing_by = false;
-    loop {
-        let _ = tokio::time::timeout(Duration::from_secs(1), news.changed()).await;
-        // One look at the round a second at most: a thousand boards commit many times a
-        // second, and each look writes the round's PGN.
-        let since = now_ms() - cycle_ms;
-        if since < SPACING_MS {
-            tokio::time::sleep(Duration::from_millis((SPACING_MS - since) as u64)).await;
-        }
-        cycle_ms = now_ms();
-        news.mark_unchanged();
-        if !duty.mine(&lookup.store).await {
-            if !standing_by {
-                tracing::info!(lichess = %target.rounds.join(","), "another relay pushes the round to Lichess: standing by");
-                slot.edit(|t| t.standing_by = true);
-            }
-            standing_by = true;
-            continue;
-        }
-        if standing_by {
-            // Taking over: what Lichess took from the other relay is not known here, so
-            // every game goes once more (Lichess matches them by `[GameId]`).
-            standing_by = false;
-            taken.clear();
-            settled = None;
-            slot.edit(|t| t.standing_by = false);
-            tracing::info!(lichess = %target.rounds.join(","), "this relay pushes the round to Lichess now");
-        }
-        if now_ms() < not_before {
-            continue;
-        }
-        let looked = async {
-            let info = lookup.store.round(round).await?;
-            let t = lookup.store.tournament(info.tournament_id).await?;
-            let delay = lookup.delay_ms(&info).await?;
-            Ok::<_, relay_store::StoreError>((info, t, delay))
+    type Carries = Vec<Entry>;
+
+    fn name(&self) -> String {
+        format!("lichess round {}", self.target.rounds.join(", "))
+    }
+
+    fn duty(&self) -> String {
+        format!("relay-push:lichess:{}", self.target.rounds.join(","))
+    }
+
+    async fn start(&mut self) -> Result<(), String> {
+        self.round = match self.target.local_round {
+            Some(r) => r,
+            None => match self.lookup.store.current_round().await {
+                Ok(Some(r)) => r.id,
+                Ok(None) => return Err("no round to push yet".into()),
+                Err(e) => return Err(format!("the store: {e}")),
+            },
         };
-        let (info, t, delay) = match looked.await {
-            Ok(x) => x,
-            Err(e) => {
-                slot.failed(format!("the store: {e}"));
-                continue;
-            }
-        };
+        tracing::info!(round = self.round, lichess = %self.target.rounds.join(","), "pushing the round to Lichess");
+        Ok(())
+    }
+
+    fn standing_by(&mut self) {
+        tracing::info!(lichess = %self.target.rounds.join(","), "another relay pushes the round to Lichess: standing by");
+    }
+
+    fn taken_over(&mut self) {
+        // What Lichess took from the other relay is not known here, so every game goes once
+        // more (Lichess matches them by `[GameId]`).
+        self.taken.clear();
+        self.settled = None;
+        tracing::info!(lichess = %self.target.rounds.join(","), "this relay pushes the round to Lichess now");
+    }
+
+    async fn look(&mut self, slot: &Slot) -> Result<(), Failure> {
+        self.due.clear();
+        self.requests.clear();
+        let store = &self.lookup.store;
+        let info = store.round(self.round).await.map_err(store_failed)?;
+        let t = store
+            .tournament(info.tournament_id)
+            .await
+            .map_err(store_failed)?;
+        let delay = self.lookup.delay_ms(&info).await.map_err(store_failed)?;
         // Nothing changed since Lichess had it all (no change, no edit of the tags the games
         // take from the tournament and round), and no delayed move came due: the PGN of the
         // round is not written again.
@@ -259,131 +303,128 @@ pub async fn push(shared: Pushing, target: LichessTarget) {
                 (&t.name, &t.site, &t.time_control, &info.number, &info.date)
             )),
         );
-        if delay == 0 && settled == Some(key) {
-            continue;
+        if delay == 0 && self.settled == Some(key) {
+            return Ok(());
         }
-        let all = match entries(lookup, &t, &info, delay).await {
-            Ok(e) => e,
-            Err(e) => {
-                slot.failed(format!("the store: {e}"));
-                continue;
-            }
-        };
+        let all = entries(&self.lookup, &t, &info, delay)
+            .await
+            .map_err(store_failed)?;
         let due: Vec<Entry> = all
             .into_iter()
-            .filter(|e| taken.get(&e.game_id) != Some(&hash_of(&e.pgn)))
+            .filter(|e| self.taken.get(&e.game_id) != Some(&hash_of(&e.pgn)))
             .collect();
-        settled = due.is_empty().then_some(key);
+        self.settled = due.is_empty().then_some(key);
         slot.edit(|t| t.queued = due.len() as i64);
         let mut by_round: HashMap<usize, Vec<Entry>> = HashMap::new();
         for e in due {
-            match lichess_round_of(e.board_no, target.rounds.len()) {
+            match lichess_round_of(e.board_no, self.target.rounds.len()) {
                 Some(i) => by_round.entry(i).or_default().push(e),
                 None => {
-                    if !warned_beyond {
+                    if !self.warned_beyond {
                         tracing::warn!(
                             board = e.board_no,
                             "this board has no Lichess round: give one --lichess-round per 100 boards"
                         );
-                        warned_beyond = true;
+                        self.warned_beyond = true;
                     }
                 }
             }
         }
-        let mut order: Vec<usize> = by_round.keys().copied().collect();
-        order.sort_unstable();
-        'rounds: for i in order {
-            if now_ms() - last_request.get(&i).copied().unwrap_or(0) < SPACING_MS {
-                continue;
-            }
-            let Some(games) = by_round.remove(&i) else {
-                continue;
-            };
-            let url = format!("{base}/api/broadcast/round/{}/push", target.rounds[i]);
-            for chunk in requests(games) {
+        let mut due: Vec<(usize, Vec<Entry>)> = by_round.into_iter().collect();
+        due.sort_unstable_by_key(|(i, _)| *i);
+        self.due = due.into();
+        Ok(())
+    }
+
+    async fn next(&mut self) -> Result<Next<Vec<Entry>>, Failure> {
+        loop {
+            if let Some(chunk) = self.requests.pop_front() {
+                let i = self.sending_to;
                 let body = chunk
                     .iter()
                     .map(|e| e.pgn.as_str())
                     .collect::<Vec<_>>()
                     .join("\n\n")
                     + "\n";
-                last_request.insert(i, now_ms());
-                let (u, tok) = (url.clone(), target.token.clone());
-                let answer = tokio::task::spawn_blocking(move || post(&u, &tok, body))
-                    .await
-                    .unwrap_or_else(|e| Answer::Failed(e.to_string()));
-                match answer {
-                    Answer::Ok(results) => {
-                        backoff_ms = 0;
-                        for (k, e) in chunk.iter().enumerate() {
-                            // A game the answer does not list was not taken: due again.
-                            match results.get(k) {
-                                None => continue,
-                                Some(None) => {
-                                    errors.remove(&e.game_id);
-                                }
-                                Some(Some(err)) => {
-                                    if !errors.contains_key(&e.game_id) {
-                                        tracing::warn!(board = e.board_no, error = %err, "Lichess refused a game");
-                                    }
-                                    errors.insert(
-                                        e.game_id,
-                                        PushConflict {
-                                            game_id: e.game_id,
-                                            cloud_game_id: 0,
-                                            board_no: e.board_no,
-                                            message: format!(
-                                                "Lichess refused board {}: {err}",
-                                                e.board_no
-                                            ),
-                                        },
-                                    );
-                                }
-                            }
-                            // Taken or refused, it is not sent again until it changes.
-                            taken.insert(e.game_id, hash_of(&e.pgn));
-                        }
-                        let mut list: Vec<PushConflict> = errors.values().cloned().collect();
-                        list.sort_by_key(|c| c.board_no);
-                        slot.edit(|t| {
-                            t.last_ok_ms = Some(now_ms());
-                            t.last_error = None;
-                            t.waiting_until_ms = None;
-                            t.delivered_batches += 1;
-                            t.delivered_changes += chunk.len() as u64;
-                            t.conflicts = list;
-                        });
-                    }
-                    Answer::SlowDown => {
-                        not_before = now_ms() + SLOW_DOWN_MS;
-                        slot.failed("Lichess asked to slow down (429): waiting a minute".into());
-                        slot.edit(|t| t.waiting_until_ms = Some(not_before));
-                        break 'rounds;
-                    }
-                    Answer::Refused(status, msg) => {
-                        let what = match status {
-                            401 | 403 => format!(
-                                "Lichess refused the token ({status}): {msg} (it needs the study:write scope and a round this account may push to)"
-                            ),
-                            _ => format!("Lichess answered {status}: {msg}"),
-                        };
-                        slot.failed(what);
-                        backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
-                        not_before = now_ms() + backoff_ms;
-                        break 'rounds;
-                    }
-                    Answer::Failed(e) => {
-                        slot.failed(format!("cannot reach Lichess: {e}"));
-                        backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
-                        not_before = now_ms() + backoff_ms;
-                        break 'rounds;
-                    }
+                self.last_request.insert(i, now_ms());
+                return Ok(Next::Send(Request {
+                    post: Post {
+                        url: format!(
+                            "{}/api/broadcast/round/{}/push",
+                            self.base, self.target.rounds[i]
+                        ),
+                        token: self.target.token.clone(),
+                        content_type: "text/plain; charset=utf-8",
+                        body: body.into_bytes(),
+                    },
+                    carries: chunk,
+                }));
+            }
+            let Some((i, games)) = self.due.pop_front() else {
+                return Ok(Next::Idle);
+            };
+            // Its games stay due: the next look sends them.
+            if now_ms() - self.last_request.get(&i).copied().unwrap_or(0) < SPACING_MS {
+                continue;
+            }
+            self.sending_to = i;
+            self.requests = requests(games).into();
+        }
+    }
+
+    fn answered(
+        &mut self,
+        chunk: Vec<Entry>,
+        answer: Result<Reply, String>,
+    ) -> Result<Verdict, Failure> {
+        let reply = match answer {
+            Ok(r) => r,
+            Err(e) => {
+                return Err(Failure {
+                    error: format!("cannot reach Lichess: {e}"),
+                    wait: BACK_OFF,
+                });
+            }
+        };
+        match reply.status {
+            200 => match serde_json::from_str::<serde_json::Value>(&reply.text) {
+                Ok(v) => {
+                    // Per game, in order: `None` when taken, else Lichess's error.
+                    let results: Vec<Option<String>> = v["games"]
+                        .as_array()
+                        .map(|gs| {
+                            gs.iter()
+                                .map(|g| g["error"].as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Ok(Verdict::Delivered(self.taken(&chunk, &results)))
                 }
+                Err(e) => Err(Failure {
+                    error: format!("cannot reach Lichess: the answer does not read: {e}"),
+                    wait: BACK_OFF,
+                }),
+            },
+            429 => Err(Failure {
+                error: "Lichess asked to slow down (429): waiting a minute".into(),
+                wait: Wait::Until(now_ms() + SLOW_DOWN_MS),
+            }),
+            status => {
+                let msg = reply.error();
+                let error = match status {
+                    401 | 403 => format!(
+                        "Lichess refused the token ({status}): {msg} (it needs the study:write scope and a round this account may push to)"
+                    ),
+                    _ => format!("Lichess answered {status}: {msg}"),
+                };
+                Err(Failure {
+                    error,
+                    wait: BACK_OFF,
+                })
             }
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
