@@ -428,6 +428,101 @@ impl Target for Lichess {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::live::Boards;
+    use crate::serve::push::status::{Slot, Targets};
+    use relay_store::{Pairing, RoundPatch, Store, StoredMove};
+    use std::sync::Arc;
+
+    const ROUNDS: [&str; 2] = ["roundOne", "roundTwo"];
+
+    /// A relay's store of its own with a round of `boards` games, and a Lichess target for
+    /// it with `rounds` Lichess rounds.
+    async fn pushing(name: &str, boards: u32, rounds: usize) -> (Lichess, Slot, Store, Vec<i64>) {
+        let dir = boards::testdata::temp_dir(&format!("push-lichess-{name}"));
+        let store = Store::open(&format!("sqlite:{}", dir.join("relay.db").display()))
+            .await
+            .expect("store");
+        let round = store
+            .create_auto_round("Open", "2026-11-24")
+            .await
+            .expect("round");
+        let pairings: Vec<Pairing> = (1..=boards)
+            .map(|b| Pairing {
+                board_no: b,
+                ..Default::default()
+            })
+            .collect();
+        let done = store.set_pairings(round.id, &pairings).await;
+        let games = done
+            .expect("pairings")
+            .into_iter()
+            .map(|(g, _)| g)
+            .collect();
+        let target = LichessTarget {
+            rounds: ROUNDS[..rounds].iter().map(|r| r.to_string()).collect(),
+            token: "secret".into(),
+            url: "http://lichess.test/".into(),
+            local_round: None,
+        };
+        let lookup = Lookup::new(store.clone(), Arc::new(Boards::default()));
+        let mut lichess = Lichess::new(lookup, target);
+        lichess.start().await.expect("the round");
+        let slot = Targets::default().register(lichess.name(), "lichess");
+        (lichess, slot, store, games)
+    }
+
+    async fn play(store: &Store, game: i64, ply: u32, san: &str, uci: &str) {
+        let m = StoredMove {
+            ply,
+            san: san.into(),
+            uci: uci.into(),
+            clk_ms: None,
+            emt_ms: None,
+            accepted_at_ms: now_ms(),
+            fen_after: String::new(),
+        };
+        store.record_move(game, &m).await.expect("move");
+    }
+
+    /// The requests of one look: where each went and the games it carried.
+    async fn look(lichess: &mut Lichess, slot: &Slot) -> Vec<(String, Vec<Entry>)> {
+        lichess.look(slot).await.expect("look");
+        let mut sent = Vec::new();
+        while let Next::Send(r) = lichess.next().await.expect("next") {
+            assert_eq!(r.post.token, "secret");
+            assert_eq!(r.post.content_type, "text/plain; charset=utf-8");
+            let body = String::from_utf8(r.post.body).expect("text");
+            for e in &r.carries {
+                assert!(body.contains(&format!("[GameId \"relay-{}\"]", e.game_id)));
+            }
+            sent.push((r.post.url, r.carries));
+        }
+        sent
+    }
+
+    /// Lichess's answer: per game, taken (`None`) or its error.
+    fn answer(games: &[Option<&str>]) -> Result<Reply, String> {
+        let games: Vec<serde_json::Value> = games
+            .iter()
+            .map(|g| match g {
+                None => serde_json::json!({"moves": 1}),
+                Some(e) => serde_json::json!({"error": e}),
+            })
+            .collect();
+        Ok(Reply {
+            status: 200,
+            text: serde_json::json!({ "games": games }).to_string(),
+        })
+    }
+
+    fn ids(entries: &[Entry]) -> Vec<i64> {
+        entries.iter().map(|e| e.game_id).collect()
+    }
+
+    /// As if the last request to each Lichess round were long ago.
+    fn a_second_later(lichess: &mut Lichess) {
+        lichess.last_request.clear();
+    }
 
     fn entry(board: u32, bytes: usize) -> Entry {
         Entry {
@@ -519,5 +614,173 @@ mod tests {
         assert_eq!(lichess_round_of(100, 2), Some(0));
         assert_eq!(lichess_round_of(101, 2), Some(1));
         assert_eq!(lichess_round_of(201, 2), None);
+    }
+
+    #[tokio::test]
+    async fn a_game_taken_is_not_sent_again_until_its_pgn_changes() {
+        let (mut lichess, slot, store, games) = pushing("taken", 2, 1).await;
+        let sent = look(&mut lichess, &slot).await;
+        assert_eq!(sent.len(), 1);
+        let (url, chunk) = sent.into_iter().next().expect("a request");
+        assert_eq!(url, "http://lichess.test/api/broadcast/round/roundOne/push");
+        assert_eq!(ids(&chunk), games);
+        assert_eq!(slot.status().queued, 2);
+        let verdict = lichess.answered(chunk, answer(&[None, None]));
+        assert_eq!(
+            verdict,
+            Ok(Verdict::Delivered(Report {
+                changes: 2,
+                ..Report::default()
+            }))
+        );
+        assert!(look(&mut lichess, &slot).await.is_empty());
+        play(&store, games[1], 1, "e4", "e2e4").await;
+        let sent = look(&mut lichess, &slot).await;
+        assert!(
+            sent.is_empty(),
+            "a second after the last request at the earliest"
+        );
+        assert_eq!(slot.status().queued, 1, "due all the same");
+        a_second_later(&mut lichess);
+        let sent = look(&mut lichess, &slot).await;
+        assert_eq!(ids(&sent[0].1), [games[1]], "the game that changed alone");
+    }
+
+    #[tokio::test]
+    async fn a_game_the_answer_does_not_list_is_sent_again() {
+        let (mut lichess, slot, _store, games) = pushing("unlisted", 2, 1).await;
+        let mut sent = look(&mut lichess, &slot).await;
+        let (_, chunk) = sent.remove(0);
+        lichess.answered(chunk, answer(&[None])).expect("delivered");
+        a_second_later(&mut lichess);
+        let sent = look(&mut lichess, &slot).await;
+        assert_eq!(ids(&sent[0].1), [games[1]]);
+    }
+
+    #[tokio::test]
+    async fn per_game_errors_become_conflicts_until_lichess_takes_the_game() {
+        let (mut lichess, slot, store, games) = pushing("refused-game", 2, 1).await;
+        let mut sent = look(&mut lichess, &slot).await;
+        let (_, chunk) = sent.remove(0);
+        let Ok(Verdict::Delivered(report)) =
+            lichess.answered(chunk, answer(&[Some("bad move"), None]))
+        else {
+            panic!("not delivered");
+        };
+        assert_eq!(
+            report.conflicts,
+            [PushConflict {
+                game_id: games[0],
+                cloud_game_id: 0,
+                board_no: 1,
+                message: "Lichess refused board 1: bad move".into(),
+            }]
+        );
+        // Refused, it is not sent again as it is; changed, it is, and taken it is no
+        // conflict any more.
+        a_second_later(&mut lichess);
+        assert!(look(&mut lichess, &slot).await.is_empty());
+        play(&store, games[0], 1, "d4", "d2d4").await;
+        a_second_later(&mut lichess);
+        let mut sent = look(&mut lichess, &slot).await;
+        let (_, chunk) = sent.remove(0);
+        assert_eq!(ids(&chunk), [games[0]]);
+        let Ok(Verdict::Delivered(report)) = lichess.answered(chunk, answer(&[None])) else {
+            panic!("not delivered");
+        };
+        assert!(report.conflicts.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_429_means_a_minute_and_failures_back_off_leaving_the_games_due() {
+        let (mut lichess, slot, _store, games) = pushing("slow-down", 1, 1).await;
+        let mut sent = look(&mut lichess, &slot).await;
+        let (_, chunk) = sent.remove(0);
+        let slow_down = Ok(Reply {
+            status: 429,
+            text: String::new(),
+        });
+        let before = now_ms();
+        let failure = lichess
+            .answered(chunk.clone(), slow_down)
+            .expect_err("slow down");
+        assert_eq!(
+            failure.error,
+            "Lichess asked to slow down (429): waiting a minute"
+        );
+        let Wait::Until(until) = failure.wait else {
+            panic!("{failure:?}");
+        };
+        assert!((before + 60_000..=now_ms() + 60_000).contains(&until));
+        let refused = Ok(Reply {
+            status: 403,
+            text: r#"{"error":"No such token"}"#.into(),
+        });
+        let failure = lichess
+            .answered(chunk.clone(), refused)
+            .expect_err("refused");
+        assert!(
+            failure.error.starts_with(
+                "Lichess refused the token (403): No such token (it needs the study:write scope"
+            ),
+            "{failure:?}"
+        );
+        assert_eq!(failure.wait, BACK_OFF);
+        let failure = lichess
+            .answered(chunk, Err("timed out".into()))
+            .expect_err("failed");
+        assert_eq!(failure.error, "cannot reach Lichess: timed out");
+        assert_eq!(failure.wait, BACK_OFF);
+        a_second_later(&mut lichess);
+        let sent = look(&mut lichess, &slot).await;
+        assert_eq!(ids(&sent[0].1), games, "not taken: due again");
+    }
+
+    #[tokio::test]
+    async fn a_taken_over_target_sends_every_game_again() {
+        let (mut lichess, slot, _store, games) = pushing("taken-over", 3, 1).await;
+        let mut sent = look(&mut lichess, &slot).await;
+        let (_, chunk) = sent.remove(0);
+        lichess
+            .answered(chunk, answer(&[None, None, None]))
+            .expect("delivered");
+        a_second_later(&mut lichess);
+        assert!(look(&mut lichess, &slot).await.is_empty());
+        lichess.taken_over();
+        let sent = look(&mut lichess, &slot).await;
+        assert_eq!(ids(&sent[0].1), games);
+    }
+
+    #[tokio::test]
+    async fn boards_go_to_their_lichess_round_and_boards_beyond_the_last_to_none() {
+        let (mut lichess, slot, _store, games) = pushing("rounds", 201, 2).await;
+        let sent = look(&mut lichess, &slot).await;
+        let urls: Vec<&str> = sent.iter().map(|(u, _)| u.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://lichess.test/api/broadcast/round/roundOne/push",
+                "http://lichess.test/api/broadcast/round/roundTwo/push"
+            ]
+        );
+        assert_eq!(ids(&sent[0].1), games[..100]);
+        assert_eq!(ids(&sent[1].1), games[100..200]);
+    }
+
+    #[tokio::test]
+    async fn the_broadcast_delay_holds_a_move_back() {
+        let (mut lichess, slot, store, games) = pushing("delay", 1, 1).await;
+        let patch = RoundPatch {
+            delay_secs: Some(Some(900)),
+            ..Default::default()
+        };
+        store
+            .update_round(lichess.round, &patch)
+            .await
+            .expect("delay");
+        play(&store, games[0], 1, "e4", "e2e4").await;
+        let mut sent = look(&mut lichess, &slot).await;
+        let (_, chunk) = sent.remove(0);
+        assert!(!chunk[0].pgn.contains("1. e4"), "{}", chunk[0].pgn);
     }
 }
