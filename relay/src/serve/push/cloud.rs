@@ -190,6 +190,7 @@ pub struct Cloud {
     /// (at start, or taking over from another relay that moved the marks on), kept here,
     /// written back now and then.
     sent: Option<HashMap<i64, i64>>,
+    /// When the marks were last written to the store, and whether they moved on since.
     noted_ms: i64,
     unnoted: bool,
     /// Batch numbers reserved and not used yet: (next, last).
@@ -201,10 +202,14 @@ pub struct Cloud {
     meta_sent: Option<u64>,
     /// A hash of the e-boards the cloud has, and when they were sent.
     eboards_sent: (Option<u64>, i64),
+    /// The games the cloud holds back, as its last answer listed them (each is warned of
+    /// once).
     conflicts: BTreeMap<i64, PushConflict>,
+    /// With nothing to send, a heartbeat goes [`HEARTBEAT_MS`] after the last answer.
     last_ok_ms: i64,
-    /// Changes a plan reads at most.
+    /// Changes a plan reads at most ([`PLAN_CHANGES`]; tests make a backlog with less).
     plan_changes: usize,
+    /// What this look found to send and has not sent yet.
     pass: Option<Pass>,
     /// The last delivery left changes waiting.
     backlog: bool,
