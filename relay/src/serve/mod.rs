@@ -12,12 +12,12 @@
 //! The modules stand in layers, each importing only those below it (checked by
 //! `relay/tests/house_rules.rs`; ARCHITECTURE.md draws the map):
 //!
-//! 1. `views` (the views' shapes), `health`, `instance`, `targets`: nothing of the service.
+//! 1. `views` (the views' shapes), `health`, `instance`: nothing of the service.
 //! 2. `wire` (the messages), `live` (the boards' live state), `jobs` (what the hall and the
 //!    writer ask of each other).
 //! 3. `events`, `lookup` (views read from the store), `order`; then `feeds`, `publish`.
-//! 4. The parts, each with its own handles: `writer`, `hall`, `follow`, `claims`,
-//!    `upstream`, `lichess`.
+//! 4. The parts, each with its own handles: `writer`, `hall`, `follow`, `claims`, `push`
+//!    (to a cloud relay and to Lichess: one loop, `push::run`, and a state per target).
 //! 5. `service` puts them together; `api` answers HTTP on top; this file runs it all.
 
 pub mod alarm;
@@ -31,7 +31,6 @@ pub mod hall;
 pub mod health;
 pub mod instance;
 pub mod jobs;
-pub mod lichess;
 pub mod live;
 pub mod lookup;
 pub mod metrics;
@@ -39,9 +38,8 @@ pub mod options;
 pub mod order;
 pub mod pages;
 pub mod publish;
+pub mod push;
 pub mod service;
-pub mod targets;
-pub mod upstream;
 pub mod views;
 pub mod wire;
 pub mod writer;
@@ -176,10 +174,10 @@ async fn serve(
         tracing::info!("taking pushes from venue relays (POST /api/push)");
     }
     if let Some(target) = settings.push_to.clone() {
-        tokio::spawn(upstream::push(shared.pushing(), target));
+        tokio::spawn(push::cloud::push(shared.pushing(), target));
     }
     if let Some(target) = settings.lichess.clone() {
-        tokio::spawn(lichess::push(shared.pushing(), target));
+        tokio::spawn(push::lichess::push(shared.pushing(), target));
     }
     let ports = if settings.no_boards {
         tracing::info!("reading no ports (--no-boards)");

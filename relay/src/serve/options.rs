@@ -2,8 +2,8 @@
 //! else the TOML file given with `--config`, else its default; checked once, into
 //! [`Settings`].
 
-use super::lichess::LichessTarget;
-use super::upstream::PushTarget;
+use super::push::cloud::PushTarget;
+use super::push::lichess::LichessTarget;
 use anyhow::{Context, Result, bail};
 use boards::protocol::LineMode;
 use clap::Args;

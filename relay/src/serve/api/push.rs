@@ -1,5 +1,5 @@
 //! The cloud side of pushing: `POST /api/push` takes a venue relay's batch (see
-//! `relay_store::PushBatch` and `serve::upstream`), and an arbiter here settles a conflict
+//! `relay_store::PushBatch` and `serve::push::cloud`), and an arbiter here settles a conflict
 //! by taking the venue's version (`POST /api/games/{id}/take-venue`).
 //!
 //! A batch is checked whole before anything is stored (the token, the JSON, every move

@@ -1,0 +1,781 @@
+//! Pushing upstream: a venue relay sends everything it commits to a cloud relay
+//! (`--push-to URL --push-token TOKEN`), which serves it as its own (see
+//! `relay_store::push` for the batch and how it is applied, and `api::push` for the cloud's
+//! route).
+//!
+//! The outbox is the venue's change log: for each target the store keeps how far each
+//! round's changes were delivered (written at most every 2 s, so that the pusher hardly
+//! competes with the writer for SQLite's lock), and only a reply from the cloud moves that
+//! on. So a restart of either side, a cut link or a lost reply costs nothing: the next batch
+//! carries the whole state of every game changed since, which the cloud applies once (a batch
+//! it already has changes nothing). The pusher (`run::push`) wakes on every change handed to
+//! this relay's feeds, sends at most one request at a time, and after a failure tries again
+//! after 250 ms, doubling up to 5 s, so live moves flow again within seconds of the link
+//! coming back.
+
+use super::http::{Post, Reply};
+use super::run::{self, Failure, Next, Pace, Pushing, Report, Request, Target, Verdict, Wait};
+use super::status::Slot;
+use crate::serve::instance::instance_name;
+use crate::serve::live::Boards;
+use relay_store::{PushBatch, PushConflict, PushReply, Store, StoreError, TournamentInfo, now_ms};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Games one request carries at most (a whole game each: about 2–3 MiB of JSON for long
+/// games, well under the cloud's 8 MiB body limit). A plan with more games goes out in
+/// several requests, and is delivered once the last is answered.
+const GAMES_PER_BATCH: usize = 150;
+/// Changes one plan reads at most (their game ids only).
+const PLAN_CHANGES: usize = 500_000;
+/// Batch numbers taken from the store at a time.
+const NUMBERS: i64 = 1000;
+/// How far rounds were delivered is written to the store at most this often: on the
+/// venue's SQLite every write competes with the writer's, and after a crash the games of
+/// the last moments are only sent again (the cloud takes them once).
+const NOTE_DELIVERED_MS: i64 = 2000;
+/// Changes read from the log in one query while planning a batch.
+const PAGE: u32 = 5000;
+/// E-board news is sent at most this often (readings change `last_seen` all the time).
+const EBOARDS_EVERY_MS: i64 = 2000;
+/// With nothing to send, a request this often all the same: the console learns that the
+/// link works (or not) and which games the cloud still holds back.
+const HEARTBEAT_MS: i64 = 10_000;
+/// After the store failed, and after the cloud refused a batch (a token, a limit: trying
+/// again at once would only be refused again).
+const STORE_WAIT: Duration = Duration::from_secs(1);
+const REFUSED_WAIT: Duration = Duration::from_secs(5);
+/// After a network failure: a cut link comes back any moment.
+const BACK_OFF: Wait = Wait::BackOff {
+    first: Duration::from_millis(250),
+    most: Duration::from_secs(5),
+};
+
+/// Where a venue pushes to.
+#[derive(Clone, Debug)]
+pub struct PushTarget {
+    /// The cloud relay's base URL (`https://cloud.example/`).
+    pub url: String,
+    pub token: String,
+}
+
+/// Pushes to one cloud relay for the life of the service.
+pub async fn push(pushing: Pushing, target: PushTarget) {
+    let cloud = Cloud::new(pushing.lookup.store.clone(), pushing.boards.clone(), target);
+    run::push(pushing, cloud).await;
+}
+
+/// The next delivery: the games to send and how far each round will then be delivered.
+#[derive(Debug, Default)]
+struct Plan {
+    games: BTreeSet<i64>,
+    upto: Vec<(i64, i64)>,
+    /// Changes the delivery covers.
+    changes: i64,
+    /// Changes waiting in all (these and beyond).
+    queued: i64,
+}
+
+/// Reads the outbox: the rounds whose changes were not all delivered, and every game those
+/// changes touched (reading at most `most` changes: a round beyond that is delivered up to
+/// where the reading stopped, and the rest comes in the next plan).
+async fn plan(store: &Store, sent: &HashMap<i64, i64>, most: usize) -> Result<Plan, StoreError> {
+    let mut plan = Plan::default();
+    let mut read = 0usize;
+    for (round, seq) in store.round_seqs().await? {
+        let from = sent.get(&round).copied().unwrap_or(0);
+        if seq <= from {
+            continue;
+        }
+        plan.queued += seq - from;
+        let mut after = from;
+        while read < most {
+            let page = store.change_games_since(round, after, PAGE).await?;
+            read += page.len();
+            for (s, game) in &page {
+                if let Some(g) = game {
+                    plan.games.insert(*g);
+                }
+                after = *s;
+            }
+            if page.len() < PAGE as usize {
+                break;
+            }
+        }
+        if after > from {
+            plan.changes += after - from;
+            plan.upto.push((round, after));
+        }
+    }
+    Ok(plan)
+}
+
+fn hash_of(v: &impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// The e-boards this relay reads, as its console shows them, and a hash of what matters in
+/// them (not `last_seen`, which every reading moves).
+fn own_eboards(boards: &Boards) -> (Vec<serde_json::Value>, u64) {
+    let me = instance_name();
+    let mut views: Vec<_> = boards
+        .eboards()
+        .into_iter()
+        .filter(|e| e.read_by == me)
+        .collect();
+    views.sort_by(|a, b| a.serial.cmp(&b.serial));
+    let key: Vec<String> = views
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.last_seen_ms = 0;
+            serde_json::to_string(&e).unwrap_or_default()
+        })
+        .collect();
+    let values = views
+        .into_iter()
+        .filter_map(|e| serde_json::to_value(e).ok())
+        .collect();
+    (values, hash_of(&key))
+}
+
+fn store_failed(e: StoreError, wait: Wait) -> Failure {
+    Failure {
+        error: format!("the store: {e}"),
+        wait,
+    }
+}
+
+/// What one look found to send: the plan's games cut into requests, with every tournament
+/// (and the e-boards, when due) in the first.
+#[derive(Debug)]
+struct Pass {
+    chunks: VecDeque<Vec<i64>>,
+    tournaments: Vec<TournamentInfo>,
+    /// A hash of the tournaments as sent.
+    meta: u64,
+    /// The e-boards and their hash, when due (with the first request).
+    eboards: Option<(Vec<serde_json::Value>, u64)>,
+    first: bool,
+    /// Delivered with the last request.
+    plan: Plan,
+}
+
+/// What a request to the cloud carries for reading its answer.
+#[derive(Debug)]
+pub struct Sent {
+    /// The first of its look: it carries the tournaments as hashed in `meta`.
+    first: bool,
+    meta: u64,
+    /// The hash of the e-boards it carries, if it carries them.
+    eboards: Option<u64>,
+    /// The last of its look: its answer delivers this plan.
+    delivers: Option<Plan>,
+}
+
+/// A cloud relay as a push target.
+#[derive(Debug)]
+pub struct Cloud {
+    store: Store,
+    boards: Arc<Boards>,
+    target: PushTarget,
+    endpoint: String,
+    /// The venue's name for itself towards this target (read at start).
+    origin: String,
+    /// How far each round was delivered: read from the store when this relay starts pushing
+    /// (at start, or taking over from another relay that moved the marks on), kept here,
+    /// written back now and then.
+    sent: Option<HashMap<i64, i64>>,
+    /// When the marks were last written to the store, and whether they moved on since.
+    noted_ms: i64,
+    unnoted: bool,
+    /// Batch numbers reserved and not used yet: (next, last).
+    numbers: (i64, i64),
+    /// The last batch number the cloud applied, when it was above ours: the store numbers on
+    /// from it before the next reservation.
+    renumber: Option<i64>,
+    /// A hash of the tournaments the cloud has.
+    meta_sent: Option<u64>,
+    /// A hash of the e-boards the cloud has, and when they were sent.
+    eboards_sent: (Option<u64>, i64),
+    /// The games the cloud holds back, as its last answer listed them (each is warned of
+    /// once).
+    conflicts: BTreeMap<i64, PushConflict>,
+    /// With nothing to send, a heartbeat goes [`HEARTBEAT_MS`] after the last answer.
+    last_ok_ms: i64,
+    /// Changes a plan reads at most ([`PLAN_CHANGES`]; tests make a backlog with less).
+    plan_changes: usize,
+    /// What this look found to send and has not sent yet.
+    pass: Option<Pass>,
+    /// The last delivery left changes waiting.
+    backlog: bool,
+}
+
+impl Cloud {
+    pub fn new(store: Store, boards: Arc<Boards>, target: PushTarget) -> Cloud {
+        Cloud {
+            store,
+            boards,
+            endpoint: format!("{}/api/push", target.url.trim_end_matches('/')),
+            target,
+            origin: String::new(),
+            sent: None,
+            noted_ms: 0,
+            unnoted: false,
+            numbers: (1, 0),
+            renumber: None,
+            meta_sent: None,
+            eboards_sent: (None, 0),
+            conflicts: BTreeMap::new(),
+            last_ok_ms: 0,
+            plan_changes: PLAN_CHANGES,
+            pass: None,
+            backlog: false,
+        }
+    }
+
+    /// The marks moved on are written to the store, at most every [`NOTE_DELIVERED_MS`].
+    async fn note_delivered(&mut self, slot: &Slot) {
+        let Some(sent) = &self.sent else { return };
+        if !self.unnoted || now_ms() - self.noted_ms < NOTE_DELIVERED_MS {
+            return;
+        }
+        let upto: Vec<(i64, i64)> = sent.iter().map(|(r, s)| (*r, *s)).collect();
+        match self.store.upstream_delivered(&self.target.url, &upto).await {
+            Ok(()) => {
+                self.unnoted = false;
+                self.noted_ms = now_ms();
+            }
+            // Pushing goes on: the marks are written at the next look.
+            Err(e) => slot.failed(format!("the store: {e}")),
+        }
+    }
+
+    /// The next batch number, reserving more from the store when none is left.
+    async fn batch_number(&mut self) -> Result<i64, StoreError> {
+        if self.numbers.0 > self.numbers.1 {
+            if let Some(last) = self.renumber.take() {
+                // Failing, the cloud says `stale` again and this comes back.
+                let _ = self
+                    .store
+                    .upstream_skip_batches(&self.target.url, last)
+                    .await;
+            }
+            let last = self
+                .store
+                .upstream_reserve_batches(&self.target.url, NUMBERS)
+                .await?;
+            self.numbers = (last - NUMBERS + 1, last);
+        }
+        let n = self.numbers.0;
+        self.numbers.0 += 1;
+        Ok(n)
+    }
+}
+
+impl Target for Cloud {
+    const KIND: &'static str = "relay";
+    const PACE: Pace = Pace {
+        news_within: Duration::from_secs(1),
+        looks_apart: Duration::ZERO,
+    };
+    type Carries = Sent;
+
+    fn name(&self) -> String {
+        self.target.url.clone()
+    }
+
+    fn duty(&self) -> String {
+        format!("relay-push:{}", self.target.url.trim_end_matches('/'))
+    }
+
+    async fn start(&mut self) -> Result<(), String> {
+        self.origin = self
+            .store
+            .upstream_origin(&self.target.url)
+            .await
+            .map_err(|e| format!("the store: {e}"))?;
+        tracing::info!(to = %self.target.url, origin = %self.origin, "pushing every change to a cloud relay");
+        Ok(())
+    }
+
+    fn standing_by(&mut self) {
+        tracing::info!(to = %self.target.url, "another relay pushes to the cloud relay: standing by");
+    }
+
+    fn taken_over(&mut self) {
+        // The other relay moved the marks on, and what it sent of the tournaments and
+        // e-boards is not known here.
+        self.sent = None;
+        self.unnoted = false;
+        self.meta_sent = None;
+        self.eboards_sent = (None, 0);
+        tracing::info!(to = %self.target.url, "this relay pushes to the cloud relay now");
+    }
+
+    async fn look(&mut self, slot: &Slot) -> Result<(), Failure> {
+        self.pass = None;
+        self.backlog = false;
+        if self.sent.is_none() {
+            let sent = self
+                .store
+                .upstream_sent(&self.target.url)
+                .await
+                .map_err(|e| store_failed(e, Wait::Usual))?;
+            self.sent = Some(sent);
+        }
+        self.note_delivered(slot).await;
+        let Some(sent) = &self.sent else {
+            return Ok(());
+        };
+        let plan = plan(&self.store, sent, self.plan_changes)
+            .await
+            .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
+        slot.edit(|t| t.queued = plan.queued);
+        let mut tournaments = self
+            .store
+            .tournaments()
+            .await
+            .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
+        // Change numbers are the venue's own; the cloud has its own.
+        for r in tournaments.iter_mut().flat_map(|t| t.rounds.iter_mut()) {
+            r.seq = 0;
+        }
+        let meta = hash_of(&serde_json::to_string(&tournaments).unwrap_or_default());
+        // The e-boards are looked at only when they may be sent (every commit wakes the
+        // pusher; writing out a thousand e-boards each time would be work for nothing).
+        let eboards = (now_ms() - self.eboards_sent.1 >= EBOARDS_EVERY_MS)
+            .then(|| own_eboards(&self.boards))
+            .filter(|(_, hash)| self.eboards_sent.0 != Some(*hash));
+        if plan.games.is_empty()
+            && self.meta_sent == Some(meta)
+            && eboards.is_none()
+            && now_ms() - self.last_ok_ms < HEARTBEAT_MS
+        {
+            return Ok(());
+        }
+        let ids: Vec<i64> = plan.games.iter().copied().collect();
+        let chunks = if ids.is_empty() {
+            // The tournaments, the e-boards or a heartbeat alone.
+            VecDeque::from([Vec::new()])
+        } else {
+            ids.chunks(GAMES_PER_BATCH).map(<[i64]>::to_vec).collect()
+        };
+        self.pass = Some(Pass {
+            chunks,
+            tournaments,
+            meta,
+            eboards,
+            first: true,
+            plan,
+        });
+        Ok(())
+    }
+
+    async fn next(&mut self) -> Result<Next<Sent>, Failure> {
+        let Some(chunk) = self.pass.as_mut().and_then(|p| p.chunks.pop_front()) else {
+            self.pass = None;
+            // More waiting than one plan reads (a backlog): on at once.
+            return Ok(if self.backlog {
+                Next::Again
+            } else {
+                Next::Idle
+            });
+        };
+        let mut games = Vec::with_capacity(chunk.len());
+        for id in chunk {
+            let game = self.store.game(id).await;
+            games.push(game.map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?);
+        }
+        let batch = self
+            .batch_number()
+            .await
+            .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
+        let Some(pass) = self.pass.as_mut() else {
+            return Ok(Next::Idle);
+        };
+        let first = std::mem::replace(&mut pass.first, false);
+        let eboards = if first { pass.eboards.take() } else { None };
+        let delivers = pass
+            .chunks
+            .is_empty()
+            .then(|| std::mem::take(&mut pass.plan));
+        let body = serde_json::to_vec(&PushBatch {
+            origin: self.origin.clone(),
+            name: instance_name().to_string(),
+            batch,
+            tournaments: pass.tournaments.clone(),
+            games,
+            eboards: eboards.as_ref().map(|(values, _)| values.clone()),
+        })
+        .map_err(|e| Failure {
+            error: format!("batch not encoded: {e}"),
+            wait: Wait::For(REFUSED_WAIT),
+        })?;
+        Ok(Next::Send(Request {
+            post: Post {
+                url: self.endpoint.clone(),
+                token: self.target.token.clone(),
+                content_type: "application/json",
+                body,
+            },
+            carries: Sent {
+                first,
+                meta: pass.meta,
+                eboards: eboards.map(|(_, hash)| hash),
+                delivers,
+            },
+        }))
+    }
+
+    fn answered(&mut self, sent: Sent, answer: Result<Reply, String>) -> Result<Verdict, Failure> {
+        let unreachable = |e: String| Failure {
+            error: format!("cannot reach {}: {e}", self.target.url),
+            wait: BACK_OFF,
+        };
+        let reply = match answer {
+            Err(e) => return Err(unreachable(e)),
+            Ok(r) if r.status == 200 => match serde_json::from_str::<PushReply>(&r.text) {
+                Ok(reply) => reply,
+                Err(e) => return Err(unreachable(format!("the answer does not read: {e}"))),
+            },
+            Ok(r) => {
+                let status = r.status;
+                let msg = r.error();
+                let error = match status {
+                    401 | 403 => {
+                        format!("the cloud relay refused the push token ({status}): {msg}")
+                    }
+                    _ => format!("the cloud relay refused the batch ({status}): {msg}"),
+                };
+                return Err(Failure {
+                    error,
+                    wait: Wait::For(REFUSED_WAIT),
+                });
+            }
+        };
+        if reply.stale {
+            // The cloud applied a higher batch number than ours (this store was restored
+            // from a backup): number on from there, and plan again.
+            tracing::warn!(to = %self.target.url, "the cloud has newer batch numbers from this venue; numbering on from them");
+            self.renumber = Some(reply.last_batch);
+            self.numbers = (1, 0);
+            self.pass = None;
+            return Ok(Verdict::Retry);
+        }
+        for c in &reply.conflicts {
+            if !self.conflicts.contains_key(&c.game_id) {
+                tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");
+            }
+        }
+        self.conflicts = reply
+            .conflicts
+            .into_iter()
+            .map(|c| (c.game_id, c))
+            .collect();
+        if sent.first {
+            self.meta_sent = Some(sent.meta);
+        }
+        if let Some(hash) = sent.eboards {
+            self.eboards_sent = (Some(hash), now_ms());
+        }
+        self.last_ok_ms = now_ms();
+        let conflicts = self.conflicts.values().cloned().collect();
+        let Some(plan) = sent.delivers else {
+            return Ok(Verdict::Taken(Report {
+                conflicts,
+                ..Report::default()
+            }));
+        };
+        // The whole plan is delivered: its rounds' marks move on.
+        if let Some(marks) = self.sent.as_mut() {
+            for (round, seq) in &plan.upto {
+                let e = marks.entry(*round).or_insert(0);
+                *e = (*e).max(*seq);
+                self.unnoted = true;
+            }
+        }
+        let queued = plan.queued - plan.changes;
+        self.backlog = queued > 0;
+        Ok(Verdict::Delivered(Report {
+            changes: plan.changes.max(0) as u64,
+            conflicts,
+            queued: Some(queued),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::push::status::Targets;
+    use relay_store::{Pairing, StoredMove};
+
+    const URL: &str = "http://cloud.test";
+
+    /// A venue's store of its own: a round with `boards` games.
+    async fn venue(name: &str, boards: u32) -> (Store, i64, Vec<i64>) {
+        let dir = boards::testdata::temp_dir(&format!("push-cloud-{name}"));
+        let store = Store::open(&format!("sqlite:{}", dir.join("relay.db").display()))
+            .await
+            .expect("store");
+        let round = store
+            .create_auto_round("Open", "2026-11-24")
+            .await
+            .expect("round");
+        let games = pairings(&store, round.id, boards).await;
+        (store, round.id, games)
+    }
+
+    async fn pairings(store: &Store, round: i64, boards: u32) -> Vec<i64> {
+        let pairings: Vec<Pairing> = (1..=boards)
+            .map(|b| Pairing {
+                board_no: b,
+                ..Default::default()
+            })
+            .collect();
+        let done = store.set_pairings(round, &pairings).await;
+        done.expect("pairings")
+            .into_iter()
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    async fn e4(store: &Store, game: i64) -> i64 {
+        let m = StoredMove {
+            ply: 1,
+            san: "e4".into(),
+            uci: "e2e4".into(),
+            clk_ms: None,
+            emt_ms: None,
+            accepted_at_ms: now_ms(),
+            fen_after: String::new(),
+        };
+        store.record_move(game, &m).await.expect("move")
+    }
+
+    async fn started(store: &Store) -> (Cloud, Slot) {
+        let target = PushTarget {
+            url: URL.into(),
+            token: "secret".into(),
+        };
+        let slot = Targets::default().register(URL.into(), "relay");
+        let mut cloud = Cloud::new(store.clone(), Arc::new(Boards::default()), target);
+        cloud.start().await.expect("origin");
+        (cloud, slot)
+    }
+
+    /// The next request of the look, as the cloud reads it.
+    async fn next_batch(cloud: &mut Cloud) -> (PushBatch, Sent) {
+        match cloud.next().await.expect("next") {
+            Next::Send(r) => {
+                assert_eq!(r.post.url, format!("{URL}/api/push"));
+                assert_eq!(r.post.token, "secret");
+                let batch = serde_json::from_slice(&r.post.body).expect("a batch");
+                (batch, r.carries)
+            }
+            other => panic!("nothing sent: {other:?}"),
+        }
+    }
+
+    /// A look that sends one batch.
+    async fn look_and_send(cloud: &mut Cloud, slot: &Slot) -> (PushBatch, Sent) {
+        cloud.look(slot).await.expect("look");
+        next_batch(cloud).await
+    }
+
+    async fn nothing_to_send(cloud: &mut Cloud, slot: &Slot) {
+        cloud.look(slot).await.expect("look");
+        let next = cloud.next().await.expect("next");
+        assert!(matches!(next, Next::Idle), "sent {next:?}");
+    }
+
+    fn answer(status: u16, body: &impl serde::Serialize) -> Result<Reply, String> {
+        Ok(Reply {
+            status,
+            text: serde_json::to_string(body).expect("JSON"),
+        })
+    }
+
+    fn applied() -> Result<Reply, String> {
+        answer(200, &PushReply::default())
+    }
+
+    fn ids(batch: &PushBatch) -> Vec<i64> {
+        batch.games.iter().map(|g| g.id).collect()
+    }
+
+    #[tokio::test]
+    async fn a_delivered_plan_moves_the_marks_on_and_only_what_changed_goes_next() {
+        let (store, round, games) = venue("delivered", 2).await;
+        let (mut cloud, slot) = started(&store).await;
+        let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), games);
+        assert_eq!(batch.batch, 1);
+        assert_eq!(batch.tournaments.len(), 1);
+        assert_eq!(batch.eboards, Some(Vec::new()), "the e-boards, once");
+        let queued = slot.status().queued;
+        assert!(queued > 0, "the pairings wait");
+        let conflict = PushConflict {
+            game_id: games[1],
+            cloud_game_id: 9,
+            board_no: 2,
+            message: "held back".into(),
+        };
+        let reply = PushReply {
+            conflicts: vec![conflict.clone()],
+            ..Default::default()
+        };
+        let verdict = cloud.answered(sent, answer(200, &reply)).expect("taken");
+        assert_eq!(
+            verdict,
+            Verdict::Delivered(Report {
+                changes: queued as u64,
+                conflicts: vec![conflict],
+                queued: Some(0),
+            })
+        );
+        assert!(matches!(cloud.next().await, Ok(Next::Idle)), "no backlog");
+
+        // Nothing new: no request (the tournaments and e-boards are sent, the last answer
+        // is recent); the marks are written to the store.
+        nothing_to_send(&mut cloud, &slot).await;
+        let seq = store.round(round).await.expect("round").seq;
+        assert_eq!(store.upstream_sent(URL).await.expect("marks")[&round], seq);
+
+        // A move: that game alone, with the next batch number.
+        e4(&store, games[0]).await;
+        let (batch, _) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), [games[0]]);
+        assert_eq!(batch.batch, 2);
+        assert_eq!(batch.eboards, None);
+    }
+
+    #[tokio::test]
+    async fn a_plan_that_leaves_changes_waiting_asks_for_the_next_look_at_once() {
+        let (store, first, games) = venue("backlog", 1).await;
+        let second = store.next_round(first).await.expect("round").id;
+        let later = pairings(&store, second, 1).await;
+        let (mut cloud, slot) = started(&store).await;
+        // One page of changes a plan: the first round's, the second waits.
+        cloud.plan_changes = 1;
+        let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), games);
+        let Ok(Verdict::Delivered(report)) = cloud.answered(sent, applied()) else {
+            panic!("not delivered");
+        };
+        assert!(report.queued.is_some_and(|q| q > 0), "{report:?}");
+        assert!(matches!(cloud.next().await, Ok(Next::Again)));
+        let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), later);
+        let Ok(Verdict::Delivered(report)) = cloud.answered(sent, applied()) else {
+            panic!("not delivered");
+        };
+        assert_eq!(report.queued, Some(0));
+        assert!(matches!(cloud.next().await, Ok(Next::Idle)));
+    }
+
+    #[tokio::test]
+    async fn more_games_than_a_batch_holds_go_in_several_delivered_with_the_last() {
+        let (store, _, games) = venue("batches", 151).await;
+        let (mut cloud, slot) = started(&store).await;
+        let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), games[..150]);
+        assert!(batch.eboards.is_some());
+        let verdict = cloud.answered(sent, applied());
+        assert!(matches!(verdict, Ok(Verdict::Taken(_))), "{verdict:?}");
+        let (batch, sent) = next_batch(&mut cloud).await;
+        assert_eq!(ids(&batch), games[150..]);
+        assert_eq!(batch.batch, 2);
+        assert_eq!(batch.tournaments.len(), 1, "every batch carries them");
+        assert_eq!(batch.eboards, None, "the e-boards go with the first");
+        let verdict = cloud.answered(sent, applied());
+        assert!(matches!(verdict, Ok(Verdict::Delivered(_))), "{verdict:?}");
+        assert!(matches!(cloud.next().await, Ok(Next::Idle)));
+    }
+
+    #[tokio::test]
+    async fn a_refusal_waits_five_seconds_and_a_cut_link_backs_off_and_neither_moves_the_marks() {
+        let (store, _, games) = venue("refused", 2).await;
+        let (mut cloud, slot) = started(&store).await;
+        let (_, sent) = look_and_send(&mut cloud, &slot).await;
+        let refused = answer(401, &serde_json::json!({"error": "wrong token"}));
+        assert_eq!(
+            cloud.answered(sent, refused),
+            Err(Failure {
+                error: "the cloud relay refused the push token (401): wrong token".into(),
+                wait: Wait::For(Duration::from_secs(5)),
+            })
+        );
+        let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), games, "sent again whole");
+        let refused = answer(400, &serde_json::json!({"error": "illegal move"}));
+        let failure = cloud.answered(sent, refused).expect_err("refused");
+        assert_eq!(
+            failure.error,
+            "the cloud relay refused the batch (400): illegal move"
+        );
+        assert_eq!(failure.wait, Wait::For(Duration::from_secs(5)));
+        for answer in [
+            Err("connection refused".to_string()),
+            Ok(Reply {
+                status: 200,
+                text: "<html>".into(),
+            }),
+        ] {
+            let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+            assert_eq!(ids(&batch), games);
+            let failure = cloud.answered(sent, answer).expect_err("failed");
+            assert!(
+                failure
+                    .error
+                    .starts_with("cannot reach http://cloud.test: ")
+            );
+            assert_eq!(failure.wait, BACK_OFF);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stale_answer_numbers_on_from_the_clouds_last_batch() {
+        let (store, _, games) = venue("stale", 1).await;
+        let (mut cloud, slot) = started(&store).await;
+        let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(batch.batch, 1);
+        let stale = PushReply {
+            stale: true,
+            last_batch: 5000,
+            ..Default::default()
+        };
+        assert_eq!(
+            cloud.answered(sent, answer(200, &stale)),
+            Ok(Verdict::Retry)
+        );
+        let (batch, _) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(batch.batch, 5001);
+        assert_eq!(ids(&batch), games, "nothing was delivered");
+    }
+
+    #[tokio::test]
+    async fn taking_over_reads_the_marks_again_and_sends_the_tournaments_again() {
+        let (store, round, games) = venue("taken-over", 2).await;
+        let (mut cloud, slot) = started(&store).await;
+        let (_, sent) = look_and_send(&mut cloud, &slot).await;
+        cloud.answered(sent, applied()).expect("taken");
+        nothing_to_send(&mut cloud, &slot).await;
+        // Another relay pushes a move and moves the marks on.
+        let seq = e4(&store, games[1]).await;
+        store
+            .upstream_delivered(URL, &[(round, seq)])
+            .await
+            .expect("marks");
+        cloud.taken_over();
+        let (batch, _) = look_and_send(&mut cloud, &slot).await;
+        assert_eq!(ids(&batch), Vec::<i64>::new(), "the move was delivered");
+        assert_eq!(batch.tournaments.len(), 1);
+        assert_eq!(batch.eboards, Some(Vec::new()));
+    }
+}
