@@ -7,8 +7,9 @@
 //! `set_move_clock`) are a batch of one, so each SQL text is written once.
 
 use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
+use crate::error::{Result, StoreError};
 use crate::model::{RawEntry, StoredMove};
-use crate::{Result, Store, now_ms};
+use crate::pool::{Store, now_ms, on_pool};
 
 /// One change to a game, as part of a [`Store::commit`].
 #[derive(Clone, Debug)]
@@ -90,7 +91,7 @@ impl Op {
 
 /// What both commit paths (sqlx's and `crate::direct`) say and record alike.
 pub(crate) mod same {
-    use crate::StoreError;
+    use crate::error::StoreError;
 
     /// The refusal of a move whose ply the game has already.
     pub fn ply_taken(game: i64, ply: u32) -> StoreError {
@@ -151,6 +152,90 @@ pub(crate) mod sql {
     pub const EDITS: &str = "SELECT edits FROM games WHERE id = $1";
 }
 
+/// The rounds a transaction changed, each with its newest change number.
+#[derive(Default)]
+pub(crate) struct Touched(std::collections::BTreeMap<i64, i64>);
+
+impl Touched {
+    pub(crate) fn note(&mut self, round: i64, seq: i64) {
+        let e = self.0.entry(round).or_insert(seq);
+        *e = (*e).max(seq);
+    }
+    pub(crate) fn rounds(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.0.iter().map(|(r, s)| (*r, *s))
+    }
+}
+
+/// Raises the round's change number for a change to `game` and records the change, inside the
+/// transaction `tx` (a macro so that it is written once for both backends' types). The round's
+/// newest number is noted in `$touched` for `notify!`.
+macro_rules! bump {
+    ($tx:expr, $touched:expr, $game:expr, $kind:expr, $payload:expr) => {{
+        let row: Option<(i64, i64)> = sqlx::query_as($crate::batch::sql::BUMP)
+            .bind($game)
+            .fetch_optional(&mut *$tx)
+            .await?;
+        let (round, seq) = row.ok_or_else(|| $crate::batch::same::no_game($game))?;
+        sqlx::query($crate::batch::sql::CHANGE)
+            .bind(round)
+            .bind(seq)
+            .bind($game)
+            .bind($kind)
+            .bind($payload)
+            .bind($crate::pool::now_ms())
+            .execute(&mut *$tx)
+            .await?;
+        $touched.note(round, seq);
+        seq
+    }};
+}
+pub(crate) use bump;
+
+/// Tells every other relay on the same PostgreSQL which rounds the transaction `tx` changed,
+/// up to which change number: one notification per round, sent by the server at the commit
+/// (never if it rolls back). Only the numbers travel; listeners read the changes from the
+/// log. SQLite has one relay per file and nobody to tell.
+macro_rules! notify {
+    ($store:expr, $tx:expr, $touched:expr) => {{
+        if matches!($store, $crate::pool::Store::Postgres(_)) {
+            for (round, seq) in $touched.rounds() {
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind($crate::cluster::CHANGES_CHANNEL)
+                    .bind(format!("{round}:{seq}"))
+                    .execute(&mut *$tx)
+                    .await?;
+            }
+        }
+    }};
+}
+pub(crate) use notify;
+
+/// Counts an arbiter's edit of `game`, made on its `edits`-th version, inside the transaction
+/// `tx`; a conflict (returned from the caller) when another edit came first.
+macro_rules! guard {
+    ($tx:expr, $game:expr, $edits:expr) => {{
+        let (game, edits): (i64, i64) = ($game, $edits);
+        let n = sqlx::query($crate::batch::sql::GUARD)
+            .bind(game)
+            .bind(edits)
+            .execute(&mut *$tx)
+            .await?
+            .rows_affected();
+        if n == 0 {
+            let now: Option<(i64,)> = sqlx::query_as($crate::batch::sql::EDITS)
+                .bind(game)
+                .fetch_optional(&mut *$tx)
+                .await?;
+            return Err($crate::batch::same::edited_meanwhile(
+                game,
+                edits,
+                now.map(|(n,)| n),
+            ));
+        }
+    }};
+}
+pub(crate) use guard;
+
 /// Readings logged per INSERT (4 values each: far below either backend's limit on values per
 /// statement).
 const RAWS_PER_STATEMENT: usize = 200;
@@ -163,7 +248,7 @@ impl Store {
         let mut seqs = Vec::with_capacity(ops.len());
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             // Many rows a statement: with SQLite every statement is a round trip to its
             // worker thread, and 1000 boards send about 2000 readings a second.
             for chunk in raws.chunks(RAWS_PER_STATEMENT) {
@@ -251,5 +336,55 @@ impl Store {
     pub async fn commit_one(&self, op: Op) -> Result<Option<i64>> {
         let seqs = self.commit(&[], std::slice::from_ref(&op)).await?;
         Ok(seqs.into_iter().next().flatten())
+    }
+
+    /// Records the move at `m.ply` of a game, durably, and returns the round's new change
+    /// number. A ply recorded twice (a replay after a crash) is refused, not duplicated.
+    pub async fn record_move(&self, game: i64, m: &StoredMove) -> Result<i64> {
+        let op = Op::Move { game, m: m.clone() };
+        self.commit_one(op)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("game {game}: move not recorded")))
+    }
+
+    /// Removes the moves from `from_ply` on (a correction or takeback), keeping the reason in
+    /// the audit trail. Returns the new change number.
+    pub async fn truncate_moves(
+        &self,
+        game: i64,
+        from_ply: u32,
+        actor: &str,
+        reason: &str,
+    ) -> Result<i64> {
+        let op = Op::Truncate {
+            game,
+            from_ply,
+            actor: actor.into(),
+            reason: reason.into(),
+        };
+        self.commit_one(op)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("game {game}: not truncated")))
+    }
+
+    /// Sets a game's result (and status: finished, or confirmed by an arbiter).
+    pub async fn set_result(
+        &self,
+        game: i64,
+        result: &str,
+        termination: Option<&str>,
+        status: &str,
+        actor: &str,
+    ) -> Result<i64> {
+        let op = Op::Result {
+            game,
+            result: result.into(),
+            termination: termination.map(str::to_string),
+            status: status.into(),
+            actor: actor.into(),
+        };
+        self.commit_one(op)
+            .await?
+            .ok_or_else(|| StoreError::Conflict(format!("game {game}: result not set")))
     }
 }

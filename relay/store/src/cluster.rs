@@ -7,10 +7,13 @@
 //! from the log (`Store::changes_since`), so a notification lost with a connection costs
 //! nothing once the listener catches up by change number.
 
-use crate::{CHANGES_CHANNEL, Result, Store, StoreError, plain_message};
+use crate::error::{Result, StoreError, plain_message};
+use crate::pool::{Store, on_pool};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnection, PgListener};
 
+/// The PostgreSQL notification channel that carries `round:seq` after each commit.
+pub const CHANGES_CHANNEL: &str = "relay_changes";
 /// The channel that says "rounds or tournaments were edited" (delays, names, final).
 pub const ROUNDS_CHANNEL: &str = "relay_rounds";
 /// The channel that says "an e-board's live state changed" (see `Store::put_eboard_live`).

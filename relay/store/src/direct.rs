@@ -7,8 +7,10 @@
 //! and called by the writer, on its thread, which blocks for the length of each commit.
 
 use crate::batch::{Op, same, sql};
+use crate::error::{Result, StoreError};
 use crate::model::RawEntry;
-use crate::{Result, StoreError, now_ms};
+use crate::open::{SQLITE_BUSY_TIMEOUT, sqlite_pragmas};
+use crate::pool::now_ms;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sqlx::sqlite::SqliteConnectOptions;
 use std::str::FromStr;
@@ -36,9 +38,8 @@ impl SqliteCommits {
         let db = Connection::open(opts.get_filename()).map_err(connect)?;
         // Set up as the writer's sqlx connection (`Store::open_writer`): no checkpoint inside
         // a commit (the service checkpoints beside the writer).
-        db.busy_timeout(crate::SQLITE_BUSY_TIMEOUT)
-            .map_err(connect)?;
-        let pragmas: String = crate::sqlite_pragmas(false)
+        db.busy_timeout(SQLITE_BUSY_TIMEOUT).map_err(connect)?;
+        let pragmas: String = sqlite_pragmas(false)
             .iter()
             .map(|(key, value)| format!("PRAGMA {key} = {value};"))
             .collect();

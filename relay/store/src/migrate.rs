@@ -3,7 +3,8 @@
 //! applied version is kept in `relay_schema`; a database from a newer relay is refused before
 //! anything is touched.
 
-use super::{Store, StoreError};
+use crate::error::StoreError;
+use crate::pool::{Store, on_pool};
 
 /// (version, SQLite script, PostgreSQL script), in order.
 const MIGRATIONS: &[(i64, &str, &str)] = &[

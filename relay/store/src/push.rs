@@ -15,9 +15,12 @@
 //! last version is not overwritten: the venue's version is held back as a conflict until an
 //! arbiter here takes it ([`Store::take_held`]).
 
+use crate::batch::{Touched, bump, notify};
 use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
+use crate::cluster::ROUNDS_CHANNEL;
+use crate::error::{Result, StoreError};
 use crate::model::{self, StoredGame, TournamentInfo};
-use crate::{Result, Store, StoreError, now_ms};
+use crate::pool::{Store, now_ms, on_pool};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -383,7 +386,7 @@ impl Store {
         let now = now_ms();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             sqlx::query("INSERT INTO mirror_sources (origin, name, batch, applied_at) VALUES ($1, $2, 0, $3) ON CONFLICT (origin) DO NOTHING")
                 .bind(&b.origin).bind(&b.name).bind(now).execute(&mut *tx).await?;
             // Also the row lock that makes two requests of one venue wait for each other.
@@ -506,7 +509,7 @@ impl Store {
             }).collect();
             notify!(self, tx, touched);
             if out.meta_changed && matches!(self, Store::Postgres(_)) {
-                sqlx::query("SELECT pg_notify($1, '')").bind(crate::ROUNDS_CHANNEL).execute(&mut *tx).await?;
+                sqlx::query("SELECT pg_notify($1, '')").bind(ROUNDS_CHANNEL).execute(&mut *tx).await?;
             }
             tx.commit().await?;
             out.rounds = touched.rounds().collect();
@@ -520,7 +523,7 @@ impl Store {
     pub async fn take_held(&self, game: i64) -> Result<Vec<(i64, i64)>> {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             let row: Option<(String, i64, Option<String>)> = sqlx::query_as(
                 "SELECT origin, remote_id, held FROM mirror_ids WHERE kind = 'game' AND local_id = $1")
                 .bind(game).fetch_optional(&mut *tx).await?;

@@ -1,8 +1,10 @@
 //! Tournaments, rounds, e-boards and their assignment to board numbers: what the live service
 //! needs to place a board's game, and what arbiters edit.
 
-use crate::model::{RoundInfo, StoredMove, TournamentInfo};
-use crate::{Result, Store, StoreError, now_ms};
+use crate::batch::{Op, Touched, bump, guard, notify};
+use crate::error::{Result, StoreError};
+use crate::model::{NewTournament, Pairing, RoundInfo, StoredMove, TournamentInfo};
+use crate::pool::{Store, now_ms, on_pool};
 
 type RoundRow = (i64, i64, String, Option<String>, Option<i64>, i64, i64, i64);
 
@@ -59,6 +61,48 @@ pub fn next_round_number(number: &str) -> String {
 }
 
 impl Store {
+    pub async fn create_tournament(&self, t: &NewTournament) -> Result<i64> {
+        let sql = "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
+        on_pool!(self, pool => {
+            let (id,): (i64,) = sqlx::query_as(sql)
+                .bind(&t.name)
+                .bind(&t.site)
+                .bind(&t.start_date)
+                .bind(&t.end_date)
+                .bind(&t.time_control)
+                .bind(i64::from(t.delay_secs))
+                .bind(now_ms())
+                .fetch_one(pool)
+                .await?;
+            Ok(id)
+        })
+    }
+
+    pub async fn create_round(
+        &self,
+        tournament: i64,
+        number: &str,
+        date: Option<&str>,
+    ) -> Result<i64> {
+        let sql =
+            "INSERT INTO rounds (tournament_id, number, date) VALUES ($1, $2, $3) RETURNING id";
+        on_pool!(self, pool => {
+            let r: std::result::Result<(i64,), sqlx::Error> =
+                sqlx::query_as(sql).bind(tournament).bind(number).bind(date).fetch_one(pool).await;
+            match r {
+                Ok((id,)) => Ok(id),
+                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                    Err(StoreError::NotFound { what: "tournament", id: tournament.to_string() })
+                }
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                    Err(StoreError::Conflict(format!("round {number} exists already")))
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
     pub async fn tournaments(&self) -> Result<Vec<TournamentInfo>> {
         type Row = (
             i64,
@@ -172,7 +216,7 @@ impl Store {
     /// A tournament and its first round, made by the service when nobody configured one.
     pub async fn create_auto_round(&self, name: &str, date: &str) -> Result<RoundInfo> {
         let t = self
-            .create_tournament(&crate::NewTournament {
+            .create_tournament(&NewTournament {
                 name: name.to_string(),
                 start_date: Some(date.to_string()),
                 ..Default::default()
@@ -250,7 +294,7 @@ impl Store {
         let board = i64::from(board_no);
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             // A write first: with SQLite a transaction that reads first and writes later
             // cannot wait for the write lock (it gets "busy" at once when another
             // connection wrote meanwhile), so this one takes the lock from its start.
@@ -277,13 +321,18 @@ impl Store {
         })
     }
 
+    /// Adds (or replaces the players of) the game on `board_no` of a round.
+    pub async fn set_pairing(&self, round: i64, p: &Pairing) -> Result<i64> {
+        let done = self.set_pairings(round, std::slice::from_ref(p)).await?;
+        done.first().map(|(id, _)| *id).ok_or(StoreError::NotFound {
+            what: "round",
+            id: round.to_string(),
+        })
+    }
+
     /// Loads a round's pairings in one transaction: all of them, or none. Returns each
     /// game's id with the change number of its new pairing.
-    pub async fn set_pairings(
-        &self,
-        round: i64,
-        pairings: &[crate::Pairing],
-    ) -> Result<Vec<(i64, i64)>> {
+    pub async fn set_pairings(&self, round: i64, pairings: &[Pairing]) -> Result<Vec<(i64, i64)>> {
         let sql = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
                                       black, black_title, black_elo, black_fide_id, black_fed)
                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -296,7 +345,7 @@ impl Store {
         self.round(round).await?;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             let mut ids = Vec::with_capacity(pairings.len());
             for p in pairings {
                 let (id,): (i64,) = sqlx::query_as(sql)
@@ -337,7 +386,7 @@ impl Store {
         let payload = serde_json::json!({"start_fen": start_fen, "chess960": chess960}).to_string();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             sqlx::query("UPDATE games SET start_fen = $1, chess960 = $2, orientation = $3 WHERE id = $4")
                 .bind(start_fen).bind(i64::from(chess960)).bind(orientation).bind(game).execute(&mut *tx).await?;
             let seq = bump!(tx, touched, game, "game", &payload);
@@ -356,7 +405,7 @@ impl Store {
         clk_ms: Option<u64>,
         emt_ms: Option<u64>,
     ) -> Result<Option<i64>> {
-        self.commit_one(crate::Op::MoveClock {
+        self.commit_one(Op::MoveClock {
             game,
             ply,
             clk_ms,
@@ -389,7 +438,7 @@ impl Store {
         let payload = serde_json::json!({"replace": moves.len()}).to_string();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let mut touched = crate::Touched::default();
+            let mut touched = Touched::default();
             if let Some(edits) = edits {
                 guard!(tx, game, edits);
             }
@@ -410,19 +459,5 @@ impl Store {
             tx.commit().await?;
             Ok(seq)
         })
-    }
-
-    /// Writes an arbiter's action that changes no game (a pairing list, an assignment) to the
-    /// audit trail.
-    pub async fn audit(
-        &self,
-        actor: &str,
-        action: &str,
-        game: Option<i64>,
-        detail: &str,
-    ) -> Result<()> {
-        on_pool!(self, pool => { sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
-            .bind(now_ms()).bind(actor).bind(action).bind(game).bind(detail).execute(pool).await?; });
-        Ok(())
     }
 }

@@ -7,9 +7,9 @@
 //! result) and marks tokens that look like moves but are none. pgn-reader then reads the mended
 //! text and a [`Visitor`] plays the moves with shakmaty.
 
-use super::{ImportErrorKind, PgnImportError};
 use crate::clock_time::ClockTime;
 use crate::game::{Game, GameResult, RecordedMove, Tags};
+use crate::pgn::error::{ImportErrorKind, PgnImportError};
 use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};

@@ -6,6 +6,7 @@
 //! `;` comment runs to the end of its line; a line starting with `%` is an escape line.
 //! Each piece is then read by [`super::read_games`], which knows the rest of the grammar.
 
+use crate::pgn::charset::decode_pgn_bytes;
 use std::io::BufRead;
 
 /// One game's text and where it starts in the stream (bytes).
@@ -97,7 +98,7 @@ impl<R: BufRead> Iterator for GamePieces<R> {
             }
             let line_at = self.at;
             self.at += n as u64;
-            let mut line = super::decode_pgn_bytes(&raw).into_owned();
+            let mut line = decode_pgn_bytes(&raw).into_owned();
             if line.starts_with('\u{feff}') {
                 // A byte order mark before the first tag (of this file, or of one of the
                 // files joined into this one).

@@ -8,8 +8,8 @@
 //! no PGC or CBF). Then the size of a game in each format: PGN, gzip'd PGN, PGC, CBF (+ its
 //! CBI index) and the one-byte encoding.
 
-use super::BenchArgs;
-use super::procs::{Proc, TempDir, sample};
+use super::cases::BenchArgs;
+use super::procs::{Proc, TempDir, relay_command, sample};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -38,7 +38,7 @@ fn shared_pgn() -> Result<Vec<PathBuf>> {
 /// Runs `relay ARGS` to the end: wall time and peak resident memory (KiB, from /proc while
 /// it runs).
 fn timed(args: &[&str]) -> Result<(f64, u64)> {
-    let mut cmd = super::relay_command()?;
+    let mut cmd = relay_command()?;
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
     let t0 = Instant::now();
     let mut p = Proc::spawn("relay convert", &mut cmd)?;

@@ -1,6 +1,7 @@
 //! The processes a bench case runs (emulated boards, the service, the load tool), each behind
-//! a guard that stops it when the case ends, fails or is interrupted; and what /proc says
-//! about them and their HTTP answers.
+//! a guard that stops it when the case ends, fails or is interrupted; how this binary's own
+//! subcommands are started without the user's settings; and what /proc says about them and
+//! their HTTP answers.
 
 use anyhow::{Context, Result, bail};
 use std::io::BufRead;
@@ -343,4 +344,47 @@ pub fn group_commits(addr: std::net::SocketAddr) -> Option<(u64, u64)> {
         value("relay_group_commit_seconds_count")? as u64,
         (value("relay_group_commit_seconds_sum")? * 1e6).round() as u64,
     ))
+}
+
+/// Environment variables of `relay serve` and `relay emulate` the user may have set for their
+/// own runs; the bench's children must not pick them up.
+const FOREIGN_ENV: &[&str] = &[
+    "RELAY_CONFIG",
+    "RELAY_PORTS",
+    "RELAY_BUS",
+    "RELAY_DB",
+    "RELAY_LISTEN",
+    "RELAY_ADMIN_TOKEN",
+    "RELAY_DELAY",
+    "RELAY_SETTLE_MS",
+    "RELAY_WEB_DIR",
+    "RELAY_DEMO_BOARDS",
+    "RELAY_DEMO_SPEED",
+];
+
+/// A command for one of this binary's subcommands, with the environment cleaned.
+pub fn relay_command() -> Result<Command> {
+    let exe = std::env::current_exe().context("cannot find the running binary")?;
+    let mut cmd = Command::new(exe);
+    for v in FOREIGN_ENV {
+        cmd.env_remove(v);
+    }
+    if std::env::var_os("RELAY_LOG").is_none() {
+        cmd.env("RELAY_LOG", "warn");
+    }
+    Ok(cmd)
+}
+
+/// The hard limit on open files, from /proc/self/limits.
+pub fn fd_hard_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(4)?.parse().ok()
+}
+
+/// A new file at `path` for a child's output.
+pub fn file_out(path: &Path) -> Result<Stdio> {
+    Ok(std::fs::File::create(path)
+        .with_context(|| format!("cannot create {}", path.display()))?
+        .into())
 }

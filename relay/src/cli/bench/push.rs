@@ -12,8 +12,12 @@
 //! random legal moves each, written straight into the store), then the venue relay started
 //! with `--push-to`: the time until the cloud has taken everything, changes per second.
 
-use super::procs::{Proc, TempDir, Tools, get_json, sleep_until, wait_line};
-use super::{BenchArgs, BenchDatabase, Load, RELAY_MARKER, figures, relay_command};
+use super::cases::BenchArgs;
+use super::figures;
+use super::live::every_board_placed;
+use super::load::{Load, RELAY_MARKER};
+use super::postgres::BenchDatabase;
+use super::procs::{Proc, TempDir, Tools, get_json, relay_command, sleep_until, wait_line};
 use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -139,7 +143,7 @@ pub fn latency(args: &BenchArgs, tools: &Tools, stop: &Arc<AtomicBool>) -> Resul
         venue.pid(),
         cloud.pid()
     );
-    super::every_board_placed(venue_addr, boards, stop)?;
+    every_board_placed(venue_addr, boards, stop)?;
     // Spectators join once the cloud has the round.
     let deadline = Instant::now() + Duration::from_secs(30);
     while get_json(&format!("http://{cloud_addr}/api/rounds/1")).is_none() {

@@ -1,0 +1,143 @@
+//! What `relay bench` is asked for: its command line, and the named cases (boards, spectators,
+//! pace, length), each of which the command line may override.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Case to run; repeat for several. smoke: 20 boards at 10x, 200 spectators, 10 s.
+    /// real100 / real1000: 100 / 1000 boards at real pace, 10 spectators, 60 s. crowd: 200
+    /// boards at 10x, 5000 spectators ramping at 2000/s, 40 s. crowd-real: 200 boards at real
+    /// pace, 19,000 spectators (as many as one process holds under a 20,000 open-file limit)
+    /// ramping at 2000/s, 40 s. delayed: 50 boards at 10x with a 30 s broadcast delay, 1000
+    /// spectators, 60 s. cluster10k / cluster40k: several relays on one PostgreSQL
+    /// (`--postgres`): one reading 200 boards at real pace, three `--no-boards` relays
+    /// serving 10,000 / 40,000 spectators between them (source addresses 127.0.0.2-9), 40 s.
+    /// push: a venue relay (50 boards at 10x, SQLite) pushing to a cloud relay (`--postgres`)
+    /// with 1000 spectators, 30 s: venue → cloud spectator per move. push-backlog: 100,000
+    /// changes (`--clients` sets the number; games of 100 moves) waiting at the venue,
+    /// drained to a cloud relay. convert: `relay convert` on 100,000 games (`--boards`) of
+    /// the shared PGN repeated, each format each way, python-chess beside it, sizes per game.
+    #[arg(long = "case", value_enum)]
+    pub(super) cases: Vec<CaseName>,
+    /// Emulated boards (overrides the case's).
+    #[arg(long)]
+    pub(super) boards: Option<usize>,
+    /// WebSocket spectators following the round (overrides the case's).
+    #[arg(long)]
+    pub(super) clients: Option<usize>,
+    /// Seconds measured once every spectator has connected (overrides the case's).
+    #[arg(long)]
+    pub(super) seconds: Option<u64>,
+    /// How much faster than real time the games run (overrides the case's).
+    #[arg(long)]
+    pub(super) speed: Option<f64>,
+    /// Spectator connections started per second (overrides the case's).
+    #[arg(long)]
+    pub(super) ramp_per_sec: Option<f64>,
+    /// Broadcast delay in seconds given to the service (overrides the case's).
+    #[arg(long)]
+    pub(super) delay: Option<u32>,
+    /// Chance per move of each kind of human noise (slides, lifted pieces, takebacks).
+    #[arg(long, default_value_t = 0.15)]
+    pub(super) noise: f64,
+    /// The service's settle time in ms (`relay serve --settle-ms`).
+    #[arg(long, default_value_t = 300)]
+    pub(super) settle_ms: u64,
+    /// Spectators whose every frame is recorded and timed (spread evenly over all).
+    #[arg(long, default_value_t = 50)]
+    pub(super) sample: usize,
+    /// wsload worker processes (default: one per 15,000 spectators; each has its own fd
+    /// limit).
+    #[arg(long)]
+    pub(super) wsload_procs: Option<usize>,
+    /// Skip the echo-server baseline.
+    #[arg(long)]
+    pub(super) no_baseline: bool,
+    /// Seconds each round-PGN polling measurement runs, after the window (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub(super) pgn_seconds: u64,
+    /// Concurrent connections polling the round PGN.
+    #[arg(long, default_value_t = 16)]
+    pub(super) pgn_connections: usize,
+    /// PostgreSQL server for the cluster cases (a database `relay_bench_PID` is made on it
+    /// and dropped afterwards), e.g. postgres://postgres@127.0.0.1:5432/test.
+    #[arg(long, env = "RELAY_BENCH_POSTGRES")]
+    pub(super) postgres: Option<String>,
+    /// Directory with the `wsload` and `echo-server` binaries. Default: the release build in
+    /// `<target>/wsload`, built from `../shared/tools/wsload` when missing.
+    #[arg(long, env = "RELAY_WSLOAD_DIR")]
+    pub(super) wsload_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaseName {
+    Smoke,
+    Real100,
+    Real1000,
+    Crowd,
+    CrowdReal,
+    Delayed,
+    Cluster10k,
+    Cluster40k,
+    Push,
+    PushBacklog,
+    Convert,
+}
+
+/// One configuration measured.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: &'static str,
+    pub boards: usize,
+    pub speed: f64,
+    pub clients: usize,
+    pub ramp_per_sec: f64,
+    pub seconds: u64,
+    pub delay: Option<u32>,
+    /// Relays started with `--no-boards` on the same PostgreSQL, serving the spectators
+    /// (0: the board-reading relay on SQLite serves them itself).
+    pub web: usize,
+}
+
+impl CaseName {
+    pub fn case(self) -> Case {
+        let c = |name, boards, speed, clients, seconds| Case {
+            name,
+            boards,
+            speed,
+            clients,
+            ramp_per_sec: 2000.0,
+            seconds,
+            delay: None,
+            web: 0,
+        };
+        match self {
+            CaseName::Smoke => c("smoke", 20, 10.0, 200, 10),
+            CaseName::Real100 => c("real100", 100, 1.0, 10, 60),
+            CaseName::Real1000 => c("real1000", 1000, 1.0, 10, 60),
+            CaseName::Crowd => c("crowd", 200, 10.0, 5000, 40),
+            CaseName::CrowdReal => c("crowd-real", 200, 1.0, 19_000, 40),
+            CaseName::Delayed => Case {
+                delay: Some(30),
+                ..c("delayed", 50, 10.0, 1000, 60)
+            },
+            CaseName::Cluster10k => Case {
+                web: 3,
+                ..c("cluster10k", 200, 1.0, 10_000, 40)
+            },
+            CaseName::Cluster40k => Case {
+                web: 3,
+                ..c("cluster40k", 200, 1.0, 40_000, 40)
+            },
+            // Run by `push` (never asked for here).
+            CaseName::Push | CaseName::PushBacklog | CaseName::Convert => {
+                c("push", 50, 10.0, 1000, 30)
+            }
+        }
+    }
+}
+
+/// The round the service makes for the boards in a fresh database, which spectators follow.
+pub const ROUND: i64 = 1;

@@ -1,0 +1,345 @@
+//! The live cases (smoke, real100, real1000, crowd, crowd-real, delayed, cluster10k,
+//! cluster40k): emulated boards read by the service, wsload spectators following the round
+//! through the measured window, then the echo-server baselines and the round PGN's rate.
+
+use super::baseline::{ECHO_FRAME_BYTES, ECHO_PAD_FIELD_BYTES, Echo, baseline};
+use super::cases::{BenchArgs, Case, ROUND};
+use super::figures::Fanout;
+use super::load::{Load, RELAY_MARKER};
+use super::pgn;
+use super::postgres::BenchDatabase;
+use super::procs::{
+    Proc, Sample, TempDir, Tools, fd_hard_limit, get_json, group_commits, interrupted,
+    relay_command, sample, sleep_until, wait_line,
+};
+use super::report::{Run, Window, fanout_line};
+use anyhow::{Context, Result, bail};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+pub fn run_case(
+    case: &Case,
+    args: &BenchArgs,
+    tools: &Tools,
+    stop: &Arc<AtomicBool>,
+    tck: f64,
+) -> Result<()> {
+    let dir = TempDir::new(case.name)?;
+    let ramp_secs = case.clients as f64 / case.ramp_per_sec;
+    let wsload_procs = args
+        .wsload_procs
+        .unwrap_or(case.clients.div_ceil(15_000))
+        .max(1);
+    let mut notes = Vec::new();
+    if let Some(hard) = fd_hard_limit() {
+        // Per relay serving spectators (spread evenly over the --no-boards relays).
+        let need = (case.clients / case.web.max(1) + 2 * case.boards + 64) as u64;
+        if need > hard {
+            notes.push(format!(
+                "the service needs about {need} file descriptors (a socket per spectator, the boards' terminals) but the hard limit is {hard}: expect failed connections"
+            ));
+        }
+    }
+    println!(
+        "== case {}: {} boards at {}x, {} spectators (ramp {}/s over {:.1} s), {} s measured{} ==",
+        case.name,
+        case.boards,
+        case.speed,
+        case.clients,
+        case.ramp_per_sec,
+        ramp_secs,
+        case.seconds,
+        case.delay
+            .map(|d| format!(", {d} s broadcast delay"))
+            .unwrap_or_default()
+    );
+
+    // The boards stand set up until the service has put every one on its board and the
+    // spectators have connected, then play (when the bench creates the start file): a board
+    // the service first reads in the middle of a game is not recorded until its next game,
+    // which would leave part of the hall out of the measure.
+    let links = dir.0.join("boards");
+    let go = dir.0.join("start");
+    let mut cmd = relay_command()?;
+    cmd.arg("emulate")
+        .args(["--boards", &case.boards.to_string()])
+        .args(["--speed", &case.speed.to_string()])
+        .arg("--link-dir")
+        .arg(&links)
+        .arg("--start-file")
+        .arg(&go)
+        .args(["--seed", "1", "--noise", &args.noise.to_string()])
+        .args(["--time-control", "5400+30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    let mut boards = Proc::spawn("emulated boards", &mut cmd)?;
+    let lines = boards.lines().context("no output from relay emulate")?;
+    wait_line(
+        &mut boards,
+        &lines,
+        Duration::from_secs(30 + case.boards as u64 / 10),
+        stop,
+        |l| l.starts_with("emulating ").then_some(()),
+    )?;
+
+    let pg = if case.web > 0 {
+        let server = args.postgres.as_deref().context(
+            "the cluster cases need a PostgreSQL server: --postgres URL (or RELAY_BENCH_POSTGRES)",
+        )?;
+        Some(BenchDatabase::create(server)?)
+    } else {
+        None
+    };
+    let db = match &pg {
+        Some(p) => p.url.clone(),
+        None => format!("sqlite://{}", dir.0.join("bench.db").display()),
+    };
+    let mut cmd = relay_command()?;
+    cmd.arg("serve")
+        .arg("--port")
+        .arg(format!("{}/dgt-*", links.display()))
+        .args(["--db", &db, "--listen", "127.0.0.1:0"])
+        .args(["--settle-ms", &args.settle_ms.to_string()]);
+    if let Some(d) = case.delay {
+        cmd.args(["--delay", &d.to_string()]);
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped());
+    let mut serve = Proc::spawn("service", &mut cmd)?;
+    let lines = serve.lines().context("no output from relay serve")?;
+    let addr: SocketAddr = wait_line(&mut serve, &lines, Duration::from_secs(60), stop, |l| {
+        l.strip_prefix("relay: serving on http://")
+            .and_then(|a| a.trim_end_matches('/').parse().ok())
+    })?;
+    println!(
+        "  processes: boards pid {}, service pid {} on {addr}",
+        boards.pid(),
+        serve.pid()
+    );
+    // Relays serving the spectators only, on the same database.
+    let mut webs = Vec::new();
+    for _ in 0..case.web {
+        let mut cmd = relay_command()?;
+        cmd.arg("serve")
+            .args(["--db", &db, "--no-boards", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        let mut web = Proc::spawn("relay --no-boards", &mut cmd)?;
+        let lines = web
+            .lines()
+            .context("no output from relay serve --no-boards")?;
+        let at: SocketAddr = wait_line(&mut web, &lines, Duration::from_secs(60), stop, |l| {
+            l.strip_prefix("relay: serving on http://")
+                .and_then(|a| a.trim_end_matches('/').parse().ok())
+        })?;
+        println!("  processes: relay --no-boards pid {} on {at}", web.pid());
+        webs.push((web, at));
+    }
+
+    let placed_in = every_board_placed(addr, case.boards, stop)?;
+    println!(
+        "  start             all {} e-boards on their boards {placed_in:.1} s after the service was up",
+        case.boards
+    );
+    let before = sample(serve.pid()).context("cannot read the service's /proc entry")?;
+    let webs_before: Vec<Sample> = webs
+        .iter()
+        .map(|(w, _)| sample(w.pid()).context("a --no-boards relay has gone"))
+        .collect::<Result<_>>()?;
+    let targets: Vec<SocketAddr> = if webs.is_empty() {
+        vec![addr]
+    } else {
+        webs.iter().map(|(_, a)| *a).collect()
+    };
+    let load = Load {
+        urls: targets
+            .iter()
+            .map(|a| format!("ws://{a}/api/rounds/{ROUND}/ws"))
+            .collect(),
+        clients: case.clients,
+        ramp_per_sec: case.ramp_per_sec,
+        // Spectators stay a little past the window for the moves stored at its end to
+        // reach them (several seconds under the load of the cluster cases).
+        duration: case.seconds as f64 + if case.web > 0 { 8.0 } else { 1.5 },
+        procs: wsload_procs,
+        marker: RELAY_MARKER,
+        sample: args.sample.min(case.clients),
+        dir: &dir.0,
+        prefix: "relay",
+    };
+    let load_ns = unix_ns();
+    let load_at = Instant::now();
+    let mut wsload = load.spawn(tools)?;
+
+    // The window: from a second after the last connection attempt, when the boards start
+    // playing, `seconds` long.
+    let w0 = load_at + Duration::from_secs_f64(ramp_secs + 1.0);
+    sleep_until(w0, stop)?;
+    std::fs::write(&go, b"").context("cannot write the boards' start file")?;
+    let w0_ms = (unix_ns() / 1_000_000) as i64;
+    let start = Window::sample(&serve, &boards, &wsload, &webs)?;
+    let commits0 = group_commits(addr);
+    sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
+    let w1_ms = (unix_ns() / 1_000_000) as i64;
+    let end = Window::sample(&serve, &boards, &wsload, &webs)?;
+    let commits = commits0.zip(group_commits(addr));
+
+    load.finish(&mut wsload, stop)?;
+    let pgn = if args.pgn_seconds > 0 {
+        Some(pgn_rates(addr, args)?)
+    } else {
+        None
+    };
+    // Stopped gently, so the service flushes the store before it is read.
+    for (w, _) in &mut webs {
+        w.stop(Duration::from_secs(10));
+    }
+    serve.stop(Duration::from_secs(20));
+    boards.stop(Duration::from_secs(10));
+    let changes = stored_moves(&db)?;
+    drop(pg);
+
+    let run = Run {
+        case,
+        settle_ms: args.settle_ms,
+        tck,
+        window_ms: (w0_ms, w1_ms),
+        load_ns,
+        ramp_secs,
+        before,
+        webs_before,
+        start,
+        end,
+        commits,
+        moves: changes,
+    };
+    let (relay_fanout, bytes_per_sec) = run.report(&load)?;
+    if !args.no_baseline {
+        let compare = |bare: &Option<Fanout>| match (&relay_fanout, bare) {
+            (Some(r), Some(b)) if b.last.0 > 0.0 => {
+                format!("; the relay's → last median is {:.2}x", r.last.0 / b.last.0)
+            }
+            _ => String::new(),
+        };
+        let plain = baseline(case, tools, &dir.0, wsload_procs, stop, &Echo::SMALL)?;
+        println!(
+            "  fan-out bare      {} (echo-server, the same {} clients and ramp, a {}-byte frame every {} ms){}",
+            fanout_line(plain.as_ref(), "frames"),
+            case.clients,
+            ECHO_FRAME_BYTES,
+            Echo::SMALL.interval_ms,
+            compare(&plain)
+        );
+        // The same bytes a second as the relay's spectators got, at the relay's sweep: what
+        // the machine can do with this traffic at all.
+        if let Some(rate) = bytes_per_sec.filter(|r| *r > 0.0) {
+            let interval_ms = crate::serve::feeds::SWEEP.as_millis() as u64;
+            let frame = (rate * interval_ms as f64 / 1000.0).round() as usize;
+            let same = Echo {
+                interval_ms,
+                pad: frame.saturating_sub(ECHO_FRAME_BYTES + ECHO_PAD_FIELD_BYTES),
+                prefix: "echo-bytes",
+            };
+            let bytes = baseline(case, tools, &dir.0, wsload_procs, stop, &same)?;
+            println!(
+                "  fan-out bare, same bytes {} (echo-server, a {frame}-byte frame every {interval_ms} ms: the relay's {:.2} KiB/s per spectator){}",
+                fanout_line(bytes.as_ref(), "frames"),
+                rate / 1024.0,
+                compare(&bytes)
+            );
+        }
+    }
+    if let Some((plain, cached)) = pgn {
+        println!(
+            "  round PGN         {plain:.0} requests/s with the body, {} over {} connections",
+            cached
+                .map(|c| format!("{c:.0} with If-None-Match (304 while unchanged)"))
+                .unwrap_or_else(|| "no ETag to try If-None-Match with".into()),
+            args.pgn_connections
+        );
+    }
+    for n in notes {
+        println!("  note: {n}");
+    }
+    println!();
+    Ok(())
+}
+
+/// Waits until the service at `addr` has every one of `boards` e-boards on a board of a
+/// round (it has read the port and the start position); the seconds that took.
+pub fn every_board_placed(addr: SocketAddr, boards: usize, stop: &AtomicBool) -> Result<f64> {
+    let t0 = Instant::now();
+    let limit = Duration::from_secs(60 + boards as u64 / 10);
+    let mut placed = 0;
+    while t0.elapsed() < limit {
+        interrupted(stop)?;
+        if let Some(serde_json::Value::Array(list)) =
+            get_json(&format!("http://{addr}/api/eboards"))
+        {
+            placed = list
+                .iter()
+                .filter(|e| e["connected"] == true && e["game_id"].is_i64())
+                .count();
+            if placed >= boards {
+                return Ok(t0.elapsed().as_secs_f64());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    bail!(
+        "after {} s the service had {placed} of {boards} e-boards on a board",
+        limit.as_secs()
+    )
+}
+
+/// Every `move` change the service stored: seq → when it was stored (ms since the epoch).
+fn stored_moves(db: &str) -> Result<BTreeMap<i64, i64>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = relay_store::Store::open(db)
+            .await
+            .context("cannot open the bench database")?;
+        let mut moves = BTreeMap::new();
+        let mut after = 0;
+        loop {
+            let page = store.changes_since(ROUND, after, 10_000).await?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for c in page.iter().filter(|c| c.kind == "move") {
+                moves.insert(c.seq, c.at_ms);
+            }
+        }
+        Ok(moves)
+    })
+}
+
+fn pgn_rates(addr: SocketAddr, args: &BenchArgs) -> Result<(f64, Option<f64>)> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let (plain, etag) =
+            pgn::pgn_rate(addr, args.pgn_connections, args.pgn_seconds, None).await?;
+        let cached = match etag {
+            Some(tag) => Some(
+                pgn::pgn_rate(addr, args.pgn_connections, args.pgn_seconds, Some(tag))
+                    .await?
+                    .0,
+            ),
+            None => None,
+        };
+        Ok((plain, cached))
+    })
+}

@@ -1,0 +1,64 @@
+//! Reading games back: one game or a whole round's with their moves, and the round's change
+//! log, from which spectators' views and other relays catch up by change number.
+
+use crate::error::{Result, StoreError};
+use crate::model::{self, Change, StoredGame};
+use crate::pool::{Store, on_pool};
+
+impl Store {
+    /// A game with its pairing and moves.
+    pub async fn game(&self, id: i64) -> Result<StoredGame> {
+        on_pool!(self, pool => {
+            let row: Option<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ID).bind(id).fetch_optional(pool).await?;
+            let row = row.ok_or(StoreError::NotFound { what: "game", id: id.to_string() })?;
+            let moves: Vec<model::MoveRow> = sqlx::query_as(
+                "SELECT ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after FROM moves WHERE game_id = $1 ORDER BY ply",
+            )
+            .bind(id)
+            .fetch_all(pool)
+            .await?;
+            Ok(model::game_from_rows(row, moves))
+        })
+    }
+
+    /// The games of a round in board order (two queries, whatever the number of games).
+    pub async fn round_games(&self, round: i64) -> Result<Vec<StoredGame>> {
+        on_pool!(self, pool => {
+            let rows: Vec<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ROUND).bind(round).fetch_all(pool).await?;
+            let moves: Vec<(i64, model::MoveRow)> = sqlx::query_as::<_, model::RoundMoveRow>(
+                "SELECT m.game_id, m.ply, m.san, m.uci, m.clk_ms, m.emt_ms, m.accepted_at, m.fen_after
+                 FROM moves m JOIN games g ON g.id = m.game_id WHERE g.round_id = $1 ORDER BY m.game_id, m.ply",
+            )
+            .bind(round)
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(model::RoundMoveRow::split)
+            .collect();
+            let mut by_game: std::collections::HashMap<i64, Vec<model::MoveRow>> = std::collections::HashMap::new();
+            for (g, m) in moves {
+                by_game.entry(g).or_default().push(m);
+            }
+            Ok(rows.into_iter().map(|r| { let m = by_game.remove(&r.id).unwrap_or_default(); model::game_from_rows(r, m) }).collect())
+        })
+    }
+
+    /// What changed in a round after change number `after`, oldest first, at most `limit`.
+    pub async fn changes_since(&self, round: i64, after: i64, limit: u32) -> Result<Vec<Change>> {
+        on_pool!(self, pool => {
+            let rows: Vec<(i64, Option<i64>, String, String, i64)> = sqlx::query_as(
+                "SELECT seq, game_id, kind, payload, at FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            )
+            .bind(round).bind(after).bind(i64::from(limit)).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|(seq, game_id, kind, payload, at_ms)| Change { seq, game_id, kind, payload, at_ms }).collect())
+        })
+    }
+
+    /// The round's change number as it stood at `at_ms` (for a delayed view).
+    pub async fn seq_at(&self, round: i64, at_ms: i64) -> Result<i64> {
+        let (seq,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
+            "SELECT MAX(seq) FROM changes WHERE round_id = $1 AND at <= $2")
+            .bind(round).bind(at_ms).fetch_one(pool).await?);
+        Ok(seq.unwrap_or(0))
+    }
+}
