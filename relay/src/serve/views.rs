@@ -143,6 +143,22 @@ pub struct MoveView {
     pub clk_unseen: bool,
 }
 
+impl MoveView {
+    /// A move with nothing but its number, SAN and position, for tests.
+    #[cfg(test)]
+    pub fn bare(ply: u32, san: &str, fen: &str) -> MoveView {
+        MoveView {
+            ply,
+            san: san.into(),
+            uci: String::new(),
+            fen: fen.into(),
+            clk_ms: None,
+            emt_ms: None,
+            clk_unseen: false,
+        }
+    }
+}
+
 impl From<&StoredMove> for MoveView {
     fn from(m: &StoredMove) -> MoveView {
         MoveView::from(MoveRecord::from(m))
@@ -472,23 +488,11 @@ pub fn cut_game(g: &StoredGame, cutoff: Option<i64>) -> StoredGame {
 mod tests {
     use super::*;
 
-    fn mv(ply: u32, san: &str, fen: &str) -> MoveView {
-        MoveView {
-            ply,
-            san: san.into(),
-            uci: String::new(),
-            fen: fen.into(),
-            clk_ms: None,
-            emt_ms: None,
-            clk_unseen: false,
-        }
-    }
-
     #[test]
     fn a_missing_clock_is_called_unseen_once_the_player_has_a_later_one() {
         let with = |ply: u32, clk: Option<u64>| MoveView {
             clk_ms: clk,
-            ..mv(ply, "a3", "")
+            ..MoveView::bare(ply, "a3", "")
         };
         let moves = with_unseen_clocks(vec![
             with(1, Some(1)),

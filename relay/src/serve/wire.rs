@@ -663,18 +663,6 @@ mod view_tests {
         }
     }
 
-    fn mv(ply: u32, san: &str, fen: &str) -> MoveView {
-        MoveView {
-            ply,
-            san: san.into(),
-            uci: String::new(),
-            fen: fen.into(),
-            clk_ms: None,
-            emt_ms: None,
-            clk_unseen: false,
-        }
-    }
-
     fn clock(white_ms: u64) -> ClockView {
         ClockView {
             white_ms,
@@ -690,7 +678,7 @@ mod view_tests {
         let e4 = ServerMessage::Move {
             seq: 11,
             game_id: 5,
-            mv: mv(1, "e4", "after e4"),
+            mv: MoveView::bare(1, "e4", "after e4"),
             read_at_ms: None,
             clock: Some(clock(900)),
         };
@@ -710,7 +698,7 @@ mod view_tests {
             &ServerMessage::Move {
                 seq: 12,
                 game_id: 5,
-                mv: mv(2, "e5", "after e5"),
+                mv: MoveView::bare(2, "e5", "after e5"),
                 read_at_ms: None,
                 clock: None,
             },
@@ -779,7 +767,7 @@ mod view_tests {
         // A game set up anew replaces the old one, in board order; the summary keeps the last
         // move of each game only.
         let mut board3 = game(7, 3);
-        board3.moves = vec![mv(1, "d4", "a"), mv(2, "d5", "b")];
+        board3.moves = vec![MoveView::bare(1, "d4", "a"), MoveView::bare(2, "d5", "b")];
         r.apply(
             &ServerMessage::Game {
                 seq: 16,

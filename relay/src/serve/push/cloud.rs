@@ -513,36 +513,14 @@ impl Target for Cloud {
 mod tests {
     use super::*;
     use crate::serve::push::status::Targets;
-    use relay_store::{Pairing, StoredMove};
+    use crate::serve::push::testing::{pair, store_with_round};
+    use relay_store::StoredMove;
 
     const URL: &str = "http://cloud.test";
 
     /// A venue's store of its own: a round with `boards` games.
     async fn venue(name: &str, boards: u32) -> (Store, i64, Vec<i64>) {
-        let dir = boards::testdata::temp_dir(&format!("push-cloud-{name}"));
-        let store = Store::open(&format!("sqlite:{}", dir.join("relay.db").display()))
-            .await
-            .expect("store");
-        let round = store
-            .create_auto_round("Open", "2026-11-24")
-            .await
-            .expect("round");
-        let games = pairings(&store, round.id, boards).await;
-        (store, round.id, games)
-    }
-
-    async fn pairings(store: &Store, round: i64, boards: u32) -> Vec<i64> {
-        let pairings: Vec<Pairing> = (1..=boards)
-            .map(|b| Pairing {
-                board_no: b,
-                ..Default::default()
-            })
-            .collect();
-        let done = store.set_pairings(round, &pairings).await;
-        done.expect("pairings")
-            .into_iter()
-            .map(|(g, _)| g)
-            .collect()
+        store_with_round(&format!("push-cloud-{name}"), boards).await
     }
 
     async fn e4(store: &Store, game: i64) -> i64 {
@@ -659,7 +637,7 @@ mod tests {
     async fn a_plan_that_leaves_changes_waiting_asks_for_the_next_look_at_once() {
         let (store, first, games) = venue("backlog", 1).await;
         let second = store.next_round(first).await.expect("round").id;
-        let later = pairings(&store, second, 1).await;
+        let later = pair(&store, second, 1).await;
         let (mut cloud, slot) = started(&store).await;
         // One page of changes a plan: the first round's, the second waits.
         cloud.plan_changes = 1;

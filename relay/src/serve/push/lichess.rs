@@ -430,7 +430,8 @@ mod tests {
     use super::*;
     use crate::serve::live::Boards;
     use crate::serve::push::status::{Slot, Targets};
-    use relay_store::{Pairing, RoundPatch, Store, StoredMove};
+    use crate::serve::push::testing::store_with_round;
+    use relay_store::{RoundPatch, Store, StoredMove};
     use std::sync::Arc;
 
     const ROUNDS: [&str; 2] = ["roundOne", "roundTwo"];
@@ -438,26 +439,8 @@ mod tests {
     /// A relay's store of its own with a round of `boards` games, and a Lichess target for
     /// it with `rounds` Lichess rounds.
     async fn pushing(name: &str, boards: u32, rounds: usize) -> (Lichess, Slot, Store, Vec<i64>) {
-        let dir = boards::testdata::temp_dir(&format!("push-lichess-{name}"));
-        let store = Store::open(&format!("sqlite:{}", dir.join("relay.db").display()))
-            .await
-            .expect("store");
-        let round = store
-            .create_auto_round("Open", "2026-11-24")
-            .await
-            .expect("round");
-        let pairings: Vec<Pairing> = (1..=boards)
-            .map(|b| Pairing {
-                board_no: b,
-                ..Default::default()
-            })
-            .collect();
-        let done = store.set_pairings(round.id, &pairings).await;
-        let games = done
-            .expect("pairings")
-            .into_iter()
-            .map(|(g, _)| g)
-            .collect();
+        let (store, _round, games) =
+            store_with_round(&format!("push-lichess-{name}"), boards).await;
         let target = LichessTarget {
             rounds: ROUNDS[..rounds].iter().map(|r| r.to_string()).collect(),
             token: "secret".into(),

@@ -15,3 +15,5 @@ pub mod http;
 pub mod lichess;
 pub mod run;
 pub mod status;
+#[cfg(test)]
+mod testing;

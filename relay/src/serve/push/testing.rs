@@ -1,0 +1,35 @@
+//! What the targets' tests share: a store of its own with a round of paired boards.
+
+use relay_store::{Pairing, Store};
+
+/// A store in a directory of its own (`name`), with a round of `boards` paired boards:
+/// the store, the round and its games.
+pub async fn store_with_round(name: &str, boards: u32) -> (Store, i64, Vec<i64>) {
+    let dir = boards::testdata::temp_dir(name);
+    let store = Store::open(&format!("sqlite:{}", dir.join("relay.db").display()))
+        .await
+        .expect("store");
+    let round = store
+        .create_auto_round("Open", "2026-11-24")
+        .await
+        .expect("round");
+    let games = pair(&store, round.id, boards).await;
+    (store, round.id, games)
+}
+
+/// Boards 1 to `boards` of `round` paired (with nobody named): their games.
+pub async fn pair(store: &Store, round: i64, boards: u32) -> Vec<i64> {
+    let pairings: Vec<Pairing> = (1..=boards)
+        .map(|b| Pairing {
+            board_no: b,
+            ..Default::default()
+        })
+        .collect();
+    store
+        .set_pairings(round, &pairings)
+        .await
+        .expect("pairings")
+        .into_iter()
+        .map(|(g, _)| g)
+        .collect()
+}
