@@ -108,10 +108,6 @@ impl Shared {
         self.tokens.push()
     }
 
-    pub fn admin_token(&self) -> Option<&str> {
-        self.tokens.admin()
-    }
-
     /// The tokens, for the HTTP edge's checks.
     pub fn tokens(&self) -> Tokens {
         self.tokens.clone()
