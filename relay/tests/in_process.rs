@@ -349,8 +349,12 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
 
     caught_up(&core, rid).await;
     let feed = core.shared.feeds.live(rid);
-    let stored = serde_json::to_value(round_json(&core.shared, rid, true).await.expect("round"))
-        .expect("json");
+    let stored = serde_json::to_value(
+        round_json(&core.shared.lookup, rid, true)
+            .await
+            .expect("round"),
+    )
+    .expect("json");
     let (_, full) = feed
         .snapshot(&core.shared.lookup, &core.shared.metrics, SnapshotOf::Full)
         .await

@@ -12,7 +12,8 @@
 //! The modules stand in layers, each importing only those below it (checked by
 //! `relay/tests/house_rules.rs`; ARCHITECTURE.md draws the map):
 //!
-//! 1. `views` (the views' shapes), `health`, `instance`: nothing of the service.
+//! 1. `views` (the views' shapes), `id` (the interface's ids), `health`, `instance`,
+//!    `metrics`: nothing of the service.
 //! 2. `wire` (the messages), `live` (the boards' live state), `jobs` (what the hall and the
 //!    writer ask of each other).
 //! 3. `events`, `lookup` (views read from the store), `order`; then `feeds`, `publish`.
@@ -29,6 +30,7 @@ pub mod feeds;
 pub mod follow;
 pub mod hall;
 pub mod health;
+pub mod id;
 pub mod instance;
 pub mod jobs;
 pub mod live;

@@ -65,26 +65,53 @@ pub struct Shared {
     pub claims: OnceLock<Arc<PortClaims>>,
     /// Each push target's state.
     pub targets: Targets,
-    admin_token: Option<String>,
-    /// The token venue relays push with (`--accept-push-token`), set once at start-up.
-    push_token: OnceLock<String>,
+    tokens: Tokens,
     started_at_ms: i64,
     /// Set when the service shuts down: live sockets close cleanly.
     closing: watch::Sender<bool>,
 }
 
+/// The tokens requests are checked against: the arbiters' (fixed at start-up) and the one
+/// venue relays push with (`--accept-push-token`, set once after). Cheap to clone; its
+/// `Debug` never shows a token.
+#[derive(Clone, Default)]
+pub struct Tokens {
+    admin: Option<Arc<str>>,
+    push: Arc<OnceLock<String>>,
+}
+
+impl Tokens {
+    pub fn admin(&self) -> Option<&str> {
+        self.admin.as_deref()
+    }
+
+    pub fn push(&self) -> Option<&str> {
+        self.push.get().map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("admin", &self.admin.is_some())
+            .field("push", &self.push.get().is_some())
+            .finish()
+    }
+}
+
 impl Shared {
     /// Takes pushes from venue relays that send this token.
     pub fn accept_pushes(&self, token: String) {
-        let _ = self.push_token.set(token);
+        let _ = self.tokens.push.set(token);
     }
 
     pub fn push_token(&self) -> Option<&str> {
-        self.push_token.get().map(String::as_str)
+        self.tokens.push()
     }
 
-    pub fn admin_token(&self) -> Option<&str> {
-        self.admin_token.as_deref()
+    /// The tokens, for the HTTP edge's checks.
+    pub fn tokens(&self) -> Tokens {
+        self.tokens.clone()
     }
 
     pub fn uptime_s(&self) -> i64 {
@@ -236,8 +263,10 @@ impl Core {
             writer: jobs_tx.clone(),
             claims: OnceLock::new(),
             targets: Targets::default(),
-            admin_token,
-            push_token: OnceLock::new(),
+            tokens: Tokens {
+                admin: admin_token.map(Arc::from),
+                push: Arc::default(),
+            },
             started_at_ms: now_ms(),
             closing: watch::channel(false).0,
         });

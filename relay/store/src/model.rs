@@ -1,5 +1,6 @@
 //! What the store keeps, as plain values.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -13,7 +14,7 @@ pub struct NewTournament {
     pub delay_secs: u32,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Player {
     pub name: Option<String>,
     pub title: Option<String>,
@@ -22,14 +23,14 @@ pub struct Player {
     pub federation: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Pairing {
     pub board_no: u32,
     pub white: Player,
     pub black: Player,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StoredMove {
     /// 1 for White's first move.
     pub ply: u32,
@@ -43,7 +44,7 @@ pub struct StoredMove {
     pub fen_after: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StoredGame {
     pub id: i64,
     pub round_id: i64,
@@ -98,7 +99,7 @@ pub struct Change {
 }
 
 /// A tournament with its rounds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TournamentInfo {
     pub id: i64,
     pub name: String,
@@ -111,7 +112,7 @@ pub struct TournamentInfo {
 }
 
 /// A round, without its games.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RoundInfo {
     pub id: i64,
     pub tournament_id: i64,
@@ -135,7 +136,7 @@ pub struct RawEntry {
     pub bytes: Vec<u8>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AuditEntry {
     pub at_ms: i64,
     pub actor: String,
@@ -145,7 +146,7 @@ pub struct AuditEntry {
 }
 
 /// An audit entry with its place in the whole trail.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AuditRecord {
     pub id: i64,
     /// The game it concerns, if it concerns one.

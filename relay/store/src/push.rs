@@ -21,11 +21,12 @@ use crate::cluster::ROUNDS_CHANNEL;
 use crate::error::{Result, StoreError};
 use crate::model::{self, StoredGame, TournamentInfo};
 use crate::pool::{Store, now_ms, on_pool};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// What a venue sends in one request.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PushBatch {
     /// The venue's name for itself, made once and kept in its store.
     pub origin: String,
@@ -43,7 +44,7 @@ pub struct PushBatch {
 }
 
 /// What the cloud answers.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PushReply {
     /// The batch was older than one already applied: nothing was done.
     pub stale: bool,
@@ -57,7 +58,7 @@ pub struct PushReply {
 }
 
 /// A game changed on the cloud by an arbiter after the venue's last version.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PushConflict {
     /// The venue's id of the game.
     pub game_id: i64,
@@ -80,7 +81,7 @@ pub struct Applied {
 }
 
 /// A venue seen by the cloud: the last batch applied and the games held back.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct MirrorSource {
     pub origin: String,
     pub name: String,

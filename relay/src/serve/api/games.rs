@@ -1,6 +1,50 @@
-//! Arbiter actions on games: corrections, truncation, results, continuing from the board.
+//! Games: one game as of the delay (live for arbiters), and arbiters' corrections (a result
+//! set or confirmed, moves removed or replaced, the whole game from a PGN). The hall makes
+//! every correction, so a game an e-board plays is never changed behind its recorder's back.
 
-use super::*;
+use super::check::{MAX_PLIES, check_text, start_position, stored_move};
+use super::error::ApiError;
+use super::extract::{Admin, JsonBody, Path, Reader};
+use super::reply::wait_reply;
+use crate::serve::id::{GameId, Seq};
+use crate::serve::jobs::{EditAction, GameEdit, HallCommand, ToHall};
+use crate::serve::live::Boards;
+use crate::serve::lookup::Lookup;
+use crate::serve::views::{GameStatus, GameView, stored_result};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, header};
+use relay_core::pgn::read_game;
+use relay_store::{Store, StoredGame, StoredMove};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use shakmaty::san::San;
+use std::sync::Arc;
+
+/// A game as `GET /api/games/{id}` answers.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GameAnswer {
+    #[serde(flatten)]
+    view: GameView,
+    /// Arbiters only: the game's edit count, which an edit names in `If-Match`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    edits: Option<i64>,
+}
+
+pub async fn get_game(
+    State(lookup): State<Lookup>,
+    Path(id): Path<GameId>,
+    reader: Reader,
+) -> Result<Json<GameAnswer>, ApiError> {
+    let g = lookup.store.game(id.get()).await?;
+    let r = lookup.store.round(g.round_id).await?;
+    let (cut, _) = reader.cutoff(&lookup, &r).await?;
+    Ok(Json(GameAnswer {
+        view: lookup.game_view_of(&g, cut),
+        edits: reader.arbiter.then_some(g.edits),
+    }))
+}
 
 /// The version of the game an arbiter's edit is made on: `If-Match: "N"` when the client
 /// names the `edits` count it read (refused at once when the game has moved on), else the
@@ -20,96 +64,96 @@ fn made_on(h: &HeaderMap, g: &StoredGame) -> Result<i64, ApiError> {
             ApiError::bad("If-Match must be the game's edit count as a quoted number (\"3\")")
         })?;
     if n != g.edits {
-        return Err(ApiError(
-            StatusCode::CONFLICT,
-            format!(
-                "game {} was edited by another arbiter since you read it (it is at edit {}, you read edit {n}); read it again and redo the change if it is still needed",
-                g.id, g.edits
-            ),
-        ));
+        return Err(ApiError::Conflict(format!(
+            "game {} was edited by another arbiter since you read it (it is at edit {}, you read edit {n}); read it again and redo the change if it is still needed",
+            g.id, g.edits
+        )));
     }
     Ok(n)
 }
 
-pub(super) async fn send_edit(
-    s: &Shared,
+/// An edit done: the game and the round's change number it was committed at.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EditDone {
+    game_id: GameId,
+    seq: Seq,
+}
+
+async fn send_edit(
+    hall: &ToHall,
     g: &StoredGame,
     h: &HeaderMap,
     action: EditAction,
     moves: Vec<StoredMove>,
-) -> ApiResult {
+) -> Result<Json<EditDone>, ApiError> {
     let edits = made_on(h, g)?;
     let game_id = g.id;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if !s.hall.send(HallCommand::Edit(GameEdit {
+    if !hall.send(HallCommand::Edit(GameEdit {
         game_id,
         action,
         moves,
         edits: Some(edits),
         reply: tx,
     })) {
-        return Err(ApiError(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting down".into(),
-        ));
+        return Err(ApiError::ShuttingDown);
     }
     let seq = wait_reply(rx).await?;
-    json_ok(json!({"game_id": game_id, "seq": seq}))
+    Ok(Json(EditDone {
+        game_id: game_id.into(),
+        seq: seq.into(),
+    }))
 }
 
-#[derive(Deserialize)]
+/// A result to set.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ResultBody {
+pub struct ResultBody {
+    /// `1-0`, `0-1`, `1/2-1/2`, or `*` to take a result back.
     result: String,
+    /// How it ended, at most 100 characters ("time forfeit").
     termination: Option<String>,
 }
 
-pub(super) async fn set_result(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn set_result(
+    _: Admin,
+    State(store): State<Store>,
+    State(hall): State<ToHall>,
+    Path(id): Path<GameId>,
     h: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
-    let b: ResultBody = body_json(&body)?;
+    JsonBody(b, _): JsonBody<ResultBody>,
+) -> Result<Json<EditDone>, ApiError> {
     let result: relay_core::game::GameResult = b
         .result
         .parse()
         .map_err(|e: relay_core::game::BadResult| ApiError::bad(e.to_string()))?;
     check_text("termination", b.termination.as_deref(), 100)?;
-    let g = s.store.game(id).await?;
+    let g = store.game(id.get()).await?;
     let status = if result == relay_core::game::GameResult::Ongoing {
         GameStatus::Live
     } else {
         GameStatus::Confirmed
     };
-    send_edit(
-        &s,
-        &g,
-        &h,
-        EditAction::Result {
-            result,
-            termination: b.termination,
-            status,
-        },
-        g.moves.clone(),
-    )
-    .await
+    let action = EditAction::Result {
+        result,
+        termination: b.termination,
+        status,
+    };
+    send_edit(&hall, &g, &h, action, g.moves.clone()).await
 }
 
-pub(super) async fn confirm_result(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn confirm_result(
+    _: Admin,
+    State(store): State<Store>,
+    State(boards): State<Arc<Boards>>,
+    State(hall): State<ToHall>,
+    Path(id): Path<GameId>,
     h: HeaderMap,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
-    let g = s.store.game(id).await?;
-    let proposal = s
-        .boards
-        .eboard_on(id)
-        .and_then(|sn| s.boards.eboard(&sn))
+) -> Result<Json<EditDone>, ApiError> {
+    let g = store.game(id.get()).await?;
+    let proposal = boards
+        .eboard_on(id.get())
+        .and_then(|sn| boards.eboard(&sn))
         .and_then(|e| e.proposal);
     let (result, termination) = match (proposal, g.result.as_str()) {
         (Some(p), _) => {
@@ -117,43 +161,36 @@ pub(super) async fn confirm_result(
             (p.result, term.or(g.termination.clone()))
         }
         (None, "*") => {
-            return Err(ApiError(
-                StatusCode::CONFLICT,
+            return Err(ApiError::Conflict(
                 "nothing to confirm: no result and no proposal".into(),
             ));
         }
         (None, r) => (stored_result(r), g.termination.clone()),
     };
-    send_edit(
-        &s,
-        &g,
-        &h,
-        EditAction::Result {
-            result,
-            termination,
-            status: GameStatus::Confirmed,
-        },
-        g.moves.clone(),
-    )
-    .await
+    let action = EditAction::Result {
+        result,
+        termination,
+        status: GameStatus::Confirmed,
+    };
+    send_edit(&hall, &g, &h, action, g.moves.clone()).await
 }
 
-#[derive(Deserialize)]
+/// A ply: 1 is White's first move.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct PlyBody {
+pub struct PlyBody {
     ply: u32,
 }
 
-pub(super) async fn truncate(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn truncate(
+    _: Admin,
+    State(store): State<Store>,
+    State(hall): State<ToHall>,
+    Path(id): Path<GameId>,
     h: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
-    let b: PlyBody = body_json(&body)?;
-    let g = s.store.game(id).await?;
+    JsonBody(b, _): JsonBody<PlyBody>,
+) -> Result<Json<EditDone>, ApiError> {
+    let g = store.game(id.get()).await?;
     if b.ply == 0 || b.ply as usize > g.moves.len() {
         return Err(ApiError::bad(format!(
             "ply must be between 1 and {} (the game's last move)",
@@ -161,54 +198,35 @@ pub(super) async fn truncate(
         )));
     }
     let keep = g.moves[..b.ply as usize - 1].to_vec();
-    send_edit(&s, &g, &h, EditAction::Truncate { from_ply: b.ply }, keep).await
+    send_edit(
+        &hall,
+        &g,
+        &h,
+        EditAction::Truncate { from_ply: b.ply },
+        keep,
+    )
+    .await
 }
 
-pub(super) fn start_position(g: &StoredGame) -> Result<Chess, ApiError> {
-    g.start_position().ok_or_else(|| {
-        ApiError(
-            StatusCode::CONFLICT,
-            "the game's start position is damaged".into(),
-        )
-    })
-}
-
-pub(super) fn stored_move(
-    pos: &mut Chess,
-    mv: shakmaty::Move,
-    ply: u32,
-    mode: CastlingMode,
-    from: Option<&StoredMove>,
-) -> StoredMove {
-    let san = SanPlus::from_move_and_play_unchecked(pos, mv);
-    StoredMove {
-        ply,
-        san: san.to_string(),
-        uci: mv.to_uci(mode).to_string(),
-        clk_ms: from.and_then(|m| m.clk_ms),
-        emt_ms: from.and_then(|m| m.emt_ms),
-        accepted_at_ms: from.map_or_else(now_ms, |m| m.accepted_at_ms),
-        fen_after: Fen::from_position(pos, EnPassantMode::Legal).to_string(),
-    }
-}
-
-#[derive(Deserialize)]
+/// The move to play at a ply instead of the one there.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct MoveBody {
+pub struct MoveBody {
+    /// 1 to one past the game's last move.
     ply: u32,
+    /// In SAN ("Nf3"; a check sign may be left out).
     san: String,
 }
 
-pub(super) async fn replace_move(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn replace_move(
+    _: Admin,
+    State(store): State<Store>,
+    State(hall): State<ToHall>,
+    Path(id): Path<GameId>,
     h: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
-    let b: MoveBody = body_json(&body)?;
-    let g = s.store.game(id).await?;
+    JsonBody(b, _): JsonBody<MoveBody>,
+) -> Result<Json<EditDone>, ApiError> {
+    let g = store.game(id.get()).await?;
     if b.ply == 0 || b.ply as usize > g.moves.len() + 1 {
         return Err(ApiError::bad(format!(
             "ply must be between 1 and {}",
@@ -221,10 +239,10 @@ pub(super) async fn replace_move(
     let kept = &g.moves[..b.ply as usize - 1];
     let (played, damaged) = relay_core::game::play_uci(&pos, kept.iter().map(|m| m.uci.as_str()));
     if let Some(i) = damaged {
-        return Err(ApiError(
-            StatusCode::CONFLICT,
-            format!("stored move {} is damaged", kept[i].ply),
-        ));
+        return Err(ApiError::Conflict(format!(
+            "stored move {} is damaged",
+            kept[i].ply
+        )));
     }
     let mut out = Vec::new();
     for (mv, m) in played.into_iter().zip(kept) {
@@ -248,31 +266,29 @@ pub(super) async fn replace_move(
         out.push(stored_move(&mut pos, mv, m.ply, mode, Some(m)));
     }
     let what = format!("ply {} replaced by {}", b.ply, b.san);
-    send_edit(&s, &g, &h, EditAction::Replace { what }, out).await
+    send_edit(&hall, &g, &h, EditAction::Replace { what }, out).await
 }
 
-pub(super) async fn replace_game(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+/// The body is the game as PGN text.
+pub async fn replace_game(
+    _: Admin,
+    State(store): State<Store>,
+    State(hall): State<ToHall>,
+    Path(id): Path<GameId>,
     h: HeaderMap,
     body: Bytes,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
+) -> Result<Json<EditDone>, ApiError> {
     let text =
         std::str::from_utf8(&body).map_err(|_| ApiError::bad("the PGN is not UTF-8 text"))?;
     let parsed = read_game(text).map_err(|e| ApiError::bad(format!("PGN not understood: {e}")))?;
-    if parsed.moves.len() > super::MAX_PLIES {
-        return Err(ApiError(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the PGN has {} plies; a game may have at most {} (nothing was changed)",
-                parsed.moves.len(),
-                super::MAX_PLIES
-            ),
-        ));
+    if parsed.moves.len() > MAX_PLIES {
+        return Err(ApiError::TooLarge(format!(
+            "the PGN has {} plies; a game may have at most {} (nothing was changed)",
+            parsed.moves.len(),
+            MAX_PLIES
+        )));
     }
-    let g = s.store.game(id).await?;
+    let g = store.game(id.get()).await?;
     let start = start_position(&g)?;
     if parsed.start != start {
         return Err(ApiError::bad(
@@ -289,94 +305,5 @@ pub(super) async fn replace_game(
         out.push(sm);
     }
     let what = format!("replaced from PGN ({} moves)", out.len());
-    send_edit(&s, &g, &h, EditAction::Replace { what }, out).await
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct AuditQuery {
-    before: Option<i64>,
-    limit: Option<u32>,
-}
-
-pub(super) async fn audit_all(
-    State(s): State<AppState>,
-    q: Result<axum::extract::Query<AuditQuery>, axum::extract::rejection::QueryRejection>,
-    h: HeaderMap,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
-    let limit = q.limit.unwrap_or(200);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::bad("limit must be between 1 and 1000"));
-    }
-    let entries = s.store.audit_all(q.before, limit).await?;
-    json_ok(serde_json::to_value(entries).unwrap_or(Value::Null))
-}
-
-pub(super) async fn audit(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    h: HeaderMap,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
-    s.store.game(id).await?;
-    json_ok(serde_json::to_value(s.store.audit_trail(id).await?).unwrap_or(Value::Null))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct TurnBody {
-    turn: String,
-}
-
-pub(super) async fn continue_from_board(
-    State(s): State<AppState>,
-    Path(serial): Path<String>,
-    h: HeaderMap,
-    body: Bytes,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    if s.boards.eboard(&serial).is_none() {
-        return Err(ApiError(
-            StatusCode::NOT_FOUND,
-            format!("e-board {serial:?} not found"),
-        ));
-    }
-    let b: TurnBody = body_json(&body)?;
-    let white_to_move = match b.turn.as_str() {
-        "white" => true,
-        "black" => false,
-        other => {
-            return Err(ApiError::bad(format!(
-                "turn must be \"white\" or \"black\", not {other:?}"
-            )));
-        }
-    };
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    if !s.hall.send(HallCommand::ContinueFromBoard {
-        serial: serial.clone(),
-        white_to_move,
-        reply: tx,
-    }) {
-        return Err(ApiError(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting down".into(),
-        ));
-    }
-    match tokio::time::timeout(Duration::from_secs(5), rx).await {
-        Ok(Ok(Ok(_))) => json_ok(json!({"serial": serial, "continued": true})),
-        Ok(Ok(Err(e))) => Err(ApiError(StatusCode::CONFLICT, e)),
-        _ => Err(ApiError(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the hall did not answer".into(),
-        )),
-    }
-}
-
-impl std::fmt::Debug for Route {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Route").finish_non_exhaustive()
-    }
+    send_edit(&hall, &g, &h, EditAction::Replace { what }, out).await
 }

@@ -1,10 +1,26 @@
-//! PGN out (ETag, gzip) and PGN-derived input (pairings from tags).
+//! Games as files: PGN of a tournament, a round or a game (with an ETag, and the round's live
+//! text built at most once a second for the platforms polling it), and the export formats.
+//! The public gets them as of the broadcast delay.
 
-use super::*;
+use super::error::ApiError;
+use super::extract::{Path, Reader};
+use crate::serve::id::{GameId, RoundId, TournamentId};
+use crate::serve::lookup::{Cached, Lookup};
+use crate::serve::views::cut_game;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use relay_core::pgn::{WriteOptions, write_games};
+use relay_core::recorder::ColorName;
+use relay_store::{RoundInfo, StoredGame, now_ms};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// PGN of games of one round, with the running `[Clock]` tag on live games.
-pub(super) fn round_pgn_games(
-    s: &Shared,
+fn round_pgn_games(
+    lookup: &Lookup,
     event: &str,
     site: Option<&str>,
     time_control: Option<&str>,
@@ -12,7 +28,7 @@ pub(super) fn round_pgn_games(
     games: &[StoredGame],
     cut: Option<i64>,
 ) -> Vec<relay_core::game::Game> {
-    let clocks = s.boards.all_clocks();
+    let clocks = lookup.boards().all_clocks();
     games
         .iter()
         .map(|g| {
@@ -41,19 +57,19 @@ pub(super) fn round_pgn_games(
         .collect()
 }
 
-pub(super) fn etag_of(text: &str) -> String {
+fn etag_of(text: &str) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     format!("\"{:016x}-{:x}\"", hasher.finish(), text.len())
 }
 
 /// A PGN answer with an ETag; `If-None-Match` with the same tag gets 304.
-pub(super) fn pgn_response(text: String, h: &HeaderMap, filename: &str) -> Response {
+fn pgn_response(text: String, h: &HeaderMap, filename: &str) -> Response {
     let etag = etag_of(&text);
     pgn_answer(&text, etag, h, filename)
 }
 
-pub(super) fn pgn_answer(text: &str, etag: String, h: &HeaderMap, filename: &str) -> Response {
+fn pgn_answer(text: &str, etag: String, h: &HeaderMap, filename: &str) -> Response {
     let matches = h
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -76,28 +92,29 @@ pub(super) fn pgn_answer(text: &str, etag: String, h: &HeaderMap, filename: &str
     (StatusCode::OK, headers, text.to_string()).into_response()
 }
 
-pub(super) async fn round_pgn(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn round_pgn(
+    State(lookup): State<Lookup>,
+    Path(id): Path<RoundId>,
+    reader: Reader,
     h: HeaderMap,
-) -> ApiResult {
-    let id = parse_id(&id, "round")?;
-    let a = arbiter(&s, &h)?;
-    let r = s.store.round(id).await?;
-    let (cut, _) = cutoff(&s, &r, a).await?;
+) -> Result<Response, ApiError> {
+    let id = id.get();
+    let store = &lookup.store;
+    let r = store.round(id).await?;
+    let (cut, _) = reader.cutoff(&lookup, &r).await?;
     let filename = format!("round-{}.pgn", r.number);
     // Platforms poll this URL every few seconds: the live text is built at most once a
     // second while nothing changes, and an unchanged one costs one small query.
     if cut.is_none()
-        && let Some(c) = s.lookup.cached_pgn(id)
+        && let Some(c) = lookup.cached_pgn(id)
         && c.fresh(r.seq)
     {
         return Ok(pgn_answer(&c.text, c.etag, &h, &filename));
     }
-    let t = s.store.tournament(r.tournament_id).await?;
-    let games = s.store.round_games(id).await?;
+    let t = store.tournament(r.tournament_id).await?;
+    let games = store.round_games(id).await?;
     let pgn = round_pgn_games(
-        &s,
+        &lookup,
         &t.name,
         t.site.as_deref(),
         t.time_control.as_deref(),
@@ -108,7 +125,7 @@ pub(super) async fn round_pgn(
     let text = Arc::new(write_games(&pgn, &WriteOptions::default()));
     let etag = etag_of(&text);
     if cut.is_none() {
-        s.lookup.cache_pgn(
+        lookup.cache_pgn(
             id,
             Cached {
                 seq: r.seq,
@@ -121,20 +138,19 @@ pub(super) async fn round_pgn(
     Ok(pgn_answer(&text, etag, &h, &filename))
 }
 
-pub(super) async fn tournament_pgn(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn tournament_pgn(
+    State(lookup): State<Lookup>,
+    Path(id): Path<TournamentId>,
+    reader: Reader,
     h: HeaderMap,
-) -> ApiResult {
-    let id = parse_id(&id, "tournament")?;
-    let a = arbiter(&s, &h)?;
-    let t = s.store.tournament(id).await?;
+) -> Result<Response, ApiError> {
+    let t = lookup.store.tournament(id.get()).await?;
     let mut all = Vec::new();
     for r in &t.rounds {
-        let games = s.store.round_games(r.id).await?;
-        let (cut, _) = cutoff(&s, r, a).await?;
+        let games = lookup.store.round_games(r.id).await?;
+        let (cut, _) = reader.cutoff(&lookup, r).await?;
         all.extend(round_pgn_games(
-            &s,
+            &lookup,
             &t.name,
             t.site.as_deref(),
             t.time_control.as_deref(),
@@ -147,19 +163,18 @@ pub(super) async fn tournament_pgn(
     Ok(pgn_response(text, &h, &format!("tournament-{id}.pgn")))
 }
 
-pub(super) async fn game_pgn(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
+pub async fn game_pgn(
+    State(lookup): State<Lookup>,
+    Path(id): Path<GameId>,
+    reader: Reader,
     h: HeaderMap,
-) -> ApiResult {
-    let id = parse_id(&id, "game")?;
-    let a = arbiter(&s, &h)?;
-    let g = s.store.game(id).await?;
-    let r = s.store.round(g.round_id).await?;
-    let t = s.store.tournament(r.tournament_id).await?;
-    let (cut, _) = cutoff(&s, &r, a).await?;
+) -> Result<Response, ApiError> {
+    let g = lookup.store.game(id.get()).await?;
+    let r = lookup.store.round(g.round_id).await?;
+    let t = lookup.store.tournament(r.tournament_id).await?;
+    let (cut, _) = reader.cutoff(&lookup, &r).await?;
     let pgn = round_pgn_games(
-        &s,
+        &lookup,
         &t.name,
         t.site.as_deref(),
         t.time_control.as_deref(),
@@ -173,47 +188,55 @@ pub(super) async fn game_pgn(
 
 /// `?format=pgn|archive|epd|onebyte|pgc|cbf|cbi` (default pgn) and `final=1` (EPD: final
 /// positions only).
-#[derive(Deserialize)]
-pub(super) struct ExportQuery {
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExportQuery {
     format: Option<String>,
     #[serde(rename = "final")]
     final_only: Option<String>,
 }
 
+/// What an export writes: a tournament's games, a round's, or one game.
+#[derive(Clone, Copy, Debug)]
+enum Exported {
+    Tournament(TournamentId),
+    Round(RoundId),
+    Game(GameId),
+}
+
 /// The games of a tournament, a round or a game as PGN games (the delay applied for the
-/// public), for the export routes.
+/// public), with the file's name.
 async fn games_of(
-    s: &Shared,
-    what: &str,
-    id: i64,
-    a: bool,
+    lookup: &Lookup,
+    what: Exported,
+    reader: Reader,
 ) -> Result<(Vec<relay_core::game::Game>, String), ApiError> {
+    let store = &lookup.store;
     let mut out = Vec::new();
     let (rounds, name, only) = match what {
-        "tournament" => {
-            let t = s.store.tournament(id).await?;
+        Exported::Tournament(id) => {
+            let t = store.tournament(id.get()).await?;
             (t.rounds.clone(), format!("tournament-{id}"), None)
         }
-        "round" => {
-            let r = s.store.round(id).await?;
+        Exported::Round(id) => {
+            let r = store.round(id.get()).await?;
             let name = format!("round-{}", r.number);
             (vec![r], name, None)
         }
-        _ => {
-            let g = s.store.game(id).await?;
-            let r = s.store.round(g.round_id).await?;
+        Exported::Game(id) => {
+            let g = store.game(id.get()).await?;
+            let r = store.round(g.round_id).await?;
             (vec![r], format!("game-{id}"), Some(g))
         }
     };
     for r in &rounds {
-        let t = s.store.tournament(r.tournament_id).await?;
-        let (cut, _) = cutoff(s, r, a).await?;
+        let t = store.tournament(r.tournament_id).await?;
+        let (cut, _) = reader.cutoff(lookup, r).await?;
         let games = match &only {
             Some(g) => vec![g.clone()],
-            None => s.store.round_games(r.id).await?,
+            None => store.round_games(r.id).await?,
         };
         out.extend(round_pgn_games(
-            s,
+            lookup,
             &t.name,
             t.site.as_deref(),
             t.time_control.as_deref(),
@@ -225,8 +248,12 @@ async fn games_of(
     Ok((out, name))
 }
 
-async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery) -> ApiResult {
-    let id = parse_id(id, what)?;
+async fn export(
+    lookup: &Lookup,
+    what: Exported,
+    reader: Reader,
+    q: ExportQuery,
+) -> Result<Response, ApiError> {
     let fmt = q.format.as_deref().unwrap_or("pgn");
     let Some(format) = relay_core::convert::Format::parse(fmt) else {
         return Err(ApiError::bad(format!(
@@ -234,21 +261,18 @@ async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery)
         )));
     };
     let final_only = matches!(q.final_only.as_deref(), Some("1" | "true"));
-    let a = arbiter(s, h)?;
-    let (games, name) = games_of(s, what, id, a).await?;
+    let (games, name) = games_of(lookup, what, reader).await?;
     let mut w = relay_core::convert::GameWriter::new(Vec::new(), format, final_only);
     for g in &games {
         // A game the format cannot hold (Chess960 in CBF, say) is the request's problem.
         w.add(g).map_err(|e| {
-            ApiError(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                format!("game {} cannot be written as {fmt}: {e}", g.label()),
-            )
+            ApiError::Unprocessable(format!(
+                "game {} cannot be written as {fmt}: {e}",
+                g.label()
+            ))
         })?;
     }
-    let body = w
-        .finish()
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let body = w.finish().map_err(|e| ApiError::Internal(e.to_string()))?;
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,
@@ -263,29 +287,32 @@ async fn export(s: &Shared, what: &str, id: &str, h: &HeaderMap, q: ExportQuery)
     Ok((StatusCode::OK, headers, body).into_response())
 }
 
-pub(super) async fn export_tournament(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    h: HeaderMap,
-    axum::extract::Query(q): axum::extract::Query<ExportQuery>,
-) -> ApiResult {
-    export(&s, "tournament", &id, &h, q).await
+// The export routes read their query with axum's own `Query`, whose refusal (a plain-text
+// 400) they have always given.
+
+pub async fn export_tournament(
+    State(lookup): State<Lookup>,
+    Path(id): Path<TournamentId>,
+    reader: Reader,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
+    export(&lookup, Exported::Tournament(id), reader, q).await
 }
 
-pub(super) async fn export_round(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    h: HeaderMap,
-    axum::extract::Query(q): axum::extract::Query<ExportQuery>,
-) -> ApiResult {
-    export(&s, "round", &id, &h, q).await
+pub async fn export_round(
+    State(lookup): State<Lookup>,
+    Path(id): Path<RoundId>,
+    reader: Reader,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
+    export(&lookup, Exported::Round(id), reader, q).await
 }
 
-pub(super) async fn export_game(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    h: HeaderMap,
-    axum::extract::Query(q): axum::extract::Query<ExportQuery>,
-) -> ApiResult {
-    export(&s, "game", &id, &h, q).await
+pub async fn export_game(
+    State(lookup): State<Lookup>,
+    Path(id): Path<GameId>,
+    reader: Reader,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
+    export(&lookup, Exported::Game(id), reader, q).await
 }

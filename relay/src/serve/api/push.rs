@@ -7,30 +7,21 @@
 //! relay's clients through the change log like any other relay's commits (`follow`), so
 //! they go out once and in order.
 
-use super::*;
-use relay_store::{PushBatch, StoredGame};
-
-/// Whether the request carries the push token: 401 without one, 403 for a wrong one, and 403
-/// when this relay takes no pushes at all.
-fn require_push_token(s: &Shared, h: &HeaderMap) -> Result<(), ApiError> {
-    let Some(given) = bearer(h) else {
-        return Err(ApiError(
-            StatusCode::UNAUTHORIZED,
-            "a push needs the push token (Authorization: Bearer TOKEN)".into(),
-        ));
-    };
-    let Some(expected) = s.push_token() else {
-        return Err(ApiError(
-            StatusCode::FORBIDDEN,
-            "this relay takes no pushes (start it with --accept-push-token)".into(),
-        ));
-    };
-    if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) {
-        Ok(())
-    } else {
-        Err(ApiError(StatusCode::FORBIDDEN, "wrong push token".into()))
-    }
-}
+use super::check::{MAX_PLIES, start_position, stored_move};
+use super::error::ApiError;
+use super::extract::{Admin, JsonBody, Path, Pusher};
+use crate::serve::events::Event;
+use crate::serve::id::GameId;
+use crate::serve::live::Boards;
+use crate::serve::publish::Publisher;
+use crate::serve::views::EboardView;
+use axum::Json;
+use axum::extract::State;
+use relay_store::{Applied, PushBatch, PushReply, Store, StoreError, StoredGame, now_ms};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
 
 /// Plays a pushed game's moves from its start: every move must be legal and the plies
 /// must follow on. The SAN and positions are worked out here, not taken on trust.
@@ -41,11 +32,11 @@ fn check_game(g: &mut StoredGame) -> Result<(), ApiError> {
             g.id, g.pairing.board_no
         ))
     };
-    if g.moves.len() > super::MAX_PLIES {
+    if g.moves.len() > MAX_PLIES {
         return Err(bad(format!(
             "{} plies is more than {}",
             g.moves.len(),
-            super::MAX_PLIES
+            MAX_PLIES
         )));
     }
     let mode = g.castling_mode();
@@ -80,45 +71,51 @@ fn check_game(g: &mut StoredGame) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub(super) async fn accept_push(State(s): State<AppState>, h: HeaderMap, body: Bytes) -> ApiResult {
-    require_push_token(&s, &h)?;
-    let mut batch: PushBatch = body_json(&body)?;
+pub async fn accept_push(
+    _: Pusher,
+    State(store): State<Store>,
+    State(publisher): State<Publisher>,
+    State(boards): State<Arc<Boards>>,
+    JsonBody(mut batch, _): JsonBody<PushBatch>,
+) -> Result<Json<PushReply>, ApiError> {
     if batch.origin.is_empty() || batch.origin.len() > 64 {
         return Err(ApiError::bad("origin must be 1 to 64 characters"));
     }
     for g in &mut batch.games {
         check_game(g)?;
     }
-    let applied = s.store.apply_push(&batch).await.map_err(|e| match e {
-        StoreError::Conflict(m) => ApiError::bad(m),
+    let applied = store.apply_push(&batch).await.map_err(|e| match e {
+        StoreError::Conflict(m) => ApiError::Bad(m),
         other => other.into(),
     })?;
     if !applied.reply.stale {
         for (round, _) in &applied.rounds {
-            s.publisher.order().want(*round);
+            publisher.order().want(*round);
         }
         if applied.meta_changed {
-            s.publisher.rounds_edited_elsewhere().await;
+            publisher.rounds_edited_elsewhere().await;
         }
         if let Some(views) = &batch.eboards {
-            show_venue_eboards(&s, &batch, &applied, views).await;
+            show_venue_eboards(&store, &publisher, &boards, &batch, &applied, views).await;
         }
         if !applied.reply.conflicts.is_empty() {
             tracing::warn!(venue = %batch.name, conflicts = applied.reply.conflicts.len(), "venue versions held back: games changed here by an arbiter");
         }
     }
-    json_ok(serde_json::to_value(&applied.reply).unwrap_or_default())
+    Ok(Json(applied.reply))
 }
 
 /// The venue's e-boards, with its game and round ids turned into this relay's, listed here
 /// as read by the venue (and, on PostgreSQL, for the relays beside this one).
 async fn show_venue_eboards(
-    s: &Shared,
+    store: &Store,
+    publisher: &Publisher,
+    boards: &Boards,
     batch: &PushBatch,
-    applied: &relay_store::Applied,
+    applied: &Applied,
     views: &[Value],
 ) {
-    let ids = match s.store.mirror_ids(&batch.origin).await {
+    let ids = match store.mirror_ids(&batch.origin).await {
         Ok(ids) => ids,
         Err(e) => {
             tracing::warn!(error = %e, "venue e-boards not shown");
@@ -143,33 +140,45 @@ async fn show_venue_eboards(
         view.read_by = format!("venue {}", batch.name);
         if let (Some(game), Some(board), Some(round)) = (view.game_id, view.board_no, view.round_id)
         {
-            s.boards.bind(&view.serial, game, 0, board, round);
+            boards.bind(&view.serial, game, 0, board, round);
         }
-        if s.boards.eboard(&view.serial).as_ref() == Some(&view) {
+        if boards.eboard(&view.serial).as_ref() == Some(&view) {
             continue;
         }
-        s.boards.put_eboard(view.clone());
+        boards.put_eboard(view.clone());
         if let Ok(text) = serde_json::to_string(&view) {
-            let _ = s.store.put_eboard_live(&view.serial, &text, now_ms()).await;
+            let _ = store.put_eboard_live(&view.serial, &text, now_ms()).await;
         }
         if let Some(round) = view.round_id {
-            let seq = s.publisher.order().last_published(round).unwrap_or(0);
-            s.publisher.push_to_feed(Event::eboard(round, seq, view));
+            let seq = publisher.order().last_published(round).unwrap_or(0);
+            publisher.push_to_feed(Event::eboard(round, seq, view));
         }
     }
 }
 
-pub(super) async fn take_venue(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    h: HeaderMap,
-) -> ApiResult {
-    require_admin(&s, &h)?;
-    let id = parse_id(&id, "game")?;
-    let rounds = s.store.take_held(id).await?;
+/// The venue's version of a game, taken.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TookVenue {
+    game_id: GameId,
+    /// How many moves the game has now.
+    moves: usize,
+    result: String,
+}
+
+pub async fn take_venue(
+    _: Admin,
+    State(store): State<Store>,
+    State(publisher): State<Publisher>,
+    Path(id): Path<GameId>,
+) -> Result<Json<TookVenue>, ApiError> {
+    let rounds = store.take_held(id.get()).await?;
     for (round, _) in &rounds {
-        s.publisher.order().want(*round);
+        publisher.order().want(*round);
     }
-    let g = s.store.game(id).await?;
-    json_ok(json!({"game_id": id, "moves": g.moves.len(), "result": g.result}))
+    let g = store.game(id.get()).await?;
+    Ok(Json(TookVenue {
+        game_id: id,
+        moves: g.moves.len(),
+        result: g.result,
+    }))
 }

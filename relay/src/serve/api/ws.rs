@@ -8,19 +8,22 @@
 //! connection, all that is waiting in one `writev` ([`Wire`]); tokio-tungstenite reads the
 //! client's side and writes the control frames (pongs, pings, closes).
 
-use super::{ApiError, AppState, arbiter};
+use super::error::ApiError;
+use super::extract::{Path, Query, Reader};
 use crate::serve::events::{Event, Pending, change_message};
 use crate::serve::feeds::{Feed, SnapshotOf};
+use crate::serve::id::{GameId, RoundId, Seq};
 use crate::serve::metrics::{DELIVERY_SAMPLE, Metrics, seconds_between};
 use crate::serve::service::Shared;
 use crate::serve::wire::{Frame, ServerMessage};
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequestParts, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request};
+use axum::extract::{FromRequestParts, State};
+use axum::http::{HeaderValue, Method, StatusCode, header, request};
 use axum::response::Response;
 use futures_util::{SinkExt, Stream, StreamExt};
 use hyper_util::rt::TokioIo;
 use relay_store::now_ms;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use std::future::Future;
 use std::io::IoSlice;
@@ -37,9 +40,12 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
 
-#[derive(Deserialize, Debug)]
+/// What a client asks of its socket.
+#[derive(Deserialize, Debug, JsonSchema)]
 pub struct WsQuery {
-    since: Option<i64>,
+    /// The last change number the client has: it gets what came after (or a snapshot when
+    /// that is shorter).
+    since: Option<Seq>,
     /// `1`: e-board news too (the console asks for it; spectators have no use for it).
     eboards: Option<u8>,
     /// `all`: the round snapshot carries every move of every game (a platform rebuilding
@@ -84,8 +90,6 @@ const HEARTBEAT: Duration = Duration::from_secs(5);
 const HEARTBEAT_RIDE: Duration = Duration::from_secs(1);
 /// A client that does not take a message within this time is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
-
-type QueryResult = Result<Query<WsQuery>, axum::extract::rejection::QueryRejection>;
 
 /// What the socket logic needs of a client's connection: a stream of what the client sends,
 /// a way to write the feed's frames, and control messages. [`Wire`] is the real one; tests
@@ -217,25 +221,26 @@ impl Upgrade {
 
 type MaybeUpgrade = Result<Upgrade, ApiError>;
 
+/// The socket follows the whole of an application's state (the feeds, the store, the
+/// boards' views, the shutdown signal), so it takes [`Shared`] whole.
 pub async fn round_socket(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    q: QueryResult,
-    h: HeaderMap,
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<RoundId>,
+    Query(q): Query<WsQuery>,
+    reader: Reader,
     ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
-    let id = super::parse_id(&id, "round")?;
-    open(s, Scope::Round(id), q, h, ws).await
+    open(s, Scope::Round(id.get()), q, reader, ws).await
 }
 
 pub async fn game_socket(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-    q: QueryResult,
-    h: HeaderMap,
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<GameId>,
+    Query(q): Query<WsQuery>,
+    reader: Reader,
     ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
-    let id = super::parse_id(&id, "game")?;
+    let id = id.get();
     // From a feed's view when one holds the game: a crowd on a game page asks the store
     // nothing.
     let round = match s.feeds.round_of(id) {
@@ -243,19 +248,19 @@ pub async fn game_socket(
         None => s.store.game(id).await?.round_id,
     };
     let scope = Scope::Game { round, game: id };
-    open(s, scope, q, h, ws).await
+    open(s, scope, q, reader, ws).await
 }
 
-/// Checks the request (unknown ids are 404 before anything else), then follows `scope`.
+/// Checks the request (unknown ids are 404 before the upgrade is looked at), then follows
+/// `scope`.
 async fn open(
-    s: AppState,
+    s: Arc<Shared>,
     scope: Scope,
-    q: QueryResult,
-    h: HeaderMap,
+    q: WsQuery,
+    reader: Reader,
     ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
-    let q = q.map_err(|e| ApiError::bad(format!("bad query: {e}")))?;
-    let a = arbiter(&s, &h)?;
+    let a = reader.arbiter;
     // From memory after the round's first client: a crowd connecting asks the store nothing.
     let delay = s.lookup.spectator_delay(scope.round()).await?;
     let delay = if a { 0 } else { delay };
@@ -273,7 +278,7 @@ async fn open(
             eboards: q.eboards == Some(1),
             all_moves: q.moves.as_deref() == Some("all"),
         };
-        follow(s, scope, q.since, wants, delay, a, socket)
+        follow(s, scope, q.since.map(Seq::get), wants, delay, a, socket)
     })
 }
 
@@ -515,7 +520,7 @@ impl Follower {
         let (seq, parts) = match feed.snapshot(&s.lookup, &s.metrics, of).await {
             Ok(x) => x,
             Err(e) => {
-                let error = ApiError::from(e).1;
+                let error = ApiError::from(e).to_string();
                 let _ = send(socket, ServerMessage::Error { error }.frame()).await;
                 return false;
             }

@@ -3,11 +3,12 @@
 
 use parking_lot::Mutex;
 use relay_store::{PushConflict, now_ms};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;
 
 /// What `/health` and the console show of one push target.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct TargetStatus {
     /// Where to (a URL, or `lichess round ID`); never a token.
     pub target: String,

@@ -1,0 +1,316 @@
+//! Every route, declared once: the router and the OpenAPI document are both built from this
+//! table, so the document cannot miss a route, and what it says a route takes and gives is
+//! the Rust type the handler reads or answers.
+
+use super::audit::{AuditQuery, audit, audit_all};
+use super::eboards::{
+    AssignBody, Assigned, Continued, Forgotten, TurnBody, assign_eboard, continue_from_board,
+    forget_eboard, list_eboards,
+};
+use super::games::{
+    EditDone, GameAnswer, MoveBody, PlyBody, ResultBody, confirm_result, get_game, replace_game,
+    replace_move, set_result, truncate,
+};
+use super::ops::{HealthAnswer, health, metrics, openapi, ws_messages_schema};
+use super::pairings::{PairingsBody, PairingsSet, put_pairings};
+use super::pgn::{
+    ExportQuery, export_game, export_round, export_tournament, game_pgn, round_pgn, tournament_pgn,
+};
+use super::push::{TookVenue, accept_push, take_venue};
+use super::rounds::{
+    Changes, RoundBody, Since, create_round, edit_round, get_round, round_changes,
+};
+use super::state::AppState;
+use super::tournaments::{
+    Created, TournamentBody, create_tournament, edit_tournament, get_tournament, list_tournaments,
+};
+use super::ws::{WsQuery, game_socket, round_socket};
+use crate::serve::views::{EboardView, RoundView};
+use axum::routing::{MethodRouter, delete, get, patch, post, put};
+use relay_store::{AuditEntry, AuditRecord, PushBatch, PushReply, RoundInfo, TournamentInfo};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::Value;
+
+/// A schema, made by the generator the document is built with (so shared types are written
+/// once, under `components/schemas`).
+pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+/// `T`'s schema, or a reference to it.
+fn schema<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+/// `T`'s own schema, never a reference: a query's fields are listed one by one.
+fn fields<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    T::json_schema(g)
+}
+
+/// Who may call a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Public,
+    /// The admin token ([`super::extract::Admin`]).
+    Admin,
+    /// The push token ([`super::extract::Pusher`]).
+    Push,
+}
+
+/// What a route's request carries.
+#[derive(Clone, Copy, Debug)]
+pub enum Takes {
+    Nothing,
+    Json(SchemaFn),
+    /// A game as PGN text.
+    Pgn,
+    /// JSON, or PGN whose tags carry the same.
+    JsonOrPgn(SchemaFn),
+}
+
+/// What a route answers when it succeeds.
+#[derive(Clone, Copy, Debug)]
+pub enum Gives {
+    /// 200 with JSON.
+    Json(SchemaFn),
+    /// 201 with JSON: what was made.
+    Created(SchemaFn),
+    /// 200 with PGN text, or 304 when `If-None-Match` names its ETag.
+    Pgn,
+    /// 200 with a file in the format asked for.
+    File,
+    /// 200 with the Prometheus (OpenMetrics) text format.
+    Text,
+    /// 101: the connection becomes a WebSocket.
+    Socket,
+}
+
+/// One route: how it is served and how the document describes it.
+pub struct Route {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub summary: &'static str,
+    pub access: Access,
+    /// The query string's fields, if it has any.
+    pub query: Option<SchemaFn>,
+    pub takes: Takes,
+    pub gives: Gives,
+    pub handler: MethodRouter<AppState>,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Route")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Route {
+    fn new(
+        method: &'static str,
+        path: &'static str,
+        handler: MethodRouter<AppState>,
+        summary: &'static str,
+        gives: Gives,
+    ) -> Route {
+        Route {
+            method,
+            path,
+            summary,
+            access: Access::Public,
+            query: None,
+            takes: Takes::Nothing,
+            gives,
+            handler,
+        }
+    }
+
+    fn admin(self) -> Route {
+        Route {
+            access: Access::Admin,
+            ..self
+        }
+    }
+
+    fn push(self) -> Route {
+        Route {
+            access: Access::Push,
+            ..self
+        }
+    }
+
+    fn takes(self, takes: Takes) -> Route {
+        Route { takes, ..self }
+    }
+
+    fn query<T: JsonSchema>(self) -> Route {
+        Route {
+            query: Some(fields::<T>),
+            ..self
+        }
+    }
+}
+
+/// A route: its method (also the axum router of that method), path, handler, summary and
+/// success answer.
+macro_rules! route {
+    ($method:ident, $path:literal, $handler:expr, $summary:expr, $gives:expr $(,)?) => {
+        Route::new(
+            stringify!($method),
+            $path,
+            $method($handler),
+            $summary,
+            $gives,
+        )
+    };
+}
+
+fn json<T: JsonSchema>() -> Gives {
+    Gives::Json(schema::<T>)
+}
+
+fn body<T: JsonSchema>() -> Takes {
+    Takes::Json(schema::<T>)
+}
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        route!(get, "/health", health,
+            "Store and board health (503 while the database is unavailable)",
+            json::<HealthAnswer>()),
+        route!(get, "/metrics", metrics,
+            "Counters, gauges and histograms (group commit, judgement to publication, publication to a spectator) in the Prometheus (OpenMetrics) text format",
+            Gives::Text),
+        route!(get, "/api/openapi.json", openapi, "This document", json::<Value>()),
+        route!(get, "/api/ws-messages.schema.json", ws_messages_schema,
+            "JSON Schema of every message the WebSockets send (`type` names the message)",
+            json::<Value>()),
+        route!(get, "/api/tournaments", list_tournaments,
+            "Tournaments with their rounds",
+            json::<Vec<TournamentInfo>>()),
+        route!(post, "/api/tournaments", create_tournament,
+            "Create a tournament",
+            Gives::Created(schema::<Created>))
+        .admin()
+        .takes(body::<TournamentBody>()),
+        route!(get, "/api/tournaments/{id}", get_tournament,
+            "One tournament with its rounds",
+            json::<TournamentInfo>()),
+        route!(patch, "/api/tournaments/{id}", edit_tournament,
+            "Edit a tournament (name, site, time control, delay)",
+            json::<TournamentInfo>())
+        .admin()
+        .takes(body::<TournamentBody>()),
+        route!(get, "/api/tournaments/{id}/pgn", tournament_pgn,
+            "All games of a tournament as PGN",
+            Gives::Pgn),
+        route!(post, "/api/tournaments/{id}/rounds", create_round,
+            "Create a round",
+            Gives::Created(schema::<Created>))
+        .admin()
+        .takes(body::<RoundBody>()),
+        route!(get, "/api/rounds/{id}", get_round,
+            "A round with all its games",
+            json::<RoundView>()),
+        route!(patch, "/api/rounds/{id}", edit_round,
+            "Edit a round (delay, final)",
+            json::<RoundInfo>())
+        .admin()
+        .takes(body::<RoundBody>()),
+        route!(get, "/api/rounds/{id}/pgn", round_pgn,
+            "All games of a round as PGN, by board number",
+            Gives::Pgn),
+        route!(get, "/api/rounds/{id}/changes", round_changes,
+            "Changes of a round after ?since=N",
+            json::<Changes>())
+        .query::<Since>(),
+        route!(get, "/api/rounds/{id}/ws", round_socket,
+            "WebSocket: snapshot then deltas of a round (?since=N resumes, ?eboards=1 adds e-board news); messages as in /api/ws-messages.schema.json",
+            Gives::Socket)
+        .query::<WsQuery>(),
+        route!(put, "/api/rounds/{id}/pairings", put_pairings,
+            "Load pairings (JSON list, or PGN whose tags give the players per board)",
+            json::<PairingsSet>())
+        .admin()
+        .takes(Takes::JsonOrPgn(schema::<PairingsBody>)),
+        route!(put, "/api/rounds/{id}/boards/{board_no}", assign_eboard,
+            "Put an e-board (by serial) on a board number",
+            json::<Assigned>())
+        .admin()
+        .takes(body::<AssignBody>()),
+        route!(get, "/api/games/{id}", get_game,
+            "One game: players, moves with clocks, running clock, result",
+            json::<GameAnswer>()),
+        route!(get, "/api/games/{id}/pgn", game_pgn, "One game as PGN", Gives::Pgn),
+        route!(get, "/api/games/{id}/ws", game_socket,
+            "WebSocket: snapshot then deltas of one game (?since=N resumes); messages as in /api/ws-messages.schema.json",
+            Gives::Socket)
+        .query::<WsQuery>(),
+        route!(put, "/api/games/{id}/pgn", replace_game,
+            "Replace the whole game from an uploaded PGN",
+            json::<EditDone>())
+        .admin()
+        .takes(Takes::Pgn),
+        route!(post, "/api/games/{id}/result", set_result,
+            "Set (and confirm) a result",
+            json::<EditDone>())
+        .admin()
+        .takes(body::<ResultBody>()),
+        route!(post, "/api/games/{id}/confirm", confirm_result,
+            "Confirm the proposed or current result",
+            json::<EditDone>())
+        .admin(),
+        route!(post, "/api/games/{id}/truncate", truncate,
+            "Remove the moves from ply N on",
+            json::<EditDone>())
+        .admin()
+        .takes(body::<PlyBody>()),
+        route!(post, "/api/games/{id}/move", replace_move,
+            "Replace the move at ply N (later moves kept while legal)",
+            json::<EditDone>())
+        .admin()
+        .takes(body::<MoveBody>()),
+        route!(get, "/api/audit", audit_all,
+            "The whole audit trail, newest first (?before=ID&limit=N, at most 1000)",
+            json::<Vec<AuditRecord>>())
+        .admin()
+        .query::<AuditQuery>(),
+        route!(get, "/api/games/{id}/audit", audit,
+            "The audit trail of a game",
+            json::<Vec<AuditEntry>>())
+        .admin(),
+        route!(get, "/api/eboards", list_eboards,
+            "E-boards: port, serial, connected, battery, in sync",
+            json::<Vec<EboardView>>()),
+        route!(post, "/api/eboards/{serial}/continue", continue_from_board,
+            "Go on from the position on the e-board ({\"turn\":\"white\"|\"black\"}): a game joined in the middle, or one the recorder lost",
+            json::<Continued>())
+        .admin()
+        .takes(body::<TurnBody>()),
+        route!(get, "/api/tournaments/{id}/export", export_tournament,
+            "A tournament's games as a file: ?format=pgn (default), archive (PGN in the standard's archival order), epd (a line per position; &final=1 for final positions only), onebyte (the one-byte move encoding), pgc (PGN standard section 20), cbf (ChessBase CBF) or cbi (the index of that CBF); 422 when a game cannot be held by the format",
+            Gives::File)
+        .query::<ExportQuery>(),
+        route!(get, "/api/rounds/{id}/export", export_round,
+            "A round's games as a file: ?format=pgn|archive|epd|onebyte|pgc|cbf|cbi[&final=1]",
+            Gives::File)
+        .query::<ExportQuery>(),
+        route!(get, "/api/games/{id}/export", export_game,
+            "A game as a file: ?format=pgn|archive|epd|onebyte|pgc|cbf|cbi[&final=1]",
+            Gives::File)
+        .query::<ExportQuery>(),
+        route!(post, "/api/push", accept_push,
+            "A venue relay's batch (a relay started with --push-to; the Bearer token is this relay's --accept-push-token, not the admin token): tournaments, rounds and whole games, applied once",
+            json::<PushReply>())
+        .push()
+        .takes(body::<PushBatch>()),
+        route!(post, "/api/games/{id}/take-venue", take_venue,
+            "A game an arbiter here changed after the venue's last push: take the venue's version held back, and follow the venue again",
+            json::<TookVenue>())
+        .admin(),
+        route!(delete, "/api/eboards/{serial}", forget_eboard,
+            "Forget a disconnected e-board in the list",
+            json::<Forgotten>())
+        .admin(),
+    ]
+}

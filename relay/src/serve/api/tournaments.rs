@@ -1,0 +1,125 @@
+//! Tournaments: the list and one with its rounds (public), made and edited by arbiters.
+
+use super::check::{check_date, check_delay, check_text, check_time_control};
+use super::error::ApiError;
+use super::extract::{Admin, JsonBody, Path};
+use crate::serve::id::TournamentId;
+use crate::serve::publish::Publisher;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use relay_store::{NewTournament, Store, TournamentInfo, TournamentPatch};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// A tournament as an arbiter makes or edits it: every field may be left out of an edit, and
+/// `null` clears one that may be empty.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentBody {
+    /// Required to make one; at most 200 characters.
+    name: Option<String>,
+    site: Option<Option<String>>,
+    /// YYYY-MM-DD or YYYY.MM.DD, `??` for unknown parts.
+    start_date: Option<Option<String>>,
+    end_date: Option<Option<String>>,
+    /// As PGN's TimeControl tag: "5400+30", "40/5400+30:1800+30".
+    time_control: Option<Option<String>>,
+    /// The broadcast delay for the public, 0 to 3600 s.
+    delay_secs: Option<u32>,
+}
+
+/// What was made.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Created {
+    pub id: i64,
+}
+
+pub async fn list_tournaments(
+    State(store): State<Store>,
+) -> Result<Json<Vec<TournamentInfo>>, ApiError> {
+    Ok(Json(store.tournaments().await?))
+}
+
+pub async fn get_tournament(
+    State(store): State<Store>,
+    Path(id): Path<TournamentId>,
+) -> Result<Json<TournamentInfo>, ApiError> {
+    Ok(Json(store.tournament(id.get()).await?))
+}
+
+pub async fn create_tournament(
+    _: Admin,
+    State(store): State<Store>,
+    JsonBody(b, _): JsonBody<TournamentBody>,
+) -> Result<(StatusCode, Json<Created>), ApiError> {
+    let name = b
+        .name
+        .filter(|n| !n.trim().is_empty())
+        .ok_or_else(|| ApiError::bad("name is required"))?;
+    check_text("name", Some(&name), 200)?;
+    check_delay(b.delay_secs)?;
+    let tc = b.time_control.flatten();
+    check_time_control(tc.as_deref())?;
+    let start_date = check_date("start_date", b.start_date)?.flatten();
+    let end_date = check_date("end_date", b.end_date)?.flatten();
+    let id = store
+        .create_tournament(&NewTournament {
+            name,
+            site: b.site.flatten(),
+            start_date,
+            end_date,
+            time_control: tc,
+            delay_secs: b.delay_secs.unwrap_or(0),
+        })
+        .await?;
+    store
+        .audit(
+            "arbiter",
+            "create_tournament",
+            None,
+            &json!({"id": id}).to_string(),
+        )
+        .await?;
+    Ok((StatusCode::CREATED, Json(Created { id })))
+}
+
+pub async fn edit_tournament(
+    _: Admin,
+    State(store): State<Store>,
+    State(publisher): State<Publisher>,
+    Path(id): Path<TournamentId>,
+    JsonBody(b, raw): JsonBody<TournamentBody>,
+) -> Result<Json<TournamentInfo>, ApiError> {
+    let id = id.get();
+    check_text("name", b.name.as_deref(), 200)?;
+    check_delay(b.delay_secs)?;
+    if let Some(tc) = &b.time_control {
+        check_time_control(tc.as_deref())?;
+    }
+    let patch = TournamentPatch {
+        name: b.name,
+        site: b.site,
+        start_date: check_date("start_date", b.start_date)?,
+        end_date: check_date("end_date", b.end_date)?,
+        time_control: b.time_control,
+        delay_secs: b.delay_secs,
+    };
+    store.update_tournament(id, &patch).await?;
+    let t = store.tournament(id).await?;
+    // Rounds without a delay of their own take the tournament's.
+    publisher.round_edited(t.rounds.iter().map(|r| {
+        let secs = r.delay_secs.unwrap_or(t.delay_secs);
+        (r.id, i64::from(secs) * 1000)
+    }));
+    store
+        .audit(
+            "arbiter",
+            "edit_tournament",
+            None,
+            &String::from_utf8_lossy(&raw),
+        )
+        .await?;
+    Ok(Json(t))
+}
