@@ -466,10 +466,11 @@ struct Follower {
 }
 
 impl Follower {
-    /// Adds to `out` what of `e` goes to this client, noting its change number.
-    fn take(&mut self, e: &Event, out: &mut Vec<Frame>) {
+    /// Adds to `out` what of `e` goes to this client, noting its change number; whether
+    /// `e`'s own frame went in.
+    fn take(&mut self, e: &Event, out: &mut Vec<Frame>) -> bool {
         if e.arbiters && !self.wants.eboards {
-            return;
+            return false;
         }
         if !self.scope.wants(e) {
             // A game page's own lever press may ride on another game's change.
@@ -481,18 +482,24 @@ impl Follower {
                     }
                 }
             }
-            return;
+            return false;
         }
         if e.change {
             if e.seq <= self.last_seq {
-                return;
+                return false;
             }
             self.last_seq = e.seq;
         }
-        if self.timed && matches!(e.message, ServerMessage::Move { .. }) {
+        out.push(e.text.clone());
+        true
+    }
+
+    /// [`Follower::take`] for an event as it is fanned out (not caught up on from the ring
+    /// or the store): a move going to a timed client is timed once written.
+    fn take_live(&mut self, e: &Event, out: &mut Vec<Frame>) {
+        if self.take(e, out) && self.timed && matches!(e.message, ServerMessage::Move { .. }) {
             self.moves_at.push(e.at_ms);
         }
-        out.push(e.text.clone());
     }
 
     /// The moves just written reached this client: timed from their publication.
@@ -632,10 +639,10 @@ async fn follow(
                     // Everything else already waiting goes out with it in one write: a busy
                     // round costs a client one system call, not one per message.
                     let mut out = Vec::new();
-                    me.take(&e, &mut out);
+                    me.take_live(&e, &mut out);
                     while out.len() < 512 {
                         match rx.try_recv() {
-                            Ok(more) => me.take(&more, &mut out),
+                            Ok(more) => me.take_live(&more, &mut out),
                             // A lag shows at the next recv(), which answers it.
                             Err(_) => break,
                         }
@@ -930,6 +937,43 @@ mod tests {
 
         core.shared.close_clients();
         assert_eq!(a.next().await, None);
+    }
+
+    /// Only moves fanned out to a timed client are timed: the moves it catches up on from the
+    /// ring or the store (maybe minutes old) would read as a fan-out that long.
+    #[test]
+    fn only_fanned_out_moves_are_timed() {
+        let mv = |seq: i64| {
+            let m = ServerMessage::Move {
+                seq,
+                game_id: 1,
+                mv: crate::serve::views::MoveView::bare(seq as u32, "e4", ""),
+                read_at_ms: None,
+                clock: None,
+            };
+            Event::new(1, Some(1), seq, &m)
+        };
+        let mut me = Follower {
+            scope: Scope::Round(1),
+            arbiter: false,
+            wants: Wants {
+                eboards: false,
+                all_moves: false,
+            },
+            last_seq: 0,
+            timed: true,
+            moves_at: Vec::new(),
+        };
+        let mut out = Vec::new();
+        me.take(&mv(1), &mut out);
+        assert!(me.moves_at.is_empty(), "a move caught up on is not timed");
+        me.take_live(&mv(2), &mut out);
+        me.take_live(&mv(2), &mut out);
+        assert_eq!(me.moves_at.len(), 1, "a fanned-out move once, not again");
+        assert_eq!(out.len(), 2);
+        me.timed = false;
+        me.take_live(&mv(3), &mut out);
+        assert_eq!(me.moves_at.len(), 1, "an untimed client times nothing");
     }
 
     fn eboard_in(round: i64, game: i64) -> crate::serve::views::EboardView {
