@@ -47,7 +47,7 @@ pub struct Follow {
 /// Reads what the order is missing from the log, and, on PostgreSQL, listens for other
 /// relays' commits. Runs for the life of the service.
 pub async fn follow(
-    shared: Follow,
+    parts: Follow,
     mut holes: mpsc::UnboundedReceiver<i64>,
     mut listener: Option<Listener>,
 ) {
@@ -57,16 +57,16 @@ pub async fn follow(
     // E-board states read up to this moment (ms).
     let mut eboards_seen = 0;
     if pg {
-        eboards_seen = eboards_changed(&shared, eboards_seen).await;
+        eboards_seen = eboards_changed(&parts, eboards_seen).await;
     }
     loop {
         if pg && listener.is_none() {
-            match shared.lookup.store.listen().await {
+            match parts.lookup.store.listen().await {
                 Ok(l) => {
                     listener = l;
                     tracing::info!("listening to the database's changes again");
                     complained = false;
-                    catch_up_all(&shared).await;
+                    catch_up_all(&parts).await;
                 }
                 Err(e) => {
                     if !complained {
@@ -90,15 +90,15 @@ pub async fn follow(
                 }
             } => match h {
                 Ok(Heard::Changed { round, seq }) => {
-                    if shared.publisher.order().last(round).is_some_and(|last| seq > last) {
+                    if parts.publisher.order().last(round).is_some_and(|last| seq > last) {
                         want.insert(round);
                     }
                 }
-                Ok(Heard::RoundsEdited) => shared.publisher.rounds_edited_elsewhere().await,
-                Ok(Heard::EboardsChanged) => eboards_seen = eboards_changed(&shared, eboards_seen).await,
+                Ok(Heard::RoundsEdited) => parts.publisher.rounds_edited_elsewhere().await,
+                Ok(Heard::EboardsChanged) => eboards_seen = eboards_changed(&parts, eboards_seen).await,
                 Ok(Heard::Reconnected) => {
                     tracing::info!("the database connection came back: catching up from the change log");
-                    catch_up_all(&shared).await;
+                    catch_up_all(&parts).await;
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "lost the database's change notifications");
@@ -112,23 +112,23 @@ pub async fn follow(
             want.insert(round);
         }
         for round in want {
-            catch_up(&shared, round).await;
+            catch_up(&parts, round).await;
         }
     }
 }
 
 /// Every round that moved on while nobody was listening.
-async fn catch_up_all(shared: &Follow) {
-    match shared.lookup.store.round_seqs().await {
+async fn catch_up_all(parts: &Follow) {
+    match parts.lookup.store.round_seqs().await {
         Ok(seqs) => {
             for (round, seq) in seqs {
-                if shared
+                if parts
                     .publisher
                     .order()
                     .last(round)
                     .is_some_and(|last| seq > last)
                 {
-                    catch_up(shared, round).await;
+                    catch_up(parts, round).await;
                 }
             }
         }
@@ -137,12 +137,12 @@ async fn catch_up_all(shared: &Follow) {
 }
 
 /// Publishes a round's changes after the last one published, read from the log.
-async fn catch_up(shared: &Follow, round: i64) {
+async fn catch_up(parts: &Follow, round: i64) {
     loop {
-        let Some(after) = shared.publisher.order().last(round) else {
+        let Some(after) = parts.publisher.order().last(round) else {
             return;
         };
-        let changes = match shared.lookup.store.changes_since(round, after, PAGE).await {
+        let changes = match parts.lookup.store.changes_since(round, after, PAGE).await {
             Ok(c) => c,
             Err(e) => {
                 // The next notification, hole or reconnection asks again.
@@ -155,7 +155,7 @@ async fn catch_up(shared: &Follow, round: i64) {
         }
         let full = changes.len() == PAGE as usize;
         for c in changes {
-            if shared
+            if parts
                 .publisher
                 .order()
                 .last(round)
@@ -167,25 +167,25 @@ async fn catch_up(shared: &Follow, round: i64) {
                     next = c.seq,
                     "the change log has a hole; going on from its next change"
                 );
-                shared.publisher.order().restart(round, c.seq - 1);
+                parts.publisher.order().restart(round, c.seq - 1);
             }
             if matches!(c.kind.as_str(), "truncate" | "result" | "game")
                 && let Some(game) = c.game_id
             {
                 // Perhaps another relay's arbiter edited a game one of our boards plays.
-                shared.writer.send(Job::Foreign { game });
+                parts.writer.send(Job::Foreign { game });
             }
-            let out = match event_of(shared, round, &c).await {
+            let out = match event_of(parts, round, &c).await {
                 Some(mut e) => {
-                    shared.metrics.changes_followed.inc();
+                    parts.metrics.changes_followed.inc();
                     // The commit's own time: a delay line holds it from then.
                     e.at_ms = c.at_ms;
-                    shared.publisher.order().offer(e)
+                    parts.publisher.order().offer(e)
                 }
-                None => shared.publisher.order().skip(round, c.seq),
+                None => parts.publisher.order().skip(round, c.seq),
             };
             for e in out {
-                shared.publisher.push_to_feed(e);
+                parts.publisher.push_to_feed(e);
             }
         }
         if !full {
@@ -195,12 +195,12 @@ async fn catch_up(shared: &Follow, round: i64) {
 }
 
 /// A change from the log as the event spectators get.
-async fn event_of(shared: &Follow, round: i64, c: &relay_store::Change) -> Option<Event> {
+async fn event_of(parts: &Follow, round: i64, c: &relay_store::Change) -> Option<Event> {
     let mut message = match change_message(None, c)? {
         Pending::Message(m) => *m,
         Pending::Game { seq, game } => ServerMessage::Game {
             seq,
-            game: Box::new(shared.lookup.game_view_at(game, None).await.ok()?),
+            game: Box::new(parts.lookup.game_view_at(game, None).await.ok()?),
         },
     };
     if let ServerMessage::Move {
@@ -208,7 +208,7 @@ async fn event_of(shared: &Follow, round: i64, c: &relay_store::Change) -> Optio
     } = &mut message
         && clock.is_none()
     {
-        *clock = running_clock_after(shared, *game_id, mv.ply, &mv.fen, mv.clk_ms, c.at_ms).await;
+        *clock = running_clock_after(parts, *game_id, mv.ply, &mv.fen, mv.clk_ms, c.at_ms).await;
     }
     let mut e = Event::new(round, c.game_id, c.seq, &message);
     // When it was committed, as on the relay that committed it: crowds' sweeps and delay
@@ -223,7 +223,7 @@ async fn event_of(shared: &Follow, round: i64, c: &relay_store::Change) -> Optio
 /// relay that reads no board would otherwise show clocks that never tick.) `None` when this
 /// relay reads the board itself, or a side's time is not known.
 async fn running_clock_after(
-    shared: &Follow,
+    parts: &Follow,
     game: i64,
     ply: u32,
     fen_after: &str,
@@ -231,8 +231,8 @@ async fn running_clock_after(
     at_ms: i64,
 ) -> Option<ClockView> {
     // The relay reading the board has the clock's own readings.
-    if let Some(serial) = shared.boards.eboard_on(game)
-        && shared
+    if let Some(serial) = parts.boards.eboard_on(game)
+        && parts
             .boards
             .eboard(&serial)
             .is_some_and(|e| e.read_by == instance_name())
@@ -242,13 +242,13 @@ async fn running_clock_after(
     let mover_ms = clk_ms?;
     // The side to move after the move is the one whose clock now runs.
     let white_moved = fen_after.split(' ').nth(1) == Some("b");
-    let known = shared.boards.clock(game);
+    let known = parts.boards.clock(game);
     let other_ms = match known {
         Some(k) => Some(if white_moved { k.black_ms } else { k.white_ms }),
         None => {
             // The first move this relay hears of in the game: its other side's last clock
             // from the store, once.
-            let g = shared.lookup.store.game(game).await.ok()?;
+            let g = parts.lookup.store.game(game).await.ok()?;
             g.moves
                 .iter()
                 .rev()
@@ -271,21 +271,16 @@ async fn running_clock_after(
         }),
         at_ms,
     };
-    shared.boards.set_clock(game, clock);
+    parts.boards.set_clock(game, clock);
     Some(clock)
 }
 
 /// E-boards other relays read, as they last announced them: the console of any relay shows
 /// every e-board and which relay reads it. Returns the moment read up to.
-async fn eboards_changed(shared: &Follow, after_ms: i64) -> i64 {
+async fn eboards_changed(parts: &Follow, after_ms: i64) -> i64 {
     // A second's overlap: a state written in the same millisecond as the last one read is
     // not missed (one already known changes nothing).
-    let rows = match shared
-        .lookup
-        .store
-        .eboards_live_since(after_ms - 1000)
-        .await
-    {
+    let rows = match parts.lookup.store.eboards_live_since(after_ms - 1000).await {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!(error = %e, "e-boards of other relays not read");
@@ -300,7 +295,7 @@ async fn eboards_changed(shared: &Follow, after_ms: i64) -> i64 {
         };
         let me = instance_name();
         // Known already, or a board this relay reads itself (its own to show).
-        let known = shared.boards.eboard(&view.serial);
+        let known = parts.boards.eboard(&view.serial);
         if view.read_by == me
             || known
                 .as_ref()
@@ -310,10 +305,10 @@ async fn eboards_changed(shared: &Follow, after_ms: i64) -> i64 {
         }
         if let (Some(game), Some(board), Some(round)) = (view.game_id, view.board_no, view.round_id)
         {
-            shared.boards.bind(&view.serial, game, 0, board, round);
+            parts.boards.bind(&view.serial, game, 0, board, round);
         }
-        shared.publisher.announce_eboard(view, |round| {
-            shared.publisher.order().last(round).unwrap_or(0)
+        parts.publisher.announce_eboard(view, |round| {
+            parts.publisher.order().last(round).unwrap_or(0)
         });
     }
     upto

@@ -147,39 +147,36 @@ pub enum EditAction {
     },
 }
 
-/// The hall's queue of commands.
-#[derive(Clone, Debug)]
-pub struct ToHall(mpsc::UnboundedSender<HallCommand>);
+/// A part's queue, unbounded (the hall and the readers never wait for the part), with the
+/// part's end made beside it.
+#[derive(Debug)]
+pub struct Queue<T>(mpsc::UnboundedSender<T>);
 
-impl ToHall {
-    /// A queue and the hall's end of it.
-    pub fn channel() -> (ToHall, mpsc::UnboundedReceiver<HallCommand>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (ToHall(tx), rx)
-    }
-
-    /// Hands a command to the hall; `false` when the hall has stopped.
-    pub fn send(&self, cmd: HallCommand) -> bool {
-        self.0.send(cmd).is_ok()
+// By hand: a derived `Clone` would ask `T: Clone`, which the queue does not need.
+impl<T> Clone for Queue<T> {
+    fn clone(&self) -> Self {
+        Queue(self.0.clone())
     }
 }
+
+impl<T> Queue<T> {
+    /// A queue and the part's end of it.
+    pub fn channel() -> (Queue<T>, mpsc::UnboundedReceiver<T>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Queue(tx), rx)
+    }
+
+    /// Hands `item` to the part; `false` when the part has stopped.
+    pub fn send(&self, item: T) -> bool {
+        self.0.send(item).is_ok()
+    }
+}
+
+/// The hall's queue of commands.
+pub type ToHall = Queue<HallCommand>;
 
 /// The writer's queue of jobs.
-#[derive(Clone, Debug)]
-pub struct ToWriter(mpsc::UnboundedSender<Job>);
-
-impl ToWriter {
-    /// A queue and the writer's end of it.
-    pub fn channel() -> (ToWriter, mpsc::UnboundedReceiver<Job>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (ToWriter(tx), rx)
-    }
-
-    /// Hands a job to the writer; `false` when the writer has stopped.
-    pub fn send(&self, job: Job) -> bool {
-        self.0.send(job).is_ok()
-    }
-}
+pub type ToWriter = Queue<Job>;
 
 /// How the store writes an orientation.
 pub fn orientation_name(o: Orientation) -> &'static str {

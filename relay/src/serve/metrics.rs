@@ -10,7 +10,7 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 use std::sync::atomic::Ordering;
 
 /// One client in this many has its deliveries timed ([`Metrics::move_delivery`]): with
@@ -56,6 +56,17 @@ impl Default for Metrics {
     }
 }
 
+/// `metric`, registered in `registry` under `name` (after the `relay_` prefix) with its help.
+fn added<M: Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: impl Into<String>,
+    metric: M,
+) -> M {
+    registry.register(name, help, metric.clone());
+    metric
+}
+
 /// Buckets from 0.1 ms to about 3.3 s, doubling: commits take a millisecond or two, a move
 /// reaches a crowd in tens or hundreds of milliseconds, an outage shows in the top ones.
 fn time_buckets() -> Histogram {
@@ -65,63 +76,117 @@ fn time_buckets() -> Histogram {
 impl Metrics {
     pub fn new() -> Metrics {
         let mut registry = Registry::with_prefix("relay");
-        let mut counter = |name: &str, help: &str| {
-            let c = Counter::default();
-            registry.register(name, help, c.clone());
-            c
-        };
-        let messages = counter("board_messages", "Board messages decoded.");
-        let garbage = counter(
+        let r = &mut registry;
+        let messages = added(
+            r,
+            "board_messages",
+            "Board messages decoded.",
+            Counter::default(),
+        );
+        let garbage = added(
+            r,
             "board_garbage",
             "Runs of garbage bytes skipped on the lines.",
+            Counter::default(),
         );
-        let moves_committed = counter("moves_committed", "Moves committed to the store.");
-        let changes_committed = counter("changes_committed", "Changes committed to the store.");
-        let raw_logged = counter(
+        let moves_committed = added(
+            r,
+            "moves_committed",
+            "Moves committed to the store.",
+            Counter::default(),
+        );
+        let changes_committed = added(
+            r,
+            "changes_committed",
+            "Changes committed to the store.",
+            Counter::default(),
+        );
+        let raw_logged = added(
+            r,
             "raw_messages_logged",
             "Raw board messages in the black box.",
+            Counter::default(),
         );
-        let store_errors = counter("store_errors", "Failed store writes (retried).");
-        let http_requests = counter("http_requests", "HTTP requests served.");
-        let ws_snapshots = counter("ws_snapshots", "Snapshots sent to WebSocket clients.");
-        let silent_closed = counter(
+        let store_errors = added(
+            r,
+            "store_errors",
+            "Failed store writes (retried).",
+            Counter::default(),
+        );
+        let http_requests = added(
+            r,
+            "http_requests",
+            "HTTP requests served.",
+            Counter::default(),
+        );
+        let ws_snapshots = added(
+            r,
+            "ws_snapshots",
+            "Snapshots sent to WebSocket clients.",
+            Counter::default(),
+        );
+        let silent_closed = added(
+            r,
             "ws_silent_closed",
             "WebSocket clients closed because they stopped reading (no answer to pings).",
+            Counter::default(),
         );
-        let changes_followed = counter(
+        let changes_followed = added(
+            r,
             "changes_followed",
             "Changes read from the change log: committed by another relay on the same database, or filling a hole.",
+            Counter::default(),
         );
-        let mut gauge = |name: &str, help: &str| {
-            let g = Gauge::default();
-            registry.register(name, help, g.clone());
-            g
-        };
-        let ws_clients = gauge("ws_clients", "Open WebSocket connections.");
-        let pending_writes = gauge("pending_writes", "Jobs waiting for the store.");
-        let store_up = gauge("store_up", "1 when the store takes writes.");
-        let eboards = gauge("eboards", "E-boards seen.");
-        let eboards_connected = gauge("eboards_connected", "E-boards connected.");
-        let eboards_out_of_sync = gauge(
+        let ws_clients = added(
+            r,
+            "ws_clients",
+            "Open WebSocket connections.",
+            Gauge::default(),
+        );
+        let pending_writes = added(
+            r,
+            "pending_writes",
+            "Jobs waiting for the store.",
+            Gauge::default(),
+        );
+        let store_up = added(
+            r,
+            "store_up",
+            "1 when the store takes writes.",
+            Gauge::default(),
+        );
+        let eboards = added(r, "eboards", "E-boards seen.", Gauge::default());
+        let eboards_connected = added(
+            r,
+            "eboards_connected",
+            "E-boards connected.",
+            Gauge::default(),
+        );
+        let eboards_out_of_sync = added(
+            r,
             "eboards_out_of_sync",
             "E-boards whose position the game cannot explain.",
+            Gauge::default(),
         );
-        let mut histogram = |name: &str, help: &str| {
-            let h = time_buckets();
-            registry.register(name, help, h.clone());
-            h
-        };
-        let group_commit = histogram(
+        let group_commit = added(
+            r,
             "group_commit_seconds",
             "The writer's group commits for the boards (each one fsync), from the first statement to the answer.",
+            time_buckets(),
         );
-        let move_publish = histogram(
+        let move_publish = added(
+            r,
             "move_publish_seconds",
             "Moves from their board's judgement (still for the settle time) to their publication, the commit between.",
+            time_buckets(),
         );
-        let move_delivery = histogram(
+        let move_delivery = added(
+            r,
             "move_delivery_seconds",
-            "Moves from their publication to the write on a spectator's socket (one client in 16): the fan-out.",
+            format!(
+                "Moves from their publication to the write on a spectator's socket (one client in {DELIVERY_SAMPLE}): the fan-out."
+            ),
+            time_buckets(),
         );
         Metrics {
             registry,

@@ -128,11 +128,6 @@ impl Order {
         let _ = self.fill.send(round);
     }
 
-    /// Where a round has been published up to (`None`: not known).
-    pub fn last_published(&self, round: i64) -> Option<i64> {
-        self.last(round)
-    }
-
     /// Where a round has been published up to (`None`: not known, and not to be read).
     pub fn last(&self, round: i64) -> Option<i64> {
         let rounds = self.lock();

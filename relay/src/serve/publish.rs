@@ -41,10 +41,6 @@ impl Publisher {
         &self.order
     }
 
-    pub fn feeds(&self) -> &Arc<Feeds> {
-        &self.feeds
-    }
-
     /// Changes each time a committed change or e-board news goes to a feed.
     pub fn news(&self) -> watch::Receiver<u64> {
         self.news.subscribe()

@@ -105,10 +105,6 @@ impl Shared {
         let _ = self.tokens.push.set(token);
     }
 
-    pub fn push_token(&self) -> Option<&str> {
-        self.tokens.push()
-    }
-
     /// The tokens, for the HTTP edge's checks.
     pub fn tokens(&self) -> Tokens {
         self.tokens.clone()

@@ -79,7 +79,7 @@ pub async fn health(State(s): State<Arc<Shared>>) -> (StatusCode, Json<HealthAns
     let writer_ok = h.store_ok.load(Ordering::Relaxed);
     let down_since = h.store_down_since_ms.load(Ordering::Relaxed);
     // Venues pushing here, with the games whose venue version is held back.
-    let pushed_from = match s.push_token() {
+    let pushed_from = match s.tokens().push() {
         Some(_) => s.store.mirror_sources().await.ok(),
         None => None,
     };

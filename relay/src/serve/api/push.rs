@@ -150,7 +150,7 @@ async fn show_venue_eboards(
             let _ = store.put_eboard_live(&view.serial, &text, now_ms()).await;
         }
         if let Some(round) = view.round_id {
-            let seq = publisher.order().last_published(round).unwrap_or(0);
+            let seq = publisher.order().last(round).unwrap_or(0);
             publisher.push_to_feed(Event::eboard(round, seq, view));
         }
     }

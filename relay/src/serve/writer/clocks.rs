@@ -40,7 +40,7 @@ impl Writer {
                 };
                 let mut e = Event::new(round, None, seq, &body);
                 e.change = false;
-                self.shared.publisher.publish(e);
+                self.parts.publisher.publish(e);
             }
         }
     }
@@ -59,7 +59,7 @@ impl Writer {
         }
         let (game, round) = (slot.game_id, slot.round_id);
         let side_changed = self.side_changed(game, clock.running);
-        self.shared.boards.set_clock(game, clock);
+        self.parts.boards.set_clock(game, clock);
         if !side_changed {
             // A reading while the same side runs: bundled with the round's other readings and
             // announced with them (one message, not one per board: a round of 200
@@ -86,7 +86,7 @@ impl Writer {
         );
         e.change = false;
         e.at_ms = clock.at_ms;
-        self.shared.publisher.publish(e);
+        self.parts.publisher.publish(e);
     }
 
     /// An e-board's news: placed with its game, kept for `/api/eboards`, and announced to
@@ -97,14 +97,14 @@ impl Writer {
         view.board_no = slot.map(|s| s.board_no);
         view.round_id = Some(slot.map_or(self.current.id, |s| s.round_id));
         self.share_eboard(&view);
-        self.shared
+        self.parts
             .publisher
             .announce_eboard(view, |round| self.seq(round));
     }
 
     /// Whether `running` is another side to move than the game's last reading.
     pub(super) fn side_changed(&self, game: i64, running: Option<ColorName>) -> bool {
-        self.shared
+        self.parts
             .boards
             .clock(game)
             .is_none_or(|l| l.running != running)

@@ -57,7 +57,7 @@ impl Writer {
                     },
                 )
                 .await?;
-                self.shared.publisher.publish(Event::new(
+                self.parts.publisher.publish(Event::new(
                     round,
                     Some(game),
                     seq,
@@ -94,7 +94,7 @@ impl Writer {
                     },
                 )
                 .await?;
-                self.shared.publisher.publish(Event::new(
+                self.parts.publisher.publish(Event::new(
                     round,
                     Some(game),
                     seq,

@@ -162,7 +162,7 @@ impl Writer {
         fresh: bool,
     ) -> Result<(), StoreError> {
         let g = self.store.game(game).await?;
-        let serial = self.shared.boards.eboard_on(game);
+        let serial = self.parts.boards.eboard_on(game);
         let view = game_view(&g, None, serial.as_deref(), None);
         let mut e = Event::new(
             g.round_id,
@@ -176,7 +176,7 @@ impl Writer {
         // A game re-read after a surprise carries no new change number; it must reach
         // clients that already have that number.
         e.change = fresh;
-        self.shared.publisher.publish(e);
+        self.parts.publisher.publish(e);
         Ok(())
     }
 
@@ -295,7 +295,7 @@ impl Writer {
         slot.result = result;
         slot.status = status;
         self.adopting.insert(serial.clone());
-        if !self.shared.hall.send(HallCommand::Adopt {
+        if !self.parts.hall.send(HallCommand::Adopt {
             serial: serial.clone(),
             game_id: game,
             moves: g.moves,

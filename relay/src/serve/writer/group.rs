@@ -182,7 +182,7 @@ impl Writer {
             };
             match res {
                 Ok(seqs) => {
-                    self.shared
+                    self.parts
                         .metrics
                         .group_commit
                         .observe(started.elapsed().as_secs_f64());
@@ -207,7 +207,7 @@ impl Writer {
             }
             return;
         };
-        self.shared.metrics.raw_logged.inc_by(g.raws.len() as u64);
+        self.parts.metrics.raw_logged.inc_by(g.raws.len() as u64);
         for job in self.announce(g.shadows, g.after, &g.ops, &seqs) {
             self.apply(job).await;
         }
@@ -269,7 +269,7 @@ impl Writer {
                     ServerMessage::Move {
                         read_at_ms, clock, ..
                     } => {
-                        let m = &self.shared.metrics;
+                        let m = &self.parts.metrics;
                         m.moves_committed.inc();
                         m.move_publish
                             .observe(seconds_between(snap.judged_at_ms, now_ms()));
@@ -279,7 +279,7 @@ impl Writer {
                     ServerMessage::MoveClock { clock, .. } => *clock = ride.take(),
                     _ => {}
                 }
-                self.shared
+                self.parts
                     .publisher
                     .publish(Event::new(round, Some(game), seq, &message));
             }
@@ -323,7 +323,7 @@ impl Writer {
             }
         }
         self.stored_ok();
-        self.shared.metrics.raw_logged.inc_by(raws.len() as u64);
+        self.parts.metrics.raw_logged.inc_by(raws.len() as u64);
         raws.clear();
     }
 }

@@ -174,9 +174,7 @@ impl Writer {
             }
             Job::Reload { keep, reply } => {
                 let resume = self.reload(&keep).await;
-                self.shared
-                    .hall
-                    .send(HallCommand::Resumed { resume, reply });
+                self.parts.hall.send(HallCommand::Resumed { resume, reply });
             }
             Job::Assign {
                 round_id,

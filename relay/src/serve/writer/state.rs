@@ -30,7 +30,7 @@ pub struct Handles {
 }
 
 pub struct Writer {
-    pub(super) shared: Handles,
+    pub(super) parts: Handles,
     /// The writer's own connections (separate from the readers').
     pub(super) store: Store,
     /// Its connection for group commits on a SQLite file, called on this thread (see
@@ -57,7 +57,7 @@ pub(super) fn transient(e: &StoreError) -> bool {
 
 impl Writer {
     pub fn new(
-        shared: Handles,
+        parts: Handles,
         store: Store,
         commits: Option<SqliteCommits>,
         current: RoundInfo,
@@ -65,7 +65,7 @@ impl Writer {
         jobs: mpsc::UnboundedReceiver<Job>,
     ) -> Writer {
         let mut w = Writer {
-            shared,
+            parts,
             store,
             commits,
             slots: HashMap::new(),
@@ -84,7 +84,7 @@ impl Writer {
     }
 
     pub(super) fn bind(&mut self, serial: &str, slot: Slot) {
-        self.shared.boards.bind(
+        self.parts.boards.bind(
             serial,
             slot.game_id,
             slot.game_no,
@@ -92,7 +92,7 @@ impl Writer {
             slot.round_id,
         );
         self.slots.insert(serial.to_string(), slot);
-        if let Some(view) = self.shared.boards.eboard(serial) {
+        if let Some(view) = self.parts.boards.eboard(serial) {
             self.share_eboard(&view);
         }
     }
@@ -115,14 +115,14 @@ impl Writer {
     }
 
     pub(super) fn note_pending(&self) {
-        self.shared
+        self.parts
             .health
             .pending_writes
             .store((self.jobs.len() + self.in_hand) as u64, Ordering::Relaxed);
     }
 
     pub(super) fn stored_ok(&mut self) {
-        let h = &self.shared.health;
+        let h = &self.parts.health;
         if !h.store_ok.swap(true, Ordering::Relaxed) {
             tracing::info!("the database answers again");
         }
@@ -131,8 +131,8 @@ impl Writer {
     }
 
     pub(super) async fn store_failed(&mut self, e: &StoreError) {
-        let h = &self.shared.health;
-        self.shared.metrics.store_errors.inc();
+        let h = &self.parts.health;
+        self.parts.metrics.store_errors.inc();
         if h.store_ok.swap(false, Ordering::Relaxed) {
             tracing::error!(error = %e, "the database does not answer; readings are kept and writes retried");
         }
@@ -155,7 +155,7 @@ impl Writer {
     pub(super) fn committed(&mut self, round: i64, seq: i64) {
         let s = self.seqs.entry(round).or_insert(0);
         *s = (*s).max(seq);
-        self.shared.metrics.changes_committed.inc();
+        self.parts.metrics.changes_committed.inc();
     }
 
     pub(super) fn update_slot(&mut self, serial: &str, slot: &Slot) {
