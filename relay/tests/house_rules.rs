@@ -23,13 +23,6 @@ const CRATES: &[&str] = &[
 /// A file of the service may hold this many lines before its tests.
 const MAX_LINES: usize = 800;
 
-/// Crates whose import circles are being taken apart (issue 38): the list only shrinks, and a
-/// crate on it without a circle fails the check until it is taken off.
-const CIRCLES_BEING_REMOVED: &[&str] = &[];
-
-/// Files over [`MAX_LINES`] being split (issue 38): the list only shrinks.
-const LONG_BEING_SPLIT: &[&str] = &[];
-
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -72,12 +65,15 @@ fn module_of(src: &Path, file: &Path) -> Option<Vec<String>> {
     Some(parts)
 }
 
+/// A file's text before its test module (the whole text when it has none).
+fn before_tests(text: &str) -> &str {
+    text.find("#[cfg(test)]\nmod tests")
+        .map_or(text, |i| &text[..i])
+}
+
 /// The file's text without comments, string contents and its test module.
 fn code_of(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
-        Some(i) => &text[..i],
-        None => text,
-    };
+    let text = before_tests(text);
     let mut out = String::with_capacity(text.len());
     let b = text.as_bytes();
     let mut i = 0;
@@ -336,16 +332,7 @@ fn no_crate_has_an_import_circle() {
     for c in CRATES {
         let g = graph(&root.join(c));
         assert!(g.len() > 1, "no modules read under {c}");
-        let found = circles(&g);
-        let known = CIRCLES_BEING_REMOVED.contains(c);
-        assert!(
-            !known || !found.is_empty(),
-            "{c} has no import circle any more: take it off CIRCLES_BEING_REMOVED"
-        );
-        if known {
-            continue;
-        }
-        for part in found {
+        for part in circles(&g) {
             all.push(format!("{c}: {}", part.join(", ")));
         }
     }
@@ -400,31 +387,11 @@ fn no_file_of_the_relay_is_longer_than_a_reader_can_hold() {
     rust_files(&src, &mut files);
     let mut long = Vec::new();
     for f in files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap_or(&f)
-            .to_string_lossy()
-            .to_string();
         let text = std::fs::read_to_string(&f).unwrap_or_default();
-        let code = match text.find("#[cfg(test)]\nmod tests") {
-            Some(i) => &text[..i],
-            None => &text,
-        };
-        let n = code.lines().count();
-        let known = LONG_BEING_SPLIT.contains(&rel.as_str());
-        assert!(
-            !known || n > MAX_LINES,
-            "{rel} is short enough now: take it off LONG_BEING_SPLIT"
-        );
-        if n > MAX_LINES && !known {
+        let n = before_tests(&text).lines().count();
+        if n > MAX_LINES {
             long.push(format!("{} ({n} lines before its tests)", f.display()));
         }
-    }
-    for known in LONG_BEING_SPLIT {
-        assert!(
-            src.join(known).exists(),
-            "{known} is gone: take it off LONG_BEING_SPLIT"
-        );
     }
     assert!(
         long.is_empty(),
