@@ -1,12 +1,12 @@
 //! Rules of the code's shape that a change could break quietly, checked on the source itself:
 //! the modules of each crate import one another without a circle, and no file of the service
-//! grows past what a reader can hold (ARCHITECTURE.md, "Layers").
+//! grows past what a reader can hold (ARCHITECTURE.md, "The service's layers").
 //!
-//! The import graph is read from the `use` declarations and the `crate::`/`super::`/`self::`
-//! paths of every file (each file is one module; a test module at the end of a file is left
-//! out, as tests may reach anywhere). A path that ends in a module's own items is an edge to
-//! that module, so a child that uses what its parent's `mod.rs` defines while the parent uses
-//! the child is a circle too.
+//! The import graph is read from the `use` declarations and the paths written inline
+//! (`crate::`, `super::`, `self::`, or through a child module) of every file. Each file is
+//! one module; a test module at the end of a file is left out, as tests may reach anywhere.
+//! A path that ends in a module's own items is an edge to that module, so a child that uses
+//! what its parent's `mod.rs` defines while the parent uses the child is a circle too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
