@@ -128,7 +128,6 @@ impl Shared {
     pub fn pushing(&self) -> Pushing {
         Pushing {
             lookup: self.lookup.clone(),
-            boards: self.boards.clone(),
             news: self.publisher.news(),
             targets: self.targets.clone(),
         }

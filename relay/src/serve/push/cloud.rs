@@ -18,10 +18,10 @@ use super::run::{self, Failure, Next, Pace, Pushing, Report, Request, Target, Ve
 use super::status::Slot;
 use crate::serve::instance::instance_name;
 use crate::serve::live::Boards;
+use crate::serve::lookup::Lookup;
 use relay_store::{PushBatch, PushConflict, PushReply, Store, StoreError, TournamentInfo, now_ms};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Games one request carries at most (a whole game each: about 2–3 MiB of JSON for long
@@ -63,7 +63,7 @@ pub struct PushTarget {
 
 /// Pushes to one cloud relay for the life of the service.
 pub async fn push(pushing: Pushing, target: PushTarget) {
-    let cloud = Cloud::new(pushing.lookup.store.clone(), pushing.boards.clone(), target);
+    let cloud = Cloud::new(pushing.lookup.clone(), target);
     run::push(pushing, cloud).await;
 }
 
@@ -180,8 +180,8 @@ pub struct Sent {
 /// A cloud relay as a push target.
 #[derive(Debug)]
 pub struct Cloud {
-    store: Store,
-    boards: Arc<Boards>,
+    /// The store (the outbox, the games) and the e-boards this relay reads.
+    lookup: Lookup,
     target: PushTarget,
     endpoint: String,
     /// The venue's name for itself towards this target (read at start).
@@ -195,9 +195,6 @@ pub struct Cloud {
     unnoted: bool,
     /// Batch numbers reserved and not used yet: (next, last).
     numbers: (i64, i64),
-    /// The last batch number the cloud applied, when it was above ours: the store numbers on
-    /// from it before the next reservation.
-    renumber: Option<i64>,
     /// A hash of the tournaments the cloud has.
     meta_sent: Option<u64>,
     /// A hash of the e-boards the cloud has, and when they were sent.
@@ -216,10 +213,9 @@ pub struct Cloud {
 }
 
 impl Cloud {
-    pub fn new(store: Store, boards: Arc<Boards>, target: PushTarget) -> Cloud {
+    pub fn new(lookup: Lookup, target: PushTarget) -> Cloud {
         Cloud {
-            store,
-            boards,
+            lookup,
             endpoint: format!("{}/api/push", target.url.trim_end_matches('/')),
             target,
             origin: String::new(),
@@ -227,7 +223,6 @@ impl Cloud {
             noted_ms: 0,
             unnoted: false,
             numbers: (1, 0),
-            renumber: None,
             meta_sent: None,
             eboards_sent: (None, 0),
             conflicts: BTreeMap::new(),
@@ -238,14 +233,22 @@ impl Cloud {
         }
     }
 
-    /// The marks moved on are written to the store, at most every [`NOTE_DELIVERED_MS`].
-    async fn note_delivered(&mut self, slot: &Slot) {
-        let Some(sent) = &self.sent else { return };
+    fn store(&self) -> &Store {
+        &self.lookup.store
+    }
+
+    /// The marks moved on (`sent`) are written to the store, at most every
+    /// [`NOTE_DELIVERED_MS`].
+    async fn note_delivered(&mut self, sent: &HashMap<i64, i64>, slot: &Slot) {
         if !self.unnoted || now_ms() - self.noted_ms < NOTE_DELIVERED_MS {
             return;
         }
         let upto: Vec<(i64, i64)> = sent.iter().map(|(r, s)| (*r, *s)).collect();
-        match self.store.upstream_delivered(&self.target.url, &upto).await {
+        match self
+            .store()
+            .upstream_delivered(&self.target.url, &upto)
+            .await
+        {
             Ok(()) => {
                 self.unnoted = false;
                 self.noted_ms = now_ms();
@@ -258,15 +261,8 @@ impl Cloud {
     /// The next batch number, reserving more from the store when none is left.
     async fn batch_number(&mut self) -> Result<i64, StoreError> {
         if self.numbers.0 > self.numbers.1 {
-            if let Some(last) = self.renumber.take() {
-                // Failing, the cloud says `stale` again and this comes back.
-                let _ = self
-                    .store
-                    .upstream_skip_batches(&self.target.url, last)
-                    .await;
-            }
             let last = self
-                .store
+                .store()
                 .upstream_reserve_batches(&self.target.url, NUMBERS)
                 .await?;
             self.numbers = (last - NUMBERS + 1, last);
@@ -295,7 +291,7 @@ impl Target for Cloud {
 
     async fn start(&mut self) -> Result<(), String> {
         self.origin = self
-            .store
+            .store()
             .upstream_origin(&self.target.url)
             .await
             .map_err(|e| format!("the store: {e}"))?;
@@ -320,24 +316,21 @@ impl Target for Cloud {
     async fn look(&mut self, slot: &Slot) -> Result<(), Failure> {
         self.pass = None;
         self.backlog = false;
-        if self.sent.is_none() {
-            let sent = self
-                .store
+        let sent = match self.sent.take() {
+            Some(sent) => sent,
+            None => self
+                .store()
                 .upstream_sent(&self.target.url)
                 .await
-                .map_err(|e| store_failed(e, Wait::Usual))?;
-            self.sent = Some(sent);
-        }
-        self.note_delivered(slot).await;
-        let Some(sent) = &self.sent else {
-            return Ok(());
+                .map_err(|e| store_failed(e, Wait::Usual))?,
         };
-        let plan = plan(&self.store, sent, self.plan_changes)
-            .await
-            .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
+        self.note_delivered(&sent, slot).await;
+        let planned = plan(self.store(), &sent, self.plan_changes).await;
+        self.sent = Some(sent);
+        let plan = planned.map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
         slot.edit(|t| t.queued = plan.queued);
         let mut tournaments = self
-            .store
+            .store()
             .tournaments()
             .await
             .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
@@ -349,7 +342,7 @@ impl Target for Cloud {
         // The e-boards are looked at only when they may be sent (every commit wakes the
         // pusher; writing out a thousand e-boards each time would be work for nothing).
         let eboards = (now_ms() - self.eboards_sent.1 >= EBOARDS_EVERY_MS)
-            .then(|| own_eboards(&self.boards))
+            .then(|| own_eboards(self.lookup.boards()))
             .filter(|(_, hash)| self.eboards_sent.0 != Some(*hash));
         if plan.games.is_empty()
             && self.meta_sent == Some(meta)
@@ -377,8 +370,10 @@ impl Target for Cloud {
     }
 
     async fn next(&mut self) -> Result<Next<Sent>, Failure> {
-        let Some(chunk) = self.pass.as_mut().and_then(|p| p.chunks.pop_front()) else {
-            self.pass = None;
+        let Some(mut pass) = self.pass.take() else {
+            return Ok(Next::Idle);
+        };
+        let Some(chunk) = pass.chunks.pop_front() else {
             // More waiting than one plan reads (a backlog): on at once.
             return Ok(if self.backlog {
                 Next::Again
@@ -388,31 +383,33 @@ impl Target for Cloud {
         };
         let mut games = Vec::with_capacity(chunk.len());
         for id in chunk {
-            let game = self.store.game(id).await;
+            let game = self.store().game(id).await;
             games.push(game.map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?);
         }
         let batch = self
             .batch_number()
             .await
             .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
-        let Some(pass) = self.pass.as_mut() else {
-            return Ok(Next::Idle);
-        };
         let first = std::mem::replace(&mut pass.first, false);
-        let eboards = if first { pass.eboards.take() } else { None };
+        let (eboards, eboards_hash) = match pass.eboards.take().filter(|_| first) {
+            Some((values, hash)) => (Some(values), Some(hash)),
+            None => (None, None),
+        };
         let delivers = pass
             .chunks
             .is_empty()
             .then(|| std::mem::take(&mut pass.plan));
+        let meta = pass.meta;
         let body = serde_json::to_vec(&PushBatch {
             origin: self.origin.clone(),
             name: instance_name().to_string(),
             batch,
             tournaments: pass.tournaments.clone(),
             games,
-            eboards: eboards.as_ref().map(|(values, _)| values.clone()),
-        })
-        .map_err(|e| Failure {
+            eboards,
+        });
+        self.pass = Some(pass);
+        let body = body.map_err(|e| Failure {
             error: format!("batch not encoded: {e}"),
             wait: Wait::For(REFUSED_WAIT),
         })?;
@@ -425,14 +422,18 @@ impl Target for Cloud {
             },
             carries: Sent {
                 first,
-                meta: pass.meta,
-                eboards: eboards.map(|(_, hash)| hash),
+                meta,
+                eboards: eboards_hash,
                 delivers,
             },
         }))
     }
 
-    fn answered(&mut self, sent: Sent, answer: Result<Reply, String>) -> Result<Verdict, Failure> {
+    async fn answered(
+        &mut self,
+        sent: Sent,
+        answer: Result<Reply, String>,
+    ) -> Result<Verdict, Failure> {
         let unreachable = |e: String| Failure {
             error: format!("cannot reach {}: {e}", self.target.url),
             wait: BACK_OFF,
@@ -462,7 +463,11 @@ impl Target for Cloud {
             // The cloud applied a higher batch number than ours (this store was restored
             // from a backup): number on from there, and plan again.
             tracing::warn!(to = %self.target.url, "the cloud has newer batch numbers from this venue; numbering on from them");
-            self.renumber = Some(reply.last_batch);
+            // Failing, the cloud says `stale` again and this comes back.
+            let _ = self
+                .store()
+                .upstream_skip_batches(&self.target.url, reply.last_batch)
+                .await;
             self.numbers = (1, 0);
             self.pass = None;
             return Ok(Verdict::Retry);
@@ -513,8 +518,8 @@ impl Target for Cloud {
 mod tests {
     use super::*;
     use crate::serve::push::status::Targets;
-    use crate::serve::push::testing::{pair, store_with_round};
-    use relay_store::StoredMove;
+    use crate::serve::push::testing::{pair, play, store_with_round};
+    use std::sync::Arc;
 
     const URL: &str = "http://cloud.test";
 
@@ -524,16 +529,7 @@ mod tests {
     }
 
     async fn e4(store: &Store, game: i64) -> i64 {
-        let m = StoredMove {
-            ply: 1,
-            san: "e4".into(),
-            uci: "e2e4".into(),
-            clk_ms: None,
-            emt_ms: None,
-            accepted_at_ms: now_ms(),
-            fen_after: String::new(),
-        };
-        store.record_move(game, &m).await.expect("move")
+        play(store, game, 1, "e4", "e2e4").await
     }
 
     async fn started(store: &Store) -> (Cloud, Slot) {
@@ -542,7 +538,10 @@ mod tests {
             token: "secret".into(),
         };
         let slot = Targets::default().register(URL.into(), "relay");
-        let mut cloud = Cloud::new(store.clone(), Arc::new(Boards::default()), target);
+        let mut cloud = Cloud::new(
+            Lookup::new(store.clone(), Arc::new(Boards::default())),
+            target,
+        );
         cloud.start().await.expect("origin");
         (cloud, slot)
     }
@@ -608,7 +607,10 @@ mod tests {
             conflicts: vec![conflict.clone()],
             ..Default::default()
         };
-        let verdict = cloud.answered(sent, answer(200, &reply)).expect("taken");
+        let verdict = cloud
+            .answered(sent, answer(200, &reply))
+            .await
+            .expect("taken");
         assert_eq!(
             verdict,
             Verdict::Delivered(Report {
@@ -643,14 +645,14 @@ mod tests {
         cloud.plan_changes = 1;
         let (batch, sent) = look_and_send(&mut cloud, &slot).await;
         assert_eq!(ids(&batch), games);
-        let Ok(Verdict::Delivered(report)) = cloud.answered(sent, applied()) else {
+        let Ok(Verdict::Delivered(report)) = cloud.answered(sent, applied()).await else {
             panic!("not delivered");
         };
         assert!(report.queued.is_some_and(|q| q > 0), "{report:?}");
         assert!(matches!(cloud.next().await, Ok(Next::Again)));
         let (batch, sent) = look_and_send(&mut cloud, &slot).await;
         assert_eq!(ids(&batch), later);
-        let Ok(Verdict::Delivered(report)) = cloud.answered(sent, applied()) else {
+        let Ok(Verdict::Delivered(report)) = cloud.answered(sent, applied()).await else {
             panic!("not delivered");
         };
         assert_eq!(report.queued, Some(0));
@@ -664,14 +666,14 @@ mod tests {
         let (batch, sent) = look_and_send(&mut cloud, &slot).await;
         assert_eq!(ids(&batch), games[..150]);
         assert!(batch.eboards.is_some());
-        let verdict = cloud.answered(sent, applied());
+        let verdict = cloud.answered(sent, applied()).await;
         assert!(matches!(verdict, Ok(Verdict::Taken(_))), "{verdict:?}");
         let (batch, sent) = next_batch(&mut cloud).await;
         assert_eq!(ids(&batch), games[150..]);
         assert_eq!(batch.batch, 2);
         assert_eq!(batch.tournaments.len(), 1, "every batch carries them");
         assert_eq!(batch.eboards, None, "the e-boards go with the first");
-        let verdict = cloud.answered(sent, applied());
+        let verdict = cloud.answered(sent, applied()).await;
         assert!(matches!(verdict, Ok(Verdict::Delivered(_))), "{verdict:?}");
         assert!(matches!(cloud.next().await, Ok(Next::Idle)));
     }
@@ -683,7 +685,7 @@ mod tests {
         let (_, sent) = look_and_send(&mut cloud, &slot).await;
         let refused = answer(401, &serde_json::json!({"error": "wrong token"}));
         assert_eq!(
-            cloud.answered(sent, refused),
+            cloud.answered(sent, refused).await,
             Err(Failure {
                 error: "the cloud relay refused the push token (401): wrong token".into(),
                 wait: Wait::For(Duration::from_secs(5)),
@@ -692,7 +694,7 @@ mod tests {
         let (batch, sent) = look_and_send(&mut cloud, &slot).await;
         assert_eq!(ids(&batch), games, "sent again whole");
         let refused = answer(400, &serde_json::json!({"error": "illegal move"}));
-        let failure = cloud.answered(sent, refused).expect_err("refused");
+        let failure = cloud.answered(sent, refused).await.expect_err("refused");
         assert_eq!(
             failure.error,
             "the cloud relay refused the batch (400): illegal move"
@@ -707,7 +709,7 @@ mod tests {
         ] {
             let (batch, sent) = look_and_send(&mut cloud, &slot).await;
             assert_eq!(ids(&batch), games);
-            let failure = cloud.answered(sent, answer).expect_err("failed");
+            let failure = cloud.answered(sent, answer).await.expect_err("failed");
             assert!(
                 failure
                     .error
@@ -729,7 +731,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            cloud.answered(sent, answer(200, &stale)),
+            cloud.answered(sent, answer(200, &stale)).await,
             Ok(Verdict::Retry)
         );
         let (batch, _) = look_and_send(&mut cloud, &slot).await;
@@ -742,7 +744,7 @@ mod tests {
         let (store, round, games) = venue("taken-over", 2).await;
         let (mut cloud, slot) = started(&store).await;
         let (_, sent) = look_and_send(&mut cloud, &slot).await;
-        cloud.answered(sent, applied()).expect("taken");
+        cloud.answered(sent, applied()).await.expect("taken");
         nothing_to_send(&mut cloud, &slot).await;
         // Another relay pushes a move and moves the marks on.
         let seq = e4(&store, games[1]).await;

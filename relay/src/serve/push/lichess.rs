@@ -372,7 +372,7 @@ impl Target for Lichess {
         }
     }
 
-    fn answered(
+    async fn answered(
         &mut self,
         chunk: Vec<Entry>,
         answer: Result<Reply, String>,
@@ -430,8 +430,8 @@ mod tests {
     use super::*;
     use crate::serve::live::Boards;
     use crate::serve::push::status::{Slot, Targets};
-    use crate::serve::push::testing::store_with_round;
-    use relay_store::{RoundPatch, Store, StoredMove};
+    use crate::serve::push::testing::{play, store_with_round};
+    use relay_store::{RoundPatch, Store};
     use std::sync::Arc;
 
     const ROUNDS: [&str; 2] = ["roundOne", "roundTwo"];
@@ -452,19 +452,6 @@ mod tests {
         lichess.start().await.expect("the round");
         let slot = Targets::default().register(lichess.name(), "lichess");
         (lichess, slot, store, games)
-    }
-
-    async fn play(store: &Store, game: i64, ply: u32, san: &str, uci: &str) {
-        let m = StoredMove {
-            ply,
-            san: san.into(),
-            uci: uci.into(),
-            clk_ms: None,
-            emt_ms: None,
-            accepted_at_ms: now_ms(),
-            fen_after: String::new(),
-        };
-        store.record_move(game, &m).await.expect("move");
     }
 
     /// The requests of one look: where each went and the games it carried.
@@ -608,7 +595,7 @@ mod tests {
         assert_eq!(url, "http://lichess.test/api/broadcast/round/roundOne/push");
         assert_eq!(ids(&chunk), games);
         assert_eq!(slot.status().queued, 2);
-        let verdict = lichess.answered(chunk, answer(&[None, None]));
+        let verdict = lichess.answered(chunk, answer(&[None, None])).await;
         assert_eq!(
             verdict,
             Ok(Verdict::Delivered(Report {
@@ -634,7 +621,10 @@ mod tests {
         let (mut lichess, slot, _store, games) = pushing("unlisted", 2, 1).await;
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
-        lichess.answered(chunk, answer(&[None])).expect("delivered");
+        lichess
+            .answered(chunk, answer(&[None]))
+            .await
+            .expect("delivered");
         a_second_later(&mut lichess);
         let sent = look(&mut lichess, &slot).await;
         assert_eq!(ids(&sent[0].1), [games[1]]);
@@ -645,8 +635,9 @@ mod tests {
         let (mut lichess, slot, store, games) = pushing("refused-game", 2, 1).await;
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
-        let Ok(Verdict::Delivered(report)) =
-            lichess.answered(chunk, answer(&[Some("bad move"), None]))
+        let Ok(Verdict::Delivered(report)) = lichess
+            .answered(chunk, answer(&[Some("bad move"), None]))
+            .await
         else {
             panic!("not delivered");
         };
@@ -668,7 +659,7 @@ mod tests {
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
         assert_eq!(ids(&chunk), [games[0]]);
-        let Ok(Verdict::Delivered(report)) = lichess.answered(chunk, answer(&[None])) else {
+        let Ok(Verdict::Delivered(report)) = lichess.answered(chunk, answer(&[None])).await else {
             panic!("not delivered");
         };
         assert!(report.conflicts.is_empty());
@@ -686,6 +677,7 @@ mod tests {
         let before = now_ms();
         let failure = lichess
             .answered(chunk.clone(), slow_down)
+            .await
             .expect_err("slow down");
         assert_eq!(
             failure.error,
@@ -701,6 +693,7 @@ mod tests {
         });
         let failure = lichess
             .answered(chunk.clone(), refused)
+            .await
             .expect_err("refused");
         assert!(
             failure.error.starts_with(
@@ -711,6 +704,7 @@ mod tests {
         assert_eq!(failure.wait, BACK_OFF);
         let failure = lichess
             .answered(chunk, Err("timed out".into()))
+            .await
             .expect_err("failed");
         assert_eq!(failure.error, "cannot reach Lichess: timed out");
         assert_eq!(failure.wait, BACK_OFF);
@@ -726,6 +720,7 @@ mod tests {
         let (_, chunk) = sent.remove(0);
         lichess
             .answered(chunk, answer(&[None, None, None]))
+            .await
             .expect("delivered");
         a_second_later(&mut lichess);
         assert!(look(&mut lichess, &slot).await.is_empty());

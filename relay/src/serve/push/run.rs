@@ -13,11 +13,9 @@
 use super::http::{self, Post, Reply};
 use super::status::{Slot, Targets};
 use crate::serve::claims::Duty;
-use crate::serve::live::Boards;
 use crate::serve::lookup::Lookup;
 use relay_store::{PushConflict, now_ms};
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -25,10 +23,8 @@ use tokio::time::Instant;
 /// What a pusher works with.
 #[derive(Clone, Debug)]
 pub struct Pushing {
-    /// The store (what to send) and the rounds' delays.
+    /// The store (what to send), the rounds' delays and the e-boards this relay reads.
     pub lookup: Lookup,
-    /// The e-boards this relay reads, for the cloud's console.
-    pub boards: Arc<Boards>,
     /// Changes each time a change is committed or e-board news handed on.
     pub news: watch::Receiver<u64>,
     /// Where the pusher says how it goes.
@@ -138,31 +134,36 @@ pub trait Target: Send {
         &mut self,
         carries: Self::Carries,
         answer: Result<Reply, String>,
-    ) -> Result<Verdict, Failure>;
+    ) -> impl Future<Output = Result<Verdict, Failure>> + Send;
 }
 
 /// The waits after failures: the last one (a back-off doubles it) and until when nothing is
-/// sent.
+/// sent, on the monotonic clock (a wall clock set back while a link is down must not stop
+/// the pushing for as long).
 #[derive(Debug, Default, PartialEq)]
 struct Waits {
     last: Duration,
-    until_ms: i64,
+    until: Option<Instant>,
 }
 
 impl Waits {
-    fn after(&mut self, wait: Wait, now: i64) {
-        let from_now = |d: Duration| now + i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2);
+    /// Starts `wait` at `now`, which is `now_ms` on the wall clock (a target names a
+    /// [`Wait::Until`] in wall-clock time, as `/health` shows it).
+    fn after(&mut self, wait: Wait, now: Instant, now_ms: i64) {
         match wait {
             Wait::Usual => {}
             Wait::For(d) => {
                 self.last = d;
-                self.until_ms = from_now(d);
+                self.until = Some(now + d);
             }
             Wait::BackOff { first, most } => {
                 self.last = (self.last * 2).clamp(first, most);
-                self.until_ms = from_now(self.last);
+                self.until = Some(now + self.last);
             }
-            Wait::Until(t) => self.until_ms = t,
+            Wait::Until(t) => {
+                self.until =
+                    Some(now + Duration::from_millis(u64::try_from(t - now_ms).unwrap_or(0)));
+            }
         }
     }
 
@@ -171,8 +172,9 @@ impl Waits {
     }
 
     /// How long nothing is sent yet.
-    fn left(&self, now: i64) -> Duration {
-        Duration::from_millis(u64::try_from(self.until_ms - now).unwrap_or(0))
+    fn left(&self, now: Instant) -> Duration {
+        self.until
+            .map_or(Duration::ZERO, |u| u.saturating_duration_since(now))
     }
 }
 
@@ -194,7 +196,7 @@ pub async fn push<T: Target>(pushing: Pushing, mut target: T) {
         if !at_once {
             // Whatever came meanwhile is in the store: news only says when to look. A wait
             // after a failure ends the wait for news when it is over.
-            let left = waits.left(now_ms());
+            let left = waits.left(Instant::now());
             let within = if left.is_zero() {
                 T::PACE.news_within
             } else {
@@ -219,13 +221,17 @@ pub async fn push<T: Target>(pushing: Pushing, mut target: T) {
             continue;
         }
         if standing_by {
-            // The failures before standing by were this relay's, long ago.
+            // The failures before standing by (a wait Lichess asked for included) were this
+            // relay's, long ago.
             standing_by = false;
             waits.over();
             target.taken_over();
-            slot.edit(|t| t.standing_by = false);
+            slot.edit(|t| {
+                t.standing_by = false;
+                t.waiting_until_ms = None;
+            });
         }
-        if !waits.left(now_ms()).is_zero() {
+        if !waits.left(Instant::now()).is_zero() {
             continue;
         }
         at_once = look(&mut target, &slot, &mut waits).await;
@@ -245,7 +251,7 @@ async fn look<T: Target>(target: &mut T, slot: &Slot, waits: &mut Waits) -> bool
                 Err(f) => break f,
             };
             let answer = http::send(request.post).await;
-            match target.answered(request.carries, answer) {
+            match target.answered(request.carries, answer).await {
                 Ok(Verdict::Taken(r)) => report(slot, r),
                 Ok(Verdict::Delivered(r)) => {
                     report(slot, r);
@@ -263,7 +269,7 @@ async fn look<T: Target>(target: &mut T, slot: &Slot, waits: &mut Waits) -> bool
     if let Wait::Until(t) = failure.wait {
         slot.edit(|s| s.waiting_until_ms = Some(t));
     }
-    waits.after(failure.wait, now_ms());
+    waits.after(failure.wait, Instant::now(), now_ms());
     false
 }
 
@@ -293,6 +299,10 @@ mod tests {
 
     #[test]
     fn a_back_off_doubles_from_the_last_wait_within_its_bounds() {
+        // Moments as ms from a start, on both clocks alike.
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let until_ms = |w: &Waits| w.until.map(|u| (u - t0).as_millis());
         let mut w = Waits::default();
         let back_off = Wait::BackOff {
             first: Duration::from_millis(250),
@@ -300,25 +310,25 @@ mod tests {
         };
         let mut seen = Vec::new();
         for _ in 0..7 {
-            w.after(back_off, 0);
-            seen.push(w.until_ms);
+            w.after(back_off, at(0), 0);
+            seen.push(until_ms(&w).unwrap_or_default());
         }
         assert_eq!(seen, [250, 500, 1000, 2000, 4000, 5000, 5000]);
         // A fixed wait (a refusal) is the last wait a back-off doubles from.
         w.over();
-        w.after(Wait::For(S), 0);
-        w.after(back_off, 10_000);
-        assert_eq!(w.until_ms, 12_000);
+        w.after(Wait::For(S), at(0), 0);
+        w.after(back_off, at(10_000), 10_000);
+        assert_eq!(until_ms(&w), Some(12_000));
         // A wait the target asked for leaves the back-off where it was.
-        w.after(Wait::Until(100_000), 20_000);
-        assert_eq!(w.left(40_000), Duration::from_secs(60));
-        w.after(back_off, 100_000);
-        assert_eq!(w.until_ms, 104_000);
+        w.after(Wait::Until(100_000), at(20_000), 20_000);
+        assert_eq!(w.left(at(40_000)), Duration::from_secs(60));
+        w.after(back_off, at(100_000), 100_000);
+        assert_eq!(until_ms(&w), Some(104_000));
         // A store error changes no wait: the next look tries again.
-        w.after(Wait::Usual, 100_500);
-        assert_eq!(w.until_ms, 104_000);
-        w.after(back_off, 104_000);
-        assert_eq!(w.until_ms, 109_000);
+        w.after(Wait::Usual, at(100_500), 100_500);
+        assert_eq!(until_ms(&w), Some(104_000));
+        w.after(back_off, at(104_000), 104_000);
+        assert_eq!(until_ms(&w), Some(109_000));
         w.over();
         assert_eq!(w, Waits::default());
     }

@@ -1,6 +1,6 @@
 //! What the targets' tests share: a store of its own with a round of paired boards.
 
-use relay_store::{Pairing, Store};
+use relay_store::{Pairing, Store, StoredMove, now_ms};
 
 /// A store in a directory of its own (`name`), with a round of `boards` paired boards:
 /// the store, the round and its games.
@@ -15,6 +15,20 @@ pub async fn store_with_round(name: &str, boards: u32) -> (Store, i64, Vec<i64>)
         .expect("round");
     let games = pair(&store, round.id, boards).await;
     (store, round.id, games)
+}
+
+/// A move stored in `game` (no clock, no position): its change number.
+pub async fn play(store: &Store, game: i64, ply: u32, san: &str, uci: &str) -> i64 {
+    let m = StoredMove {
+        ply,
+        san: san.into(),
+        uci: uci.into(),
+        clk_ms: None,
+        emt_ms: None,
+        accepted_at_ms: now_ms(),
+        fen_after: String::new(),
+    };
+    store.record_move(game, &m).await.expect("move")
 }
 
 /// Boards 1 to `boards` of `round` paired (with nobody named): their games.
