@@ -42,13 +42,10 @@ macro_rules! id {
             JsonSchema,
         )]
         #[serde(transparent)]
-#[schemars(inline)]
+        #[schemars(inline)]
         pub struct $name(i64);
 
         impl $name {
-            /// What the id names, in words (`game`), for messages.
-            pub const WHAT: &'static str = $what;
-
             /// The number the store knows it by.
             pub fn get(self) -> i64 {
                 self.0

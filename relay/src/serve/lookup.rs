@@ -128,6 +128,22 @@ impl Lookup {
         Ok(i64::from(secs) * 1000)
     }
 
+    /// The moment views of `round` are cut at (`None`: live data, for arbiters, `live`, and
+    /// for a round without a delay), and the round's delay in ms. A failed delay lookup is
+    /// an error, never live data.
+    pub async fn cutoff(
+        &self,
+        round: &RoundInfo,
+        live: bool,
+    ) -> Result<(Option<i64>, i64), StoreError> {
+        let delay = self.delay_ms(round).await?;
+        Ok(if live || delay == 0 {
+            (None, delay)
+        } else {
+            (Some(now_ms() - delay), delay)
+        })
+    }
+
     /// The delay spectators of a round get, in ms, from memory when known (an unknown round
     /// is an error).
     pub async fn spectator_delay(&self, round: i64) -> Result<i64, StoreError> {

@@ -74,7 +74,7 @@ pub struct Shared {
 /// The tokens requests are checked against: the arbiters' (fixed at start-up) and the one
 /// venue relays push with (`--accept-push-token`, set once after). Cheap to clone; its
 /// `Debug` never shows a token.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Tokens {
     admin: Option<Arc<str>>,
     push: Arc<OnceLock<String>>,

@@ -36,10 +36,9 @@ pub async fn list_eboards(
             let delay = match delays.get(&round) {
                 Some(d) => *d,
                 None => {
-                    let d = match lookup.store.round(round).await {
-                        Ok(r) => lookup.delay_ms(&r).await.unwrap_or(i64::MAX),
-                        Err(_) => i64::MAX,
-                    };
+                    // Remembered across requests (as a socket opening reads it); a failure
+                    // only for this one.
+                    let d = lookup.spectator_delay(round).await.unwrap_or(i64::MAX);
                     delays.insert(round, d);
                     d
                 }

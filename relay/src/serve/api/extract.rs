@@ -5,13 +5,11 @@
 
 use super::error::ApiError;
 use crate::serve::id::{BoardNo, GameId, RoundId, Serial, TournamentId};
-use crate::serve::lookup::Lookup;
 use crate::serve::service::Tokens;
 use axum::body::Bytes;
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, header, request};
 use axum::response::{IntoResponse, Response};
-use relay_store::{RoundInfo, now_ms};
 use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq;
 
@@ -120,21 +118,6 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// The time this reader's views of a round are cut at (`None`: live data), and the
-    /// round's delay. Arbiters read live; a failed delay lookup is an error, never live data.
-    pub async fn cutoff(
-        self,
-        lookup: &Lookup,
-        round: &RoundInfo,
-    ) -> Result<(Option<i64>, i64), ApiError> {
-        let delay = lookup.delay_ms(round).await?;
-        Ok(if self.arbiter || delay == 0 {
-            (None, delay)
-        } else {
-            (Some(now_ms() - delay), delay)
-        })
-    }
-
     fn of(tokens: &Tokens, headers: &HeaderMap) -> Result<Reader, ApiError> {
         let Some(given) = bearer(headers) else {
             return Ok(Reader { arbiter: false });
@@ -173,14 +156,11 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut request::Parts, state: &S) -> Result<Self, ApiError> {
-        let tokens = Tokens::from_ref(state);
-        if tokens.admin().is_none() {
-            return Err(ApiError::AdminOff);
-        }
-        if Reader::of(&tokens, &parts.headers)?.arbiter {
-            Ok(Admin)
-        } else {
-            Err(ApiError::NeedsAdmin)
+        match (Tokens::from_ref(state).admin(), bearer(&parts.headers)) {
+            (None, _) => Err(ApiError::AdminOff),
+            (Some(_), None) => Err(ApiError::NeedsAdmin),
+            (Some(expected), Some(given)) if same(given, expected) => Ok(Admin),
+            (Some(_), Some(_)) => Err(ApiError::WrongAdminToken),
         }
     }
 }

@@ -39,7 +39,7 @@ pub async fn get_game(
 ) -> Result<Json<GameAnswer>, ApiError> {
     let g = lookup.store.game(id.get()).await?;
     let r = lookup.store.round(g.round_id).await?;
-    let (cut, _) = reader.cutoff(&lookup, &r).await?;
+    let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
     Ok(Json(GameAnswer {
         view: lookup.game_view_of(&g, cut),
         edits: reader.arbiter.then_some(g.edits),

@@ -129,6 +129,8 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
         .collect();
     let mut parameters: Vec<Value> = names.iter().map(|n| path_parameter(r.path, n)).collect();
     let mut responses = Map::new();
+    // What a 400 may mean here: every reason, not the last one written.
+    let mut bad: Vec<&str> = Vec::new();
     let success = match r.gives {
         Gives::Json(f) => ("200", answer("success", &[(JSON, answers.of(f))])),
         Gives::Created(f) => ("201", answer("made", &[(JSON, answers.of(f))])),
@@ -164,10 +166,7 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
             ),
         ),
         Gives::Socket => {
-            responses.insert(
-                "400".into(),
-                refusal("not a WebSocket handshake, or a bad query"),
-            );
+            bad.push("not a WebSocket handshake");
             (
                 "101",
                 answer(
@@ -180,13 +179,10 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
     responses.insert(success.0.into(), success.1);
     if let Some(q) = r.query {
         parameters.extend(query_parameters(requests, q));
-        responses.insert(
-            "400".into(),
-            refusal("a bad query; the message names the problem"),
-        );
+        bad.push("a bad query");
     }
     if names.contains(&"board_no") {
-        responses.insert("400".into(), refusal("a board number out of range"));
+        bad.push("a board number out of range");
     }
     if !names.is_empty() {
         responses.insert("404".into(), refusal("unknown id"));
@@ -201,12 +197,13 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
         ]),
     };
     if body.is_some() {
-        responses.insert(
-            "400".into(),
-            refusal("malformed input; the message names the problem"),
-        );
+        bad.push("malformed input");
         // axum's own answer, not JSON, when the body is over the limit.
         responses.insert("413".into(), answer("body too large", &[]));
+    }
+    if !bad.is_empty() {
+        let reasons = format!("{}; the message names the problem", bad.join(", or "));
+        responses.insert("400".into(), refusal(&reasons));
     }
     match r.access {
         Access::Public => {}

@@ -12,7 +12,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
-use relay_store::{Pairing, Player, Store};
+use relay_store::{Pairing, Player};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -107,14 +107,13 @@ fn pairings_from_pgn(text: &str) -> Result<Vec<Pairing>, ApiError> {
 /// read here rather than by an extractor, since the round is looked up first.
 pub async fn put_pairings(
     _: Admin,
-    State(store): State<Store>,
     State(lookup): State<Lookup>,
     State(publisher): State<Publisher>,
     Path(id): Path<RoundId>,
     h: HeaderMap,
     body: Bytes,
 ) -> Result<Json<PairingsSet>, ApiError> {
-    store.round(id.get()).await?;
+    lookup.store.round(id.get()).await?;
     let is_pgn = h
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -152,7 +151,7 @@ pub async fn put_pairings(
             )));
         }
     }
-    let done = store.set_pairings(id.get(), &pairings).await?;
+    let done = lookup.store.set_pairings(id.get(), &pairings).await?;
     let games = done.iter().map(|(g, _)| GameId::from(*g)).collect();
     // Committed: spectators get the new names.
     for (game, seq) in &done {
@@ -168,7 +167,8 @@ pub async fn put_pairings(
             ));
         }
     }
-    store
+    lookup
+        .store
         .audit(
             "arbiter",
             "pairings",

@@ -101,7 +101,7 @@ pub async fn round_pgn(
     let id = id.get();
     let store = &lookup.store;
     let r = store.round(id).await?;
-    let (cut, _) = reader.cutoff(&lookup, &r).await?;
+    let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
     let filename = format!("round-{}.pgn", r.number);
     // Platforms poll this URL every few seconds: the live text is built at most once a
     // second while nothing changes, and an unchanged one costs one small query.
@@ -144,23 +144,7 @@ pub async fn tournament_pgn(
     reader: Reader,
     h: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let t = lookup.store.tournament(id.get()).await?;
-    let mut all = Vec::new();
-    for r in &t.rounds {
-        let games = lookup.store.round_games(r.id).await?;
-        let (cut, _) = reader.cutoff(&lookup, r).await?;
-        all.extend(round_pgn_games(
-            &lookup,
-            &t.name,
-            t.site.as_deref(),
-            t.time_control.as_deref(),
-            r,
-            &games,
-            cut,
-        ));
-    }
-    let text = write_games(&all, &WriteOptions::default());
-    Ok(pgn_response(text, &h, &format!("tournament-{id}.pgn")))
+    pgn_of(&lookup, Exported::Tournament(id), reader, &h).await
 }
 
 pub async fn game_pgn(
@@ -169,21 +153,19 @@ pub async fn game_pgn(
     reader: Reader,
     h: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let g = lookup.store.game(id.get()).await?;
-    let r = lookup.store.round(g.round_id).await?;
-    let t = lookup.store.tournament(r.tournament_id).await?;
-    let (cut, _) = reader.cutoff(&lookup, &r).await?;
-    let pgn = round_pgn_games(
-        &lookup,
-        &t.name,
-        t.site.as_deref(),
-        t.time_control.as_deref(),
-        &r,
-        std::slice::from_ref(&g),
-        cut,
-    );
-    let text = write_games(&pgn, &WriteOptions::default());
-    Ok(pgn_response(text, &h, &format!("game-{id}.pgn")))
+    pgn_of(&lookup, Exported::Game(id), reader, &h).await
+}
+
+/// A tournament's or a game's PGN with its ETag (a round's is [`round_pgn`], cached).
+async fn pgn_of(
+    lookup: &Lookup,
+    what: Exported,
+    reader: Reader,
+    h: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let (games, name) = games_of(lookup, what, reader).await?;
+    let text = write_games(&games, &WriteOptions::default());
+    Ok(pgn_response(text, h, &format!("{name}.pgn")))
 }
 
 /// `?format=pgn|archive|epd|onebyte|pgc|cbf|cbi` (default pgn) and `final=1` (EPD: final
@@ -212,25 +194,27 @@ async fn games_of(
 ) -> Result<(Vec<relay_core::game::Game>, String), ApiError> {
     let store = &lookup.store;
     let mut out = Vec::new();
-    let (rounds, name, only) = match what {
+    let (t, rounds, name, only) = match what {
         Exported::Tournament(id) => {
             let t = store.tournament(id.get()).await?;
-            (t.rounds.clone(), format!("tournament-{id}"), None)
+            let rounds = t.rounds.clone();
+            (t, rounds, format!("tournament-{id}"), None)
         }
         Exported::Round(id) => {
             let r = store.round(id.get()).await?;
+            let t = store.tournament(r.tournament_id).await?;
             let name = format!("round-{}", r.number);
-            (vec![r], name, None)
+            (t, vec![r], name, None)
         }
         Exported::Game(id) => {
             let g = store.game(id.get()).await?;
             let r = store.round(g.round_id).await?;
-            (vec![r], format!("game-{id}"), Some(g))
+            let t = store.tournament(r.tournament_id).await?;
+            (t, vec![r], format!("game-{id}"), Some(g))
         }
     };
     for r in &rounds {
-        let t = store.tournament(r.tournament_id).await?;
-        let (cut, _) = reader.cutoff(lookup, r).await?;
+        let (cut, _) = lookup.cutoff(r, reader.arbiter).await?;
         let games = match &only {
             Some(g) => vec![g.clone()],
             None => store.round_games(r.id).await?,
@@ -287,32 +271,32 @@ async fn export(
     Ok((StatusCode::OK, headers, body).into_response())
 }
 
-// The export routes read their query with axum's own `Query`, whose refusal (a plain-text
-// 400) they have always given.
+// The export routes read their query first, with axum's own `Query`, whose refusal (a
+// plain-text 400) they have always given before anything else.
 
 pub async fn export_tournament(
     State(lookup): State<Lookup>,
+    Query(q): Query<ExportQuery>,
     Path(id): Path<TournamentId>,
     reader: Reader,
-    Query(q): Query<ExportQuery>,
 ) -> Result<Response, ApiError> {
     export(&lookup, Exported::Tournament(id), reader, q).await
 }
 
 pub async fn export_round(
     State(lookup): State<Lookup>,
+    Query(q): Query<ExportQuery>,
     Path(id): Path<RoundId>,
     reader: Reader,
-    Query(q): Query<ExportQuery>,
 ) -> Result<Response, ApiError> {
     export(&lookup, Exported::Round(id), reader, q).await
 }
 
 pub async fn export_game(
     State(lookup): State<Lookup>,
+    Query(q): Query<ExportQuery>,
     Path(id): Path<GameId>,
     reader: Reader,
-    Query(q): Query<ExportQuery>,
 ) -> Result<Response, ApiError> {
     export(&lookup, Exported::Game(id), reader, q).await
 }

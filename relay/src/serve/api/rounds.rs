@@ -23,7 +23,7 @@ const MAX_CHANGES: u32 = 1000;
 /// A round's view: games as of the delay (live for arbiters).
 pub async fn round_json(lookup: &Lookup, id: i64, arbiter: bool) -> Result<RoundView, ApiError> {
     let r = lookup.store.round(id).await?;
-    let (cut, delay) = Reader { arbiter }.cutoff(lookup, &r).await?;
+    let (cut, delay) = lookup.cutoff(&r, arbiter).await?;
     Ok(lookup.round_view_of(r, cut, delay).await?)
 }
 
@@ -88,7 +88,6 @@ pub async fn create_round(
 
 pub async fn edit_round(
     _: Admin,
-    State(store): State<Store>,
     State(lookup): State<Lookup>,
     State(publisher): State<Publisher>,
     Path(id): Path<RoundId>,
@@ -108,9 +107,10 @@ pub async fn edit_round(
         delay_secs: b.delay_secs,
         is_final: b.is_final,
     };
-    let r = store.update_round(id, &patch).await?;
+    let r = lookup.store.update_round(id, &patch).await?;
     publisher.round_edited([(r.id, lookup.delay_ms(&r).await?)]);
-    store
+    lookup
+        .store
         .audit(
             "arbiter",
             "edit_round",
@@ -155,7 +155,7 @@ pub async fn round_changes(
     reader: Reader,
 ) -> Result<Json<Changes>, ApiError> {
     let r = lookup.store.round(id.get()).await?;
-    let (cut, _) = reader.cutoff(&lookup, &r).await?;
+    let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
     let since = q.since.map_or(0, Seq::get);
     let found = lookup
         .store

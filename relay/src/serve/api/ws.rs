@@ -236,7 +236,7 @@ pub async fn round_socket(
 pub async fn game_socket(
     State(s): State<Arc<Shared>>,
     Path(id): Path<GameId>,
-    Query(q): Query<WsQuery>,
+    q: Result<Query<WsQuery>, ApiError>,
     reader: Reader,
     ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
@@ -247,6 +247,8 @@ pub async fn game_socket(
         Some(r) => r,
         None => s.store.game(id).await?.round_id,
     };
+    // An unknown game is 404 before a bad query is 400.
+    let Query(q) = q?;
     let scope = Scope::Game { round, game: id };
     open(s, scope, q, reader, ws).await
 }
