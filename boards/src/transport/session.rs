@@ -125,13 +125,17 @@ struct Claim {
     key: String,
 }
 
+/// The ports in use, taken as they stand when a holder panicked: each write is one set
+/// insert or remove, which leaves a whole set.
+fn ports(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    set.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Claim {
     fn new(set: &Option<Arc<Mutex<HashSet<String>>>>, path: &str) -> Claim {
         let key = canonical(path);
         if let Some(s) = set {
-            s.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key.clone());
+            ports(s).insert(key.clone());
         }
         Claim {
             set: set.clone(),
@@ -143,9 +147,7 @@ impl Claim {
 impl Drop for Claim {
     fn drop(&mut self) {
         if let Some(s) = &self.set {
-            s.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&self.key);
+            ports(s).remove(&self.key);
         }
     }
 }
@@ -248,11 +250,10 @@ fn find_again(
         if stop.load(Ordering::Relaxed) {
             return None;
         }
-        let busy = cfg.in_use.as_ref().is_some_and(|s| {
-            s.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(&canonical(&c))
-        });
+        let busy = cfg
+            .in_use
+            .as_ref()
+            .is_some_and(|s| ports(s).contains(&canonical(&c)));
         if busy {
             continue;
         }
