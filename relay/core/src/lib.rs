@@ -19,3 +19,4 @@ pub mod pgn;
 pub mod recorder;
 pub mod replay;
 pub mod time_control;
+pub mod trf;
