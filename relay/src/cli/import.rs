@@ -54,6 +54,8 @@ fn player(g: &Game, side: &str) -> Player {
         federation: tag(g, &format!("{side}Fed"))
             .or_else(|| tag(g, &format!("{side}Team")))
             .map(str::to_string),
+        start_rank: None,
+        team: tag(g, &format!("{side}Team")).map(str::to_string),
     }
 }
 

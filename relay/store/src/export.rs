@@ -35,7 +35,8 @@ pub fn to_game(g: &StoredGame, event: &str, site: Option<&str>, round: &str) -> 
         if let Some(id) = p.fide_id {
             tags.set(&format!("{side}FideId"), id.to_string());
         }
-        if let Some(f) = &p.federation {
+        // A team event's team; elsewhere the federation, as relay wrote it before teams.
+        if let Some(f) = p.team.as_ref().or(p.federation.as_ref()) {
             tags.set(&format!("{side}Team"), f.clone());
         }
     }

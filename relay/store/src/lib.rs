@@ -24,6 +24,7 @@ mod open;
 mod pool;
 mod push;
 mod rounds;
+mod trf;
 
 pub use batch::Op;
 pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
@@ -41,3 +42,4 @@ pub use model::{
 pub use pool::{Store, now_ms};
 pub use push::{Applied, MirrorSource, PushBatch, PushConflict, PushReply};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
+pub use trf::{RoundBye, TournamentPlayer, TournamentTeam, TrfImported};

@@ -38,10 +38,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0006_black_box_index.sql"),
         include_str!("../../../migrations/postgres/0006_black_box_index.sql"),
     ),
+    (
+        7,
+        include_str!("../../../migrations/sqlite/0007_trf.sql"),
+        include_str!("../../../migrations/postgres/0007_trf.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

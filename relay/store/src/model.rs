@@ -21,6 +21,12 @@ pub struct Player {
     pub rating: Option<u32>,
     pub fide_id: Option<u64>,
     pub federation: Option<String>,
+    /// The player's start rank in the tournament (from a pairing program's file).
+    #[serde(default)]
+    pub start_rank: Option<u32>,
+    /// The player's team, in a team event.
+    #[serde(default)]
+    pub team: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -158,12 +164,14 @@ pub struct AuditRecord {
 pub(crate) const GAME_SELECT_BY_ID: &str = "SELECT id, round_id, board_no,
     white, white_title, white_elo, white_fide_id, white_fed,
     black, black_title, black_elo, black_fide_id, black_fed,
-    result, termination, status, start_fen, chess960, orientation, result_at, edits FROM games WHERE id = $1";
+    result, termination, status, start_fen, chess960, orientation, result_at, edits,
+    white_rank, black_rank, white_team, black_team FROM games WHERE id = $1";
 
 pub(crate) const GAME_SELECT_BY_ROUND: &str = "SELECT id, round_id, board_no,
     white, white_title, white_elo, white_fide_id, white_fed,
     black, black_title, black_elo, black_fide_id, black_fed,
-    result, termination, status, start_fen, chess960, orientation, result_at, edits FROM games
+    result, termination, status, start_fen, chess960, orientation, result_at, edits,
+    white_rank, black_rank, white_team, black_team FROM games
     WHERE round_id = $1 ORDER BY board_no";
 
 #[derive(sqlx::FromRow)]
@@ -189,6 +197,10 @@ pub(crate) struct GameRow {
     orientation: Option<String>,
     result_at: Option<i64>,
     edits: i64,
+    white_rank: Option<i64>,
+    black_rank: Option<i64>,
+    white_team: Option<String>,
+    black_team: Option<String>,
 }
 
 /// A move row with its game, for reading a whole round at once.
@@ -217,13 +229,16 @@ pub(crate) struct MoveRow {
 }
 
 pub(crate) fn game_from_rows(g: GameRow, moves: Vec<MoveRow>) -> StoredGame {
-    let player = |name, title, elo: Option<i64>, fide: Option<i64>, fed| Player {
-        name,
-        title,
-        rating: elo.and_then(|v| u32::try_from(v).ok()),
-        fide_id: fide.and_then(|v| u64::try_from(v).ok()),
-        federation: fed,
-    };
+    let player =
+        |name, title, elo: Option<i64>, fide: Option<i64>, fed, rank: Option<i64>, team| Player {
+            name,
+            title,
+            rating: elo.and_then(|v| u32::try_from(v).ok()),
+            fide_id: fide.and_then(|v| u64::try_from(v).ok()),
+            federation: fed,
+            start_rank: rank.and_then(|v| u32::try_from(v).ok()),
+            team,
+        };
     StoredGame {
         id: g.id,
         round_id: g.round_id,
@@ -235,6 +250,8 @@ pub(crate) fn game_from_rows(g: GameRow, moves: Vec<MoveRow>) -> StoredGame {
                 g.white_elo,
                 g.white_fide_id,
                 g.white_fed,
+                g.white_rank,
+                g.white_team,
             ),
             black: player(
                 g.black,
@@ -242,6 +259,8 @@ pub(crate) fn game_from_rows(g: GameRow, moves: Vec<MoveRow>) -> StoredGame {
                 g.black_elo,
                 g.black_fide_id,
                 g.black_fed,
+                g.black_rank,
+                g.black_team,
             ),
         },
         result: g.result,

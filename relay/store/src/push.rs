@@ -181,10 +181,12 @@ macro_rules! apply_game {
             let (w, b) = (&new.pairing.white, &new.pairing.black);
             sqlx::query(
                 "UPDATE games SET white = $1, white_title = $2, white_elo = $3, white_fide_id = $4, white_fed = $5,
-                 black = $6, black_title = $7, black_elo = $8, black_fide_id = $9, black_fed = $10 WHERE id = $11",
+                 black = $6, black_title = $7, black_elo = $8, black_fide_id = $9, black_fed = $10,
+                 white_rank = $11, black_rank = $12, white_team = $13, black_team = $14 WHERE id = $15",
             )
             .bind(&w.name).bind(&w.title).bind(w.rating.map(i64::from)).bind(w.fide_id.map(|v| v as i64)).bind(&w.federation)
             .bind(&b.name).bind(&b.title).bind(b.rating.map(i64::from)).bind(b.fide_id.map(|v| v as i64)).bind(&b.federation)
+            .bind(w.start_rank.map(i64::from)).bind(b.start_rank.map(i64::from)).bind(&w.team).bind(&b.team)
             .bind(id)
             .execute(&mut *$tx)
             .await?;

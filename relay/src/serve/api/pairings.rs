@@ -30,6 +30,8 @@ pub struct PlayerBody {
     fide_id: Option<u64>,
     /// At most 10 characters ("GER").
     federation: Option<String>,
+    /// The player's team in a team event; at most 200 characters.
+    team: Option<String>,
 }
 
 /// One board of a round's pairings.
@@ -56,6 +58,7 @@ fn player(p: PlayerBody, at: &str) -> Result<Player, ApiError> {
     check_text(&format!("{at} name"), p.name.as_deref(), 200)?;
     check_text(&format!("{at} title"), p.title.as_deref(), 10)?;
     check_text(&format!("{at} federation"), p.federation.as_deref(), 10)?;
+    check_text(&format!("{at} team"), p.team.as_deref(), 200)?;
     if p.rating.is_some_and(|r| r > 4000) {
         return Err(ApiError::bad(format!("{at} rating must be at most 4000")));
     }
@@ -65,6 +68,8 @@ fn player(p: PlayerBody, at: &str) -> Result<Player, ApiError> {
         rating: p.rating,
         fide_id: p.fide_id,
         federation: p.federation,
+        start_rank: None,
+        team: p.team,
     })
 }
 
@@ -89,7 +94,11 @@ fn pairings_from_pgn(text: &str) -> Result<Vec<Pairing>, ApiError> {
             title: t.get(&format!("{side}Title")).map(str::to_string),
             rating: t.get(&format!("{side}Elo")).and_then(|v| v.parse().ok()),
             fide_id: t.get(&format!("{side}FideId")).and_then(|v| v.parse().ok()),
-            federation: t.get(&format!("{side}Team")).map(str::to_string),
+            federation: t
+                .get(&format!("{side}Fed"))
+                .or_else(|| t.get(&format!("{side}Team")))
+                .map(str::to_string),
+            team: t.get(&format!("{side}Team")).map(str::to_string),
         };
         out.push(Pairing {
             board_no,
