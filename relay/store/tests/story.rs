@@ -82,6 +82,7 @@ async fn story(store: &Store) {
         rating: Some(elo),
         fide_id: Some(1_503_014),
         federation: Some("NOR".into()),
+        ..Player::default()
     };
     let g1 = store
         .set_pairing(
