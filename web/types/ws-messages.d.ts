@@ -208,6 +208,14 @@ export interface RoundView {
   final: boolean;
   auto: boolean;
   games: GameView[];
+  /**
+   * Players who have no game this round (from the pairing program's file).
+   */
+  byes?: RoundBye[];
+  /**
+   * A team round's matches, made from its games' teams (empty in individual events).
+   */
+  matches?: TeamMatchView[];
 }
 /**
  * A game as pages, platforms and the console see it.
@@ -277,6 +285,39 @@ export interface ClockView {
   black_ms: number;
   running?: ColorName | null;
   at_ms: number;
+}
+/**
+ * A bye of a round.
+ */
+export interface RoundBye {
+  start_rank: number;
+  /**
+   * H (half point), F (full point), U (pairing-allocated), Z (absent), + or - (forfeit
+   * without an opponent).
+   */
+  code: string;
+  points: number;
+  name?: string | null;
+}
+/**
+ * Two teams' games in a round, and the match score as the results stand.
+ */
+export interface TeamMatchView {
+  /**
+   * The team with White on the match's first board.
+   */
+  first: string;
+  second: string;
+  /**
+   * The match's board numbers, in order.
+   */
+  boards: number[];
+  first_points: number;
+  second_points: number;
+  /**
+   * Whether every game of the match has a result.
+   */
+  finished: boolean;
 }
 /**
  * One game's running clock, in a bundle of readings.

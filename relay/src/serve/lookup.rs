@@ -89,6 +89,7 @@ impl Lookup {
         let id = r.id;
         let t = self.store.tournament(r.tournament_id).await?;
         let games = self.store.round_games(id).await?;
+        let byes = self.store.round_byes(id).await?;
         if let Some(c) = cutoff {
             // The delayed view's change number is the one of its moment.
             r.seq = self.store.seq_at(id, c).await?;
@@ -99,6 +100,7 @@ impl Lookup {
             &r,
             &t.name,
             &games,
+            byes,
             cutoff,
             delay,
             |g| clocks.get(&g).copied(),

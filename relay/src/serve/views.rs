@@ -9,7 +9,7 @@
 
 use relay_core::game::GameResult;
 use relay_core::recorder::ColorName;
-use relay_store::{MoveRecord, Player, RoundInfo, StoredGame, StoredMove};
+use relay_store::{MoveRecord, Player, RoundBye, RoundInfo, StoredGame, StoredMove};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -213,7 +213,7 @@ pub struct GameView {
 }
 
 /// A round with its games.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct RoundView {
     pub id: i64,
     pub tournament_id: i64,
@@ -226,6 +226,70 @@ pub struct RoundView {
     pub is_final: bool,
     pub auto: bool,
     pub games: Vec<GameView>,
+    /// Players who have no game this round (from the pairing program's file).
+    #[serde(default)]
+    pub byes: Vec<RoundBye>,
+    /// A team round's matches, made from its games' teams (empty in individual events).
+    #[serde(default)]
+    pub matches: Vec<TeamMatchView>,
+}
+
+/// Two teams' games in a round, and the match score as the results stand.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct TeamMatchView {
+    /// The team with White on the match's first board.
+    pub first: String,
+    pub second: String,
+    /// The match's board numbers, in order.
+    pub boards: Vec<u32>,
+    pub first_points: f64,
+    pub second_points: f64,
+    /// Whether every game of the match has a result.
+    pub finished: bool,
+}
+
+/// The matches of a team round: games between two teams' players, grouped, in board order.
+pub fn team_matches(games: &[GameView]) -> Vec<TeamMatchView> {
+    let mut out: Vec<TeamMatchView> = Vec::new();
+    for g in games {
+        let (Some(w), Some(b)) = (&g.white.team, &g.black.team) else {
+            continue;
+        };
+        let (wp, bp) = match g.result {
+            GameResult::WhiteWins => (1.0, 0.0),
+            GameResult::BlackWins => (0.0, 1.0),
+            GameResult::Draw => (0.5, 0.5),
+            GameResult::Ongoing => (0.0, 0.0),
+        };
+        let at = out
+            .iter()
+            .position(|m| (&m.first, &m.second) == (w, b) || (&m.first, &m.second) == (b, w));
+        let m = match at {
+            Some(i) => &mut out[i],
+            None => {
+                out.push(TeamMatchView {
+                    first: w.clone(),
+                    second: b.clone(),
+                    boards: vec![],
+                    first_points: 0.0,
+                    second_points: 0.0,
+                    finished: true,
+                });
+                let last = out.len() - 1;
+                &mut out[last]
+            }
+        };
+        m.boards.push(g.board_no);
+        m.finished &= g.result != GameResult::Ongoing;
+        if &m.first == w {
+            m.first_points += wp;
+            m.second_points += bp;
+        } else {
+            m.first_points += bp;
+            m.second_points += wp;
+        }
+    }
+    out
 }
 
 /// The side that made move `ply` (1 for the first move) of a game from `start_fen`.
@@ -339,10 +403,12 @@ fn delayed_clock(
 
 /// A round with all its games. `clock_of` and `eboard_of` give a game's running clock and
 /// e-board (live state the store does not hold).
+#[allow(clippy::too_many_arguments)]
 pub fn round_view(
     r: &RoundInfo,
     tournament: &str,
     games: &[StoredGame],
+    byes: Vec<RoundBye>,
     cutoff_ms: Option<i64>,
     delay_ms: i64,
     clock_of: impl Fn(i64) -> Option<ClockView>,
@@ -364,7 +430,10 @@ pub fn round_view(
                 game_view(g, clock_of(g.id), e.as_deref(), cutoff_ms)
             })
             .collect(),
+        byes,
+        matches: vec![],
     }
+    .with_matches()
 }
 
 impl GameView {
@@ -438,7 +507,15 @@ impl RoundView {
             is_final: self.is_final,
             auto: self.auto,
             games: self.games.iter().map(GameView::with_last_move).collect(),
+            byes: self.byes.clone(),
+            matches: self.matches.clone(),
         }
+    }
+
+    /// The view with its team matches made again from its games.
+    pub fn with_matches(mut self) -> RoundView {
+        self.matches = team_matches(&self.games);
+        self
     }
 
     pub fn game(&self, id: i64) -> Option<&GameView> {

@@ -457,6 +457,14 @@ impl RoundView {
             | ServerMessage::Heartbeat { .. }
             | ServerMessage::Error { .. } => {}
         }
+        // A result or a new pairing can change a team match's score or teams.
+        if matches!(
+            m,
+            ServerMessage::Result { .. } | ServerMessage::Game { .. } | ServerMessage::Games { .. }
+        ) && (!self.matches.is_empty() || self.games.iter().any(|g| g.white.team.is_some()))
+        {
+            self.matches = crate::serve::views::team_matches(&self.games);
+        }
     }
 }
 
@@ -574,6 +582,8 @@ mod tests {
             is_final: false,
             auto: false,
             games: (1..=200).map(game).collect(),
+            byes: vec![],
+            matches: vec![],
         };
         let one_game = serde_json::to_vec(&game(1)).map(|v| v.len()).unwrap_or(0);
         let parts = round_snapshot(9, round.clone());
@@ -660,6 +670,8 @@ mod view_tests {
             is_final: false,
             auto: false,
             games: vec![game(5, 1), game(6, 2)],
+            byes: vec![],
+            matches: vec![],
         }
     }
 

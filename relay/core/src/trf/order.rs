@@ -8,7 +8,7 @@
 //! team named first, the one with White on its first board. A match of `k` boards takes board
 //! numbers `(m-1)k+1 ..= mk`, so "board 6" of a four-board event is match 2, board 2.
 
-use super::{ByeCode, Cell, Colour, HalfPoints, Outcome, Trf, scores_before};
+use super::model::{ByeCode, Cell, Colour, HalfPoints, Outcome, Trf, scores_before};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 

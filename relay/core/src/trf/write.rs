@@ -3,7 +3,8 @@
 //! number of rounds on JaVaFo's `XXR` (what a pairing program needs to pair the next round),
 //! teams on `013` lines.
 
-use super::{Cell, Colour, Sex, Trf};
+use super::dates;
+use super::model::{Cell, Colour, Sex, Trf};
 use std::fmt::Write;
 
 fn fit(s: &str, width: usize) -> String {
@@ -13,7 +14,7 @@ fn fit(s: &str, width: usize) -> String {
 
 /// YYYY/MM/DD from an ISO date; other text as it is.
 fn slashed(d: &str) -> String {
-    if super::dates::iso(d).as_deref() == Some(d) {
+    if dates::iso(d).as_deref() == Some(d) {
         d.replace('-', "/")
     } else {
         d.to_string()
@@ -132,7 +133,7 @@ pub fn write_trf(t: &Trf) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::read_trf;
+    use super::super::read::read_trf;
     use super::*;
 
     #[test]

@@ -12,7 +12,8 @@
 //!    `extract` (ids in the path, who asks and what they may see, bodies, queries); `check`
 //!    (fields, moves), `reply` (waiting for the writer or the hall).
 //! 2. Handlers by area: `tournaments`, `rounds` (which answers a new round as a new
-//!    tournament is answered), `pairings`, `games`, `audit`, `eboards`, `pgn` (files),
+//!    tournament is answered), `pairings`, `trf` (tournaments from and back to a pairing
+//!    program's file, their players and teams), `games`, `audit`, `eboards`, `pgn` (files),
 //!    `push`, `ops` (health, metrics, the documents), `ws` (WebSockets).
 //! 3. `routes` (the table), `openapi` (the document written from it); this file puts the
 //!    router together, and hands the document to the route that serves it.
@@ -33,6 +34,7 @@ mod rounds;
 mod routes;
 mod state;
 mod tournaments;
+mod trf;
 pub mod ws;
 
 pub use rounds::round_json;

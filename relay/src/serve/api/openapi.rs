@@ -165,6 +165,19 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
                 &[("application/openmetrics-text", json!({"type": "string"}))],
             ),
         ),
+        Gives::Trf => {
+            responses.insert(
+                "409".into(),
+                refusal("the tournament was not made from a pairing program's file"),
+            );
+            (
+                "200",
+                answer(
+                    "the TRF16 file",
+                    &[("text/plain", json!({"type": "string"}))],
+                ),
+            )
+        }
         Gives::Socket => {
             bad.push("not a WebSocket handshake");
             (
@@ -195,6 +208,7 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
             (JSON, requests.of(f)),
             (PGN, json!({"type": "string"})),
         ]),
+        Takes::Trf => Some(vec![("text/plain", json!({"type": "string"}))]),
     };
     if body.is_some() {
         bad.push("malformed input");

@@ -24,10 +24,14 @@ use super::state::AppState;
 use super::tournaments::{
     Created, TournamentBody, create_tournament, edit_tournament, get_tournament, list_tournaments,
 };
+use super::trf::{create_from_trf, get_trf, list_players, list_teams, put_trf};
 use super::ws::{WsQuery, game_socket, round_socket};
 use crate::serve::views::{EboardView, RoundView};
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
-use relay_store::{AuditEntry, AuditRecord, PushBatch, PushReply, RoundInfo, TournamentInfo};
+use relay_store::{
+    AuditEntry, AuditRecord, PushBatch, PushReply, RoundInfo, TournamentInfo, TournamentPlayer,
+    TournamentTeam, TrfImported,
+};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 
@@ -64,6 +68,8 @@ pub enum Takes {
     Pgn,
     /// JSON, or PGN whose tags carry the same.
     JsonOrPgn(SchemaFn),
+    /// A FIDE Tournament Report File (TRF16, TRF-2026, TRF(x)) as the pairing program wrote it.
+    Trf,
 }
 
 /// What a route answers when it succeeds.
@@ -79,6 +85,8 @@ pub enum Gives {
     File,
     /// 200 with the Prometheus (OpenMetrics) text format.
     Text,
+    /// 200 with a TRF16 file.
+    Trf,
     /// 101: the connection becomes a WebSocket.
     Socket,
 }
@@ -201,6 +209,26 @@ pub fn routes() -> Vec<Route> {
             json::<TournamentInfo>())
         .admin()
         .takes(body::<TournamentBody>()),
+        route!(post, "/api/tournaments/trf", create_from_trf,
+            "Create a tournament from a pairing program's TRF (players, rounds, pairings, results, byes, teams); the body is the file",
+            Gives::Created(schema::<TrfImported>))
+        .admin()
+        .takes(Takes::Trf),
+        route!(put, "/api/tournaments/{id}/trf", put_trf,
+            "Update a tournament from its pairing program's newer TRF: new rounds and pairings appear, what boards recorded stays; 409 naming the board when the file would change a game that has moves",
+            json::<TrfImported>())
+        .admin()
+        .takes(Takes::Trf),
+        route!(get, "/api/tournaments/{id}/trf", get_trf,
+            "The tournament as TRF16 with every result relay has, for the pairing program (409 when it was not made from a TRF)",
+            Gives::Trf)
+        .admin(),
+        route!(get, "/api/tournaments/{id}/players", list_players,
+            "The players: start rank, name, title, rating, federation, FIDE id, team, points",
+            json::<Vec<TournamentPlayer>>()),
+        route!(get, "/api/tournaments/{id}/teams", list_teams,
+            "The teams of a team event, with their players in board order",
+            json::<Vec<TournamentTeam>>()),
         route!(get, "/api/tournaments/{id}/pgn", tournament_pgn,
             "All games of a tournament as PGN",
             Gives::Pgn),

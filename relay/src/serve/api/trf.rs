@@ -1,0 +1,112 @@
+//! Tournaments run from a pairing program's file (FIDE's TRF): made or updated from one by an
+//! arbiter, written back with relay's results for the pairing program, and the players listed.
+
+use super::error::ApiError;
+use super::extract::{Admin, Path};
+use crate::serve::events::Event;
+use crate::serve::id::TournamentId;
+use crate::serve::lookup::Lookup;
+use crate::serve::publish::Publisher;
+use crate::serve::wire::ServerMessage;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use relay_core::trf::{read_trf, write_trf};
+use relay_store::{Store, TournamentPlayer, TournamentTeam, TrfImported};
+
+/// Reads the body as a TRF (a clear 400 naming the line when it does not read) and imports it.
+async fn import(
+    lookup: &Lookup,
+    publisher: &Publisher,
+    into: Option<i64>,
+    body: &[u8],
+) -> Result<TrfImported, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::bad("the body is empty: send the TRF file"));
+    }
+    let trf = read_trf(body).map_err(|e| ApiError::bad(format!("the TRF does not read: {e}")))?;
+    let done = lookup
+        .store
+        .import_trf(&trf, body, into, "arbiter", "uploaded")
+        .await?;
+    // Committed: the rounds' followers get the new pairings and results.
+    for (round, game, seq) in &done.changed {
+        if let Ok(v) = lookup.game_view_at(*game, None).await {
+            publisher.publish(Event::new(
+                *round,
+                Some(*game),
+                *seq,
+                &ServerMessage::Game {
+                    seq: *seq,
+                    game: Box::new(v),
+                },
+            ));
+        }
+    }
+    Ok(done)
+}
+
+/// A tournament made from a TRF.
+pub async fn create_from_trf(
+    _: Admin,
+    State(lookup): State<Lookup>,
+    State(publisher): State<Publisher>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<TrfImported>), ApiError> {
+    let done = import(&lookup, &publisher, None, &body).await?;
+    Ok((StatusCode::CREATED, Json(done)))
+}
+
+/// A tournament updated from its pairing program's newer file.
+pub async fn put_trf(
+    _: Admin,
+    State(lookup): State<Lookup>,
+    State(publisher): State<Publisher>,
+    Path(id): Path<TournamentId>,
+    body: Bytes,
+) -> Result<Json<TrfImported>, ApiError> {
+    lookup.store.tournament(id.get()).await?;
+    Ok(Json(
+        import(&lookup, &publisher, Some(id.get()), &body).await?,
+    ))
+}
+
+/// The tournament as TRF16 with every result relay has, for the pairing program.
+pub async fn get_trf(
+    State(store): State<Store>,
+    Path(id): Path<TournamentId>,
+) -> Result<Response, ApiError> {
+    let trf = store.trf_of(id.get()).await?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"tournament.trf\""),
+    );
+    Ok((StatusCode::OK, headers, write_trf(&trf)).into_response())
+}
+
+pub async fn list_players(
+    State(store): State<Store>,
+    Path(id): Path<TournamentId>,
+) -> Result<Json<Vec<TournamentPlayer>>, ApiError> {
+    store.tournament(id.get()).await?;
+    match store.tournament_players(id.get()).await {
+        // A tournament not run from a file has no players of its own.
+        Err(relay_store::StoreError::Conflict(_)) => Ok(Json(vec![])),
+        r => Ok(Json(r?)),
+    }
+}
+
+pub async fn list_teams(
+    State(store): State<Store>,
+    Path(id): Path<TournamentId>,
+) -> Result<Json<Vec<TournamentTeam>>, ApiError> {
+    store.tournament(id.get()).await?;
+    Ok(Json(store.tournament_teams(id.get()).await?))
+}
