@@ -2,6 +2,9 @@
 //! from the store as a file, in any format `relay convert` writes, with the tags the PGN
 //! routes give them. An operator with the database sees everything: no broadcast delay.
 //! Written under a temporary name and renamed at the end, as `relay convert` does.
+//!
+//! `--to trf` writes a tournament made from a pairing program's file back as FIDE's TRF16,
+//! with every result relay has, for the pairing program to read before the next pairing.
 
 use super::convert::To;
 use anyhow::{Context, Result, bail};
@@ -25,12 +28,71 @@ pub struct ExportArgs {
     game: Option<i64>,
     /// The format to write.
     #[arg(long = "to", value_enum)]
-    to: To,
+    to: ExportTo,
     /// EPD: the final position of each game only.
     #[arg(long = "final")]
     final_only: bool,
     /// Where to write.
     output: PathBuf,
+}
+
+/// What `relay export` writes: a format of games, or a tournament's TRF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportTo {
+    /// PGN export format, games in file order.
+    Pgn,
+    /// PGN in the standard's archival order (§12).
+    Archive,
+    /// One EPD line per position of every game.
+    Epd,
+    /// The one-byte move encoding.
+    Onebyte,
+    /// PGC, the binary PGN of the PGN standard (§20).
+    Pgc,
+    /// ChessBase CBF (and its CBI beside it).
+    Cbf,
+    /// FIDE's TRF16 of a tournament made from a pairing program's file (`--tournament` only).
+    Trf,
+}
+
+impl ExportTo {
+    fn games(self) -> Option<To> {
+        Some(match self {
+            ExportTo::Pgn => To::Pgn,
+            ExportTo::Archive => To::Archive,
+            ExportTo::Epd => To::Epd,
+            ExportTo::Onebyte => To::Onebyte,
+            ExportTo::Pgc => To::Pgc,
+            ExportTo::Cbf => To::Cbf,
+            ExportTo::Trf => return None,
+        })
+    }
+}
+
+fn export_trf(a: &ExportArgs) -> Result<()> {
+    let Some(t) = a.tournament else {
+        bail!("a TRF is a whole tournament's: --tournament N --to trf");
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let trf = rt.block_on(async {
+        let store = Store::open(&a.db)
+            .await
+            .with_context(|| format!("database {}", a.db))?;
+        anyhow::Ok(store.trf_of(t).await?)
+    })?;
+    let tmp = a.output.with_extension("trf.partial");
+    std::fs::write(&tmp, relay_core::trf::write_trf(&trf))
+        .with_context(|| format!("{}", tmp.display()))?;
+    std::fs::rename(&tmp, &a.output).with_context(|| format!("{}", a.output.display()))?;
+    eprintln!(
+        "relay: tournament {t} as TRF: {} players, {} rounds, written to {}",
+        trf.players.len(),
+        trf.players.iter().map(|p| p.cells.len()).max().unwrap_or(0),
+        a.output.display()
+    );
+    Ok(())
 }
 
 async fn games(store: &Store, a: &ExportArgs) -> Result<Vec<relay_core::game::Game>> {
@@ -64,6 +126,9 @@ async fn games(store: &Store, a: &ExportArgs) -> Result<Vec<relay_core::game::Ga
 }
 
 pub fn main(a: ExportArgs) -> Result<()> {
+    let Some(to) = a.to.games() else {
+        return export_trf(&a);
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -73,7 +138,7 @@ pub fn main(a: ExportArgs) -> Result<()> {
             .with_context(|| format!("database {}", a.db))?;
         games(&store, &a).await
     })?;
-    super::convert::write_file(&a.output, a.to, a.final_only, |w| {
+    super::convert::write_file(&a.output, to, a.final_only, |w| {
         for (i, g) in games.iter().enumerate() {
             w.add(g)
                 .with_context(|| format!("game {}, {}", i + 1, g.label()))?;

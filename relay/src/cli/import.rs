@@ -12,6 +12,10 @@
 //!
 //! The whole file is read and checked first, so a bad file changes nothing; each game is then
 //! written in its own transactions (pairing, start, moves, result).
+//!
+//! A pairing program's file (FIDE's TRF: `.trf`, `.trfx`, `.tab`, or any file whose records
+//! read as one) makes or updates a whole tournament in one transaction instead: players, rounds,
+//! pairings, results, byes and teams; `--tournament N` updates N (after the next pairing).
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -33,7 +37,7 @@ pub struct ImportArgs {
     /// Into the round with this number (default: each game's [Round] before its dot).
     #[arg(long)]
     round: Option<String>,
-    /// A PGN, PGC (.pgc), ChessBase (.cbf) or one-byte file.
+    /// A PGN, PGC (.pgc), ChessBase (.cbf), one-byte, or TRF (.trf, .trfx, .tab) file.
     input: PathBuf,
 }
 
@@ -194,7 +198,73 @@ async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
     Ok(())
 }
 
+/// Whether a file is a TRF: by its name, else by its first record ("012 …", "001 …", "### …").
+fn is_trf(path: &std::path::Path, bytes: &[u8]) -> bool {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if matches!(ext.as_deref(), Some("trf" | "trfx" | "tab")) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    text.split(['\r', '\n'])
+        .map(|l| l.trim_start_matches('\u{feff}'))
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| {
+            let b = l.as_bytes();
+            b.len() > 4
+                && b[3] == b' '
+                && (b[..3].iter().all(u8::is_ascii_digit) || &b[..3] == b"###")
+        })
+}
+
+fn import_trf(a: &ImportArgs, bytes: &[u8]) -> Result<()> {
+    let trf = relay_core::trf::read_trf(bytes).with_context(|| {
+        format!(
+            "{}: not a TRF relay can read; nothing was imported",
+            a.input.display()
+        )
+    })?;
+    if a.round.is_some() {
+        bail!("--round does not go with a TRF: the file numbers its rounds");
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = Store::open(&a.db)
+            .await
+            .with_context(|| format!("database {}", a.db))?;
+        let who = std::env::var("USER").unwrap_or_else(|_| "import".into());
+        let done = store
+            .import_trf(&trf, bytes, a.tournament, &who, &a.input.display().to_string())
+            .await
+            .with_context(|| format!("{}: nothing was imported", a.input.display()))?;
+        eprintln!(
+            "relay: tournament {} from {}: {} players, {} teams; rounds added {:?}; {} games added, {} updated, {} results taken, {} byes",
+            done.tournament_id,
+            a.input.display(),
+            done.players,
+            done.teams,
+            done.rounds_added,
+            done.games_added,
+            done.games_updated,
+            done.results_taken,
+            done.byes
+        );
+        for k in &done.results_kept {
+            eprintln!("relay: kept relay's result: {k}");
+        }
+        Ok(())
+    })
+}
+
 pub fn main(a: ImportArgs) -> Result<()> {
+    let bytes = std::fs::read(&a.input).with_context(|| format!("{}", a.input.display()))?;
+    if is_trf(&a.input, &bytes) {
+        return import_trf(&a, &bytes);
+    }
     // Everything is read and checked before the store is touched.
     let mut games = Vec::new();
     super::convert::each_game(&a.input, "nothing was imported", |g| {

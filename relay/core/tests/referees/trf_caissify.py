@@ -49,6 +49,10 @@ def pair(path):
     played = fpc._max_round(parsed["players"])
     total = parsed["tournament"].get("total_rounds") or played + 1
     nxt = played + 1
+    # The checker's helpers take a player into a round when the file has a cell for them there;
+    # for the round to be paired, everyone present gets an empty one (no bye written).
+    for p in players.values():
+        p["results"].setdefault(nxt, {"opponent": None, "color": None, "result": ""})
     engine = DutchEngine(
         players=fpc._build_engine_players(players, nxt),
         previous_pairings=fpc._build_previous_pairings(players, nxt),
