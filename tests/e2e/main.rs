@@ -10,6 +10,7 @@ mod serve_cluster;
 mod serve_faults;
 mod serve_lichess;
 mod serve_outage;
+mod serve_trf;
 mod serve_upstream;
 mod service;
 mod sniff;

@@ -75,6 +75,7 @@ pub async fn put_trf(
 
 /// The tournament as TRF16 with every result relay has, for the pairing program.
 pub async fn get_trf(
+    _: Admin,
     State(store): State<Store>,
     Path(id): Path<TournamentId>,
 ) -> Result<Response, ApiError> {
