@@ -1760,6 +1760,133 @@ fn browser_console_puts_an_eboard_on_a_board() {
     });
 }
 
+/// The arbiter's day with a pairing program: in the console, load the TRF of the round just
+/// paired (a new tournament), see its pairings beside the e-boards, and put the e-board on a
+/// board with one click (the board is offered already; the console asks, as the e-board is
+/// on a game of another round).
+#[test]
+fn browser_console_loads_a_trf_and_puts_an_eboard_on_a_paired_board() {
+    browser_test("console_trf", || async {
+        let emu = Emulator::start(
+            "browser-trf",
+            &[
+                "--boards",
+                "1",
+                "--speed",
+                "4",
+                "--hold-secs",
+                "100",
+                "--seed",
+                "5",
+            ],
+        );
+        let svc = Service::serve_ports(&emu.dir, &emu.ports());
+        let board = eventually!(30, "the e-board to turn up", async {
+            let boards = try_json(&svc.url("/api/eboards"))?;
+            let b = boards.as_array()?.first()?.clone();
+            (b["connected"] == true && b["game_id"].is_i64()).then_some(b)
+        });
+        let serial = board["serial"].as_str().expect("serial").to_string();
+        // Vega's sample as it stood after round 1 was paired.
+        let sample = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/data/pairings/vega_sample_tournament.trfx"
+        );
+        let Ok(bytes) = std::fs::read(sample) else {
+            println!("skipping: shared/data is not beside the checkout");
+            return;
+        };
+        let mut trf = relay_core::trf::read_trf(&bytes).expect("reads");
+        for p in &mut trf.players {
+            p.cells.truncate(1);
+            if let Some(relay_core::trf::Cell::Game { outcome, .. }) = p.cells.get_mut(0) {
+                *outcome = None;
+            }
+            p.points = None;
+        }
+        let file = emu.dir.join("vega-round1.trfx");
+        std::fs::write(&file, relay_core::trf::write_trf(&trf)).expect("write");
+
+        let b = Browser::start("console_trf").await;
+        let c = b.client();
+        b.goto(&svc.url("/console.html")).await;
+        b.enter_token().await;
+        let upload = c
+            .wait()
+            .at_most(Duration::from_secs(15))
+            .for_element(Locator::Css("#pairings-file"))
+            .await
+            .expect("the pairings file field");
+        upload
+            .send_keys(&file.display().to_string())
+            .await
+            .expect("choose the file");
+        b.click("#trf-new").await;
+        b.click("#pairings-upload").await;
+        // The console moves to the tournament's round 1 and lists its pairings.
+        let white1 = trf
+            .players
+            .iter()
+            .find(|p| p.start_rank == 4)
+            .expect("player 4")
+            .name
+            .clone();
+        eventually!(20, "the TRF round's pairings in the games table", async {
+            let v = b
+                .js(
+                    "const rows = [...document.querySelectorAll('#games tbody tr')];
+                     return rows.map((r) => r.querySelector('.white').textContent + ' | ' + r.querySelector('.black').textContent);",
+                    vec![],
+                )
+                .await;
+            let rows = v.as_array().cloned().unwrap_or_default();
+            (rows.len() == 3
+                && rows
+                    .iter()
+                    .any(|r| r.as_str().is_some_and(|t| t.contains(&white1))))
+            .then_some(())
+        });
+        let note = b.text_of("pairings-msg").await.unwrap_or_default();
+        assert!(
+            note.contains("6 players") && note.contains("3 boards added"),
+            "{note}"
+        );
+        b.screenshot("trf-loaded").await;
+        // The e-board's row offers the first paired board; one click puts it there.
+        let row = format!("#eboards tr[data-serial=\"{serial}\"]");
+        let offered = eventually!(10, "a board offered to the e-board", async {
+            let v = b
+                .js("const i = document.querySelector(arguments[0] + ' .assign-board'); return i ? i.value : null;", vec![json!(row)])
+                .await;
+            v.as_str().filter(|s| !s.is_empty()).map(str::to_string)
+        });
+        assert_eq!(offered, "1");
+        b.click(&format!("{row} button.assign")).await;
+        let question = eventually!(10, "the console to ask before moving the e-board", async {
+            c.get_alert_text().await.ok()
+        });
+        assert!(question.contains("another round"), "asked {question:?}");
+        c.accept_alert().await.expect("accept");
+        eventually!(10, "the console to show the e-board on board 1", async {
+            let v = b
+                .js("const cell = document.querySelector(arguments[0] + ' .eb-game'); return cell ? cell.textContent : null;", vec![json!(row)])
+                .await;
+            (v == "Board 1").then_some(())
+        });
+        let tournaments = try_json(&svc.url("/api/tournaments")).expect("tournaments");
+        let round = tournaments
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == "Vega sample tournament"))
+            .and_then(|t| t["rounds"][0]["id"].as_i64())
+            .expect("the TRF's round");
+        let eboards = try_json(&svc.url("/api/eboards")).expect("e-boards");
+        assert_eq!(eboards[0]["round_id"], round, "{eboards}");
+        assert_eq!(eboards[0]["board_no"], 1, "{eboards}");
+        b.screenshot("eboard-on-board-1").await;
+        b.quit().await;
+    });
+}
+
 /// The console raises an alert, seen and heard, when an e-board is lost: the emulator (the
 /// board's end of the line) goes away while the console is open.
 /// A short time control: a flag falls in the second game and the players play on (the

@@ -77,11 +77,12 @@ export function setToken(token) {
 
 /**
  * fetch with `Authorization: Bearer TOKEN`. `body` is sent as JSON; or `text`
- * is sent as it is, with `type` as its Content-Type (an uploaded PGN file).
+ * is sent as it is, with `type` as its Content-Type (an uploaded PGN file); or
+ * `bytes`, a file's bytes untouched (a TRF may be Latin-1).
  * @param {string} url
- * @param {{ method?: string, body?: unknown, text?: string, type?: string }} [options]
+ * @param {{ method?: string, body?: unknown, text?: string, bytes?: ArrayBuffer, type?: string }} [options]
  */
-export function adminFetch(url, { method = 'GET', body, text, type } = {}) {
+export function adminFetch(url, { method = 'GET', body, text, bytes, type } = {}) {
   const headers = {};
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -92,6 +93,9 @@ export function adminFetch(url, { method = 'GET', body, text, type } = {}) {
   } else if (text !== undefined) {
     headers['Content-Type'] = type || 'text/plain; charset=utf-8';
     payload = text;
+  } else if (bytes !== undefined) {
+    headers['Content-Type'] = type || 'text/plain';
+    payload = bytes;
   }
   return request(url, { method, headers, body: payload });
 }

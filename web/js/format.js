@@ -84,13 +84,51 @@ export function playerParts(player) {
     name: p.name || 'N.N.',
     title: p.title || '',
     rating: p.rating ? String(p.rating) : '',
+    federation: p.federation || '',
+    team: p.team || '',
   };
 }
 
-/** "GM Carlsen, Magnus (2830)" for titles and labels. */
+/** "2830 · NOR": the rating and the federation's code, as a card shows them beside the name. */
+export function ratingAndFederation(player) {
+  const { rating, federation } = playerParts(player);
+  return [rating, federation].filter(Boolean).join(' · ');
+}
+
+/** "GM Carlsen, Magnus (2830) NOR" for titles and labels. */
 export function playerText(player) {
-  const { name, title, rating } = playerParts(player);
-  return `${title ? title + ' ' : ''}${name}${rating ? ` (${rating})` : ''}`;
+  const { name, title, rating, federation } = playerParts(player);
+  return `${title ? title + ' ' : ''}${name}${rating ? ` (${rating})` : ''}${federation ? ` ${federation}` : ''}`;
+}
+
+/** 2.5 → "2½". */
+export function formatPoints(points) {
+  const whole = Math.floor(points);
+  const half = points - whole >= 0.5;
+  return half ? `${whole || ''}½` : String(whole);
+}
+
+/**
+ * A team round's matches from its games (each game's players carry their team): the
+ * first-named team is White on the match's first board; the score counts finished games.
+ * @param {Array<{board_no: number, result: string, white: any, black: any}>} games
+ */
+export function teamMatches(games) {
+  const out = [];
+  for (const g of [...games].sort((a, b) => a.board_no - b.board_no)) {
+    const w = g.white?.team;
+    const b = g.black?.team;
+    if (!w || !b) continue;
+    let m = out.find((x) => (x.first === w && x.second === b) || (x.first === b && x.second === w));
+    if (!m) {
+      m = { first: w, second: b, boards: [], first_points: 0, second_points: 0 };
+      out.push(m);
+    }
+    m.boards.push(g.board_no);
+    const [wp, bp] = g.result === '1-0' ? [1, 0] : g.result === '0-1' ? [0, 1] : g.result === '1/2-1/2' ? [0.5, 0.5] : [0, 0];
+    if (m.first === w) { m.first_points += wp; m.second_points += bp; } else { m.first_points += bp; m.second_points += wp; }
+  }
+  return out;
 }
 
 /**

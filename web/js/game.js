@@ -7,7 +7,7 @@
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
 import { renderBoard } from './board.js';
 import {
-  el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs,
+  el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs, ratingAndFederation,
 } from './format.js';
 
 /** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
@@ -44,10 +44,10 @@ function renderAll() {
   pgn.href = `api/games/${game.id}/pgn`;
   pgn.download = `game-${game.id}.pgn`;
   for (const side of ['white', 'black']) {
-    const { name, title: t, rating } = playerParts(game[side]);
+    const { name, title: t, team } = playerParts(game[side]);
     $(`${side}-title`).textContent = t;
-    $(`${side}-name`).textContent = name;
-    $(`${side}-rating`).textContent = rating;
+    $(`${side}-name`).textContent = team ? `${name} (${team})` : name;
+    $(`${side}-rating`).textContent = ratingAndFederation(game[side]);
   }
   renderMoves();
   renderResult();

@@ -8,7 +8,9 @@
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
 import { renderBoard } from './board.js';
-import { el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold } from './format.js';
+import {
+  el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold, ratingAndFederation, teamMatches, formatPoints,
+} from './format.js';
 
 /** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
 /** @typedef {import('../types/ws-messages').RoundView} RoundView */
@@ -82,11 +84,11 @@ function updateCard(entry) {
 
   const rows = card.querySelectorAll('.player');
   ['black', 'white'].forEach((side, i) => {
-    const { name, title, rating } = playerParts(game[side]);
+    const { name, title, team } = playerParts(game[side]);
     rows[i].querySelector('.title').textContent = title;
     rows[i].querySelector('.name').textContent = name;
-    rows[i].querySelector('.name').title = name;
-    rows[i].querySelector('.rating').textContent = rating;
+    rows[i].querySelector('.name').title = team ? `${name} (${team})` : name;
+    rows[i].querySelector('.rating').textContent = ratingAndFederation(game[side]);
   });
   entry.search = fold(`${playerParts(game.white).name} ${playerParts(game.black).name}`);
   card.hidden = !matches(entry);
@@ -146,6 +148,7 @@ function setRound(round) {
   const notes = [round.final ? 'final' : null, round.delay_secs ? `moves shown ${round.delay_secs} s late` : null];
   document.getElementById('meta').textContent = notes.filter(Boolean).join(' · ');
 
+  byes = round.byes || [];
   const ids = new Set(round.games.map((g) => g.id));
   for (const [id, entry] of entries) {
     if (ids.has(id)) continue;
@@ -180,6 +183,27 @@ function placeCards() {
   grid.append(...sorted.map((e) => e.card));
   for (const e of sorted) e.placedAs = e.card.dataset.boardNo;
   applyFilter();
+  showMatches();
+}
+
+// A team round's matches and their scores, above the boards (made from the games, so they
+// follow every result); a round's byes below them.
+let byes = [];
+let matchesShown = '';
+function showMatches() {
+  const list = document.getElementById('matches');
+  const matches = teamMatches([...entries.values()].map((e) => e.game));
+  const key = JSON.stringify([matches, byes]);
+  if (key === matchesShown) return;
+  matchesShown = key;
+  list.hidden = !matches.length && !byes.length;
+  list.replaceChildren(
+    ...matches.map((m) => el('li', { class: 'match' },
+      el('span', { class: 'team', text: m.first }),
+      el('strong', { class: 'score', text: ` ${formatPoints(m.first_points)} – ${formatPoints(m.second_points)} ` }),
+      el('span', { class: 'team', text: m.second }),
+      el('span', { class: 'muted', text: ` (boards ${m.boards[0]}–${m.boards[m.boards.length - 1]})` }))),
+    ...(byes.length ? [el('li', { class: 'byes muted', text: `Byes: ${byes.map((b) => `${b.name || `no. ${b.start_rank}`} (${b.code}, ${formatPoints(b.points)})`).join(', ')}` })] : []));
 }
 
 /** @param {ServerMessage} msg */
@@ -191,7 +215,10 @@ function onMessage(msg) {
   if (!entry) return;
   const changed = applyGameEvent(entry.game, msg);
   if (changed === 'gap') socket.resync();
-  else if (changed) updateCard(entry);
+  else if (changed) {
+    updateCard(entry);
+    if (msg.type === 'result') showMatches();
+  }
 }
 
 // Running clocks tick locally, only on cards on screen (700 clocks rewritten

@@ -4,7 +4,7 @@
 // number being typed or a focused control stays. (Its forms: eboard-actions.js.)
 
 import { renderBoard, parsePlacement } from '../board.js';
-import { el, formatResult, formatTimeOfDay, formatDuration } from '../format.js';
+import { el, formatResult, formatTimeOfDay, formatDuration, playerParts } from '../format.js';
 import { problemsOf, hasAlert, REASON_TEXT } from './alerts.js';
 import { $ } from './page.js';
 import { roundId, games, otherGames, eboards, eboardRows, read, inRound } from './state.js';
@@ -58,7 +58,7 @@ function createEboardRow(serial) {
   const assign = el('form', { class: 'assign-form inline-form' },
     el('input', {
       type: 'number', class: 'assign-board', min: 1, max: 10000, step: 1, required: true, placeholder: 'board',
-      'aria-label': `Board number in the selected round for e-board ${serial}`,
+      list: 'pairing-boards', 'aria-label': `Board number in the selected round for e-board ${serial}`,
     }),
     el('button', { type: 'submit', class: 'assign', text: 'Put on board' }));
   const resume = el('form', { class: 'continue-form inline-form', hidden: true },
@@ -115,12 +115,40 @@ export function renderEboard(board) {
 
   const number = row.querySelector('.assign-board');
   number.placeholder = inRound(board) && board.board_no != null ? String(board.board_no) : 'board';
+  // An e-board on no board of this round is offered the first paired board still without
+  // one: a single click on "Put on board" puts it there.
+  if (!inRound(board) && !number.value && document.activeElement !== number) {
+    // The k-th such e-board (by serial) is offered the k-th free board.
+    const waiting = [...eboards.values()].filter((b) => !inRound(b)).map((b) => b.serial).sort();
+    const free = freePairedBoards()[waiting.indexOf(board.serial)];
+    if (free) number.value = String(free.board_no);
+  }
   for (const control of row.querySelectorAll('.assign-form input, .assign-form button')) control.disabled = !roundId;
   row.querySelector('.continue-form').hidden = !needsContinue(board);
+}
+
+/** Whether a game's player has a name (a paired board). */
+const named = (player) => Boolean(playerParts(player).name !== 'N.N.');
+
+/** The round's paired boards (players known) that no e-board of the round is on, by number. */
+export function freePairedBoards() {
+  const taken = new Set([...eboards.values()].filter(inRound).map((b) => b.board_no));
+  return [...games.values()]
+    .filter((g) => (named(g.white) || named(g.black)) && !taken.has(g.board_no) && g.moves.length === 0)
+    .sort((a, b) => a.board_no - b.board_no);
+}
+
+/** The board numbers offered while typing one: the pairings beside the e-boards. */
+export function listPairings() {
+  const list = $('pairing-boards');
+  list.replaceChildren(...freePairedBoards().map((g) => el('option', {
+    value: String(g.board_no), label: `${playerParts(g.white).name} – ${playerParts(g.black).name}`,
+  })));
 }
 
 /** Puts the rows in board order, e-boards on no board last. */
 export function placeEboards() {
   const sorted = [...eboards.values()].sort((a, b) => (a.board_no ?? 1e9) - (b.board_no ?? 1e9) || a.serial.localeCompare(b.serial));
   $('eboards').tBodies[0].replaceChildren(...sorted.map((b) => eboardRows.get(b.serial)));
+  listPairings();
 }

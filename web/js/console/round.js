@@ -6,7 +6,7 @@
 import { getJSON, liveSocket, applyGameEvent, showStatus } from '../api.js';
 import { el } from '../format.js';
 import { noteProblems, forgetProblems } from './alerts.js';
-import { renderEboard, placeEboards } from './eboards.js';
+import { renderEboard, placeEboards, listPairings } from './eboards.js';
 import { renderGameRow, schedulePlaceGames, placeGames } from './games.js';
 import { $, showError } from './page.js';
 import { roundId, followNewest, chooseRound, games, gameRows, eboards, eboardRows, read } from './state.js';
@@ -48,6 +48,8 @@ function setRound(round) {
   }
   for (const game of round.games) upsertGame(game, false);
   placeGames();
+  listPairings();
+  for (const b of eboards.values()) renderEboard(b);
 }
 
 /** @param {GameView} game */

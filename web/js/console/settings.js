@@ -67,16 +67,65 @@ $('final-toggle').addEventListener('click', () => {
 
 // ---- pairings ----------------------------------------------------------------------
 
-/** "json" or "pgn": by the file's name, else by the text (a PGN starts with a tag, "[Event …"). */
+/**
+ * "json", "pgn" or "trf": by the file's name, else by the text (a PGN starts with a tag,
+ * "[Event …"; a TRF with a numbered record, "012 …" or "001 …").
+ */
 function pairingsFormat(text, name) {
   if (/\.json$/i.test(name)) return 'json';
   if (/\.pgn$/i.test(name)) return 'pgn';
+  if (/\.(trf|trfx|tab)$/i.test(name)) return 'trf';
+  if (/^\s*(\d{3}|###) /.test(text)) return 'trf';
   return /^\s*\[\s*[{\]]/.test(text) ? 'json' : 'pgn';
+}
+
+/**
+ * A pairing program's file into a new tournament, or into this round's: the whole tournament
+ * at once. The file goes as its bytes (a TRF may be Latin-1); the answer says what changed.
+ */
+async function importTrf(file, text) {
+  const msg = $('pairings-msg');
+  const fresh = $('trf-new').checked || !currentRound;
+  const url = fresh ? 'api/tournaments/trf' : `api/tournaments/${currentRound.tournament_id}/trf`;
+  const button = $('pairings-upload');
+  button.disabled = true;
+  formMessage(msg, 'Importing the TRF…');
+  try {
+    const bytes = file ? await file.arrayBuffer() : new TextEncoder().encode(text).buffer;
+    const done = await adminJSON(url, { method: fresh ? 'POST' : 'PUT', bytes });
+    const added = done.rounds_added.length ? `rounds added: ${done.rounds_added.join(', ')}; ` : '';
+    const kept = done.results_kept.length ? ` Kept relay's results: ${done.results_kept.join('; ')}.` : '';
+    formMessage(msg, `Tournament ${done.tournament_id}: ${done.players} players; ${added}${done.games_added} boards added, `
+      + `${done.games_updated} updated, ${done.results_taken} results taken, ${done.byes} byes.${kept}`);
+    $('pairings-file').value = '';
+    $('pairings-text').value = '';
+    // Show the newest round of that tournament (where the new pairings are).
+    const t = await adminJSON(`api/tournaments/${done.tournament_id}`);
+    const newest = t.rounds.reduce((a, r) => (Number(r.number) > Number(a.number) ? r : a), t.rounds[0]);
+    if (newest && String(newest.id) !== String(roundId)) {
+      sessionStorage.setItem('relay-import-note', msg.textContent);
+      location.search = `?round=${newest.id}`;
+    } else {
+      await refreshRound();
+    }
+  } catch (err) {
+    formMessage(msg, errorText('Importing the TRF', err), true);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// The note of an import that moved the console to another round.
+{
+  const note = sessionStorage.getItem('relay-import-note');
+  if (note) {
+    sessionStorage.removeItem('relay-import-note');
+    formMessage($('pairings-msg'), note);
+  }
 }
 
 $('pairings-form').addEventListener('submit', async (event) => {
   event.preventDefault();
-  if (!roundId) return;
   const msg = $('pairings-msg');
   const button = $('pairings-upload');
   const file = $('pairings-file').files[0];
@@ -93,6 +142,14 @@ $('pairings-form').addEventListener('submit', async (event) => {
   }
   const chosen = $('pairings-format').value;
   const format = chosen === 'auto' ? pairingsFormat(text, file ? file.name : '') : chosen;
+  if (format === 'trf') {
+    await importTrf(file, text);
+    return;
+  }
+  if (!roundId) {
+    formMessage(msg, 'Choose a round first (or load a TRF, which makes its rounds).', true);
+    return;
+  }
   if (format === 'json') {
     // Checked here too, for a quicker and clearer answer than the server's.
     let list;
@@ -124,3 +181,6 @@ $('pairings-form').addEventListener('submit', async (event) => {
     button.disabled = false;
   }
 });
+
+// Loading a TRF makes a tournament's rounds: the form is there before any round is.
+$('round-admin').hidden = false;
