@@ -372,6 +372,62 @@ impl Store {
         })
     }
 
+    /// Gives a game another board number of its round (an arbiter's renumbering); the game on
+    /// that number, if any, takes this one's. Refused while an e-board sits on either board:
+    /// the e-board's place is the writer's, and moves with its game only through it. Returns
+    /// each game moved with its change number.
+    pub async fn renumber_board(
+        &self,
+        game: i64,
+        board_no: u32,
+        actor: &str,
+    ) -> Result<Vec<(i64, i64)>> {
+        let to = i64::from(board_no);
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut touched = Touched::default();
+            // A write first, so SQLite's lock is this transaction's (see `assign`).
+            let n = sqlx::query("UPDATE games SET edits = edits WHERE id = $1").bind(game).execute(&mut *tx).await?.rows_affected();
+            if n == 0 {
+                return Err(StoreError::NotFound { what: "game", id: game.to_string() });
+            }
+            let (round, from): (i64, i64) = sqlx::query_as("SELECT round_id, board_no FROM games WHERE id = $1")
+                .bind(game).fetch_one(&mut *tx).await?;
+            if from == to {
+                return Ok(vec![]);
+            }
+            let seated: Vec<(i64, String)> = sqlx::query_as(
+                "SELECT board_no, serial FROM assignments WHERE round_id = $1 AND (board_no = $2 OR board_no = $3)")
+                .bind(round).bind(from).bind(to).fetch_all(&mut *tx).await?;
+            if let Some((b, serial)) = seated.first() {
+                return Err(StoreError::Conflict(format!(
+                    "e-board {serial} is on board {b}: put e-boards on boards after renumbering them"
+                )));
+            }
+            let other: Option<(i64,)> = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+                .bind(round).bind(to).fetch_optional(&mut *tx).await?;
+            // Through a number no board has, as (round, board) is unique at every step.
+            sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(-from).bind(game).execute(&mut *tx).await?;
+            if let Some((o,)) = other {
+                sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(from).bind(o).execute(&mut *tx).await?;
+            }
+            sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(to).bind(game).execute(&mut *tx).await?;
+            let mut done = Vec::new();
+            for (g, b) in std::iter::once((game, to)).chain(other.map(|(o,)| (o, from))) {
+                let payload = serde_json::json!({"board_no": b}).to_string();
+                let seq = bump!(tx, touched, g, "game", &payload);
+                done.push((g, seq));
+            }
+            let detail = serde_json::json!({"from": from, "to": to, "swapped_with": other.map(|(o,)| o)}).to_string();
+            sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                .bind(now_ms()).bind(actor).bind("renumber").bind(game).bind(&detail)
+                .execute(&mut *tx).await?;
+            notify!(self, tx, touched);
+            tx.commit().await?;
+            Ok(done)
+        })
+    }
+
     /// Notes when an e-board was last heard from, and on which port.
     pub async fn touch_eboard(&self, serial: &str, port: &str) -> Result<()> {
         on_pool!(self, pool => { sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)

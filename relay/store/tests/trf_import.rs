@@ -339,7 +339,47 @@ async fn again_after_each_pairing(store: &Store) {
     );
 }
 
+/// An arbiter renumbers boards of a round from a file: swapping two, never under an e-board.
+async fn renumbering(store: &Store) {
+    let bytes = std::fs::read(data("vega_sample_tournament.trfx")).expect("file");
+    let trf = read_trf(&bytes).expect("reads");
+    let done = store
+        .import_trf(&trf, &bytes, None, "arbiter", "vega")
+        .await
+        .expect("import");
+    let t = store.tournament(done.tournament_id).await.expect("t");
+    let round = t.rounds[0].id;
+    let before = store.round_games(round).await.expect("games");
+    let (g1, g2) = (&before[0], &before[1]);
+    let moved = store
+        .renumber_board(g1.id, 2, "arbiter")
+        .await
+        .expect("renumber");
+    assert_eq!(moved.len(), 2);
+    let after = store.round_games(round).await.expect("games");
+    assert_eq!(after[0].id, g2.id, "board 1 is the other game now");
+    assert_eq!(after[1].id, g1.id);
+    // A board number nobody has: the game just moves.
+    store
+        .renumber_board(g1.id, 9, "arbiter")
+        .await
+        .expect("to 9");
+    assert_eq!(store.game(g1.id).await.expect("g").pairing.board_no, 9);
+    // Under an e-board, no.
+    store.assign(round, 3, "00042", None).await.expect("assign");
+    let e = store
+        .renumber_board(g1.id, 3, "arbiter")
+        .await
+        .expect_err("refused");
+    assert!(e.to_string().contains("e-board 00042"), "{e}");
+    assert_eq!(store.game(g1.id).await.expect("g").pairing.board_no, 9);
+    // And the TRF written back is the same whatever the board numbers.
+    let back = store.trf_of(done.tournament_id).await.expect("trf");
+    assert_eq!(back.players[0].cells, trf.players[0].cells);
+}
+
 async fn all(store: &Store, dir: &Path) {
+    renumbering(store).await;
     every_file(store, dir).await;
     again_after_each_pairing(store).await;
 }

@@ -24,7 +24,9 @@ use super::state::AppState;
 use super::tournaments::{
     Created, TournamentBody, create_tournament, edit_tournament, get_tournament, list_tournaments,
 };
-use super::trf::{create_from_trf, get_trf, list_players, list_teams, put_trf};
+use super::trf::{
+    BoardBody, Renumbered, create_from_trf, get_trf, list_players, list_teams, put_trf, renumber,
+};
 use super::ws::{WsQuery, game_socket, round_socket};
 use crate::serve::views::{EboardView, RoundView};
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
@@ -274,6 +276,11 @@ pub fn routes() -> Vec<Route> {
             "WebSocket: snapshot then deltas of one game (?since=N resumes); messages as in /api/ws-messages.schema.json",
             Gives::Socket)
         .query::<WsQuery>(),
+        route!(post, "/api/games/{id}/board", renumber,
+            "Give a game another board number of its round (the game there takes this one's); 409 while an e-board sits on either",
+            json::<Renumbered>())
+        .admin()
+        .takes(body::<BoardBody>()),
         route!(put, "/api/games/{id}/pgn", replace_game,
             "Replace the whole game from an uploaded PGN",
             json::<EditDone>())

@@ -1,10 +1,12 @@
 //! Tournaments run from a pairing program's file (FIDE's TRF): made or updated from one by an
-//! arbiter, written back with relay's results for the pairing program, and the players listed.
+//! arbiter, written back with relay's results for the pairing program, and the players listed;
+//! and a board renumbered by the arbiter (the file's order is FIDE's, the hall's may differ).
 
 use super::error::ApiError;
 use super::extract::{Admin, Path};
 use crate::serve::events::Event;
 use crate::serve::id::TournamentId;
+use crate::serve::id::{BoardNo, GameId};
 use crate::serve::lookup::Lookup;
 use crate::serve::publish::Publisher;
 use crate::serve::wire::ServerMessage;
@@ -15,6 +17,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use relay_core::trf::{read_trf, write_trf};
 use relay_store::{Store, TournamentPlayer, TournamentTeam, TrfImported};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Reads the body as a TRF (a clear 400 naming the line when it does not read) and imports it.
 async fn import(
@@ -110,4 +114,49 @@ pub async fn list_teams(
 ) -> Result<Json<Vec<TournamentTeam>>, ApiError> {
     store.tournament(id.get()).await?;
     Ok(Json(store.tournament_teams(id.get()).await?))
+}
+
+/// A game's new board number.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BoardBody {
+    /// 1 to 10000; a game already there takes this game's number.
+    board_no: u32,
+}
+
+/// The games whose board numbers changed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Renumbered {
+    games: Vec<GameId>,
+}
+
+pub async fn renumber(
+    _: Admin,
+    State(lookup): State<Lookup>,
+    State(publisher): State<Publisher>,
+    Path(id): Path<GameId>,
+    super::extract::JsonBody(b, _): super::extract::JsonBody<BoardBody>,
+) -> Result<Json<Renumbered>, ApiError> {
+    let board = BoardNo::try_from(b.board_no)?;
+    let round = lookup.store.game(id.get()).await?.round_id;
+    let done = lookup
+        .store
+        .renumber_board(id.get(), board.get(), "arbiter")
+        .await?;
+    for (game, seq) in &done {
+        if let Ok(v) = lookup.game_view_at(*game, None).await {
+            publisher.publish(Event::new(
+                round,
+                Some(*game),
+                *seq,
+                &ServerMessage::Game {
+                    seq: *seq,
+                    game: Box::new(v),
+                },
+            ));
+        }
+    }
+    Ok(Json(Renumbered {
+        games: done.iter().map(|(g, _)| GameId::from(*g)).collect(),
+    }))
 }

@@ -540,7 +540,11 @@ mod tests {
                 white: relay_store::Player {
                     name: Some("Moss, M".into()),
                     fide_id: Some(400_017),
-                    ..Default::default()
+                    title: Some("IM".into()),
+                    rating: Some(2411),
+                    federation: Some("IRL".into()),
+                    team: Some("Ireland 2".into()),
+                    start_rank: Some(12),
                 },
                 black: Default::default(),
             },
@@ -564,6 +568,10 @@ mod tests {
             "[GameId \"relay-42\"]",
             "[Round \"3.7\"]",
             "[WhiteFideId \"400017\"]",
+            // Who plays, as a pairing program's file names them: Lichess reads these.
+            "[WhiteTitle \"IM\"]",
+            "[WhiteElo \"2411\"]",
+            "[WhiteTeam \"Ireland 2\"]",
             "[Variant \"Chess960\"]",
             &format!("[FEN \"{start}\"]"),
             "[WhiteClock \"1:29:55\"]",
