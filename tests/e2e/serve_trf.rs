@@ -108,6 +108,13 @@ fn a_round_from_the_pairing_program_is_played_on_boards_and_goes_back_with_its_r
         first["start_rank"].is_u64() && first["name"].is_string(),
         "{first}"
     );
+    let t = get_json(&r.url("/api/tournaments/1"));
+    assert_eq!(t["name"], "Vega sample tournament");
+    assert_eq!(t["site"], "Melbourne");
+    assert_eq!(t["federation"], "AUS");
+    assert_eq!(t["arbiters"][0], "Truong Nguyen");
+    assert_eq!(t["rounds_planned"], 5);
+    assert_eq!(t["start_date"], "2023-12-29");
     let players = get_json(&r.url("/api/tournaments/1/players"));
     assert_eq!(players.as_array().map(Vec::len), Some(6));
     assert_eq!(players[0]["title"], "CM");

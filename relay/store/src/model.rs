@@ -115,6 +115,14 @@ pub struct TournamentInfo {
     pub time_control: Option<String>,
     pub delay_secs: u32,
     pub rounds: Vec<RoundInfo>,
+    /// From a pairing program's file: the federation, the arbiters (chief first) and the
+    /// number of rounds planned.
+    #[serde(default)]
+    pub federation: Option<String>,
+    #[serde(default)]
+    pub arbiters: Vec<String>,
+    #[serde(default)]
+    pub rounds_planned: Option<u32>,
 }
 
 /// A round, without its games.

@@ -104,17 +104,21 @@ impl Store {
     }
 
     pub async fn tournaments(&self) -> Result<Vec<TournamentInfo>> {
-        type Row = (
-            i64,
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            i64,
-        );
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            id: i64,
+            name: String,
+            site: Option<String>,
+            start_date: Option<String>,
+            end_date: Option<String>,
+            time_control: Option<String>,
+            delay_secs: i64,
+            federation: Option<String>,
+            arbiters: Option<String>,
+            rounds_planned: Option<i64>,
+        }
         let (ts, rounds): (Vec<Row>, Vec<RoundRow>) = on_pool!(self, pool => {
-            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs FROM tournaments ORDER BY id")
+            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned FROM tournaments ORDER BY id")
                 .fetch_all(pool).await?;
             let rs = sqlx::query_as(select_rounds!("ORDER BY tournament_id, id"))
                 .fetch_all(pool).await?;
@@ -124,18 +128,24 @@ impl Store {
         Ok(ts
             .into_iter()
             .map(|t| TournamentInfo {
-                id: t.0,
-                name: t.1,
-                site: t.2,
-                start_date: t.3,
-                end_date: t.4,
-                time_control: t.5,
-                delay_secs: u32::try_from(t.6).unwrap_or(0),
+                id: t.id,
+                name: t.name,
+                site: t.site,
+                start_date: t.start_date,
+                end_date: t.end_date,
+                time_control: t.time_control,
+                delay_secs: u32::try_from(t.delay_secs).unwrap_or(0),
                 rounds: rounds
                     .iter()
-                    .filter(|r| r.tournament_id == t.0)
+                    .filter(|r| r.tournament_id == t.id)
                     .cloned()
                     .collect(),
+                federation: t.federation,
+                arbiters: t
+                    .arbiters
+                    .map(|a| a.lines().map(str::to_string).collect())
+                    .unwrap_or_default(),
+                rounds_planned: t.rounds_planned.and_then(|v| u32::try_from(v).ok()),
             })
             .collect())
     }

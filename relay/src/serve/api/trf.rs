@@ -49,6 +49,8 @@ async fn import(
             ));
         }
     }
+    // The rounds' byes are in no message: the feeds read their views again.
+    publisher.rounds_edited_elsewhere().await;
     Ok(done)
 }
 
