@@ -1788,22 +1788,10 @@ fn browser_console_loads_a_trf_and_puts_an_eboard_on_a_paired_board() {
         });
         let serial = board["serial"].as_str().expect("serial").to_string();
         // Vega's sample as it stood after round 1 was paired.
-        let sample = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/data/pairings/vega_sample_tournament.trfx"
-        );
-        let Ok(bytes) = std::fs::read(sample) else {
-            println!("skipping: shared/data is not beside the checkout");
+        let Some(bytes) = super::referees::bytes_of("vega_sample_tournament.trfx") else {
             return;
         };
-        let mut trf = relay_core::trf::read_trf(&bytes).expect("reads");
-        for p in &mut trf.players {
-            p.cells.truncate(1);
-            if let Some(relay_core::trf::Cell::Game { outcome, .. }) = p.cells.get_mut(0) {
-                *outcome = None;
-            }
-            p.points = None;
-        }
+        let trf = super::referees::as_paired(&relay_core::trf::read_trf(&bytes).expect("reads"), 1);
         let file = emu.dir.join("vega-round1.trfx");
         std::fs::write(&file, relay_core::trf::write_trf(&trf)).expect("write");
 

@@ -4,6 +4,9 @@
 mod browser;
 mod convert;
 mod replay;
+// The outside reader of TRF files, shared with relay-core's and relay-store's tests.
+#[path = "../../relay/core/tests/referees/mod.rs"]
+mod referees;
 mod serve_api;
 mod serve_boards;
 mod serve_cluster;

@@ -4,43 +4,12 @@
 //! federations; the TRF relay writes back has the boards' results, and a pairing program
 //! (caissify-pairings' FIDE Dutch engine, an outside reader) reads it and pairs round 2.
 
+use super::referees::{as_paired, available, bytes_of, referee};
 use super::service::{Emulator, Relay, get, get_json, request, wait_until};
 use relay_core::trf::{Cell, read_trf, write_trf};
-use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
 const AUTH: (&str, &str) = ("Authorization", "Bearer trf-arbiter");
-
-fn referee(what: &str, file: &Path) -> Option<Value> {
-    let have = Command::new("python3")
-        .args(["-c", "import caissify_pairings"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("python3 with caissify-pairings is required (RELAY_REQUIRE_ALL=1)");
-        }
-        println!("skipping the pairing program's check: pip install caissify-pairings==0.5.0");
-        return None;
-    }
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/core/tests/referees/trf_caissify.py"
-    );
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(what)
-        .arg(file)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(serde_json::from_slice(&out.stdout).expect("JSON"))
-}
 
 #[test]
 fn a_round_from_the_pairing_program_is_played_on_boards_and_goes_back_with_its_results() {
@@ -58,22 +27,10 @@ fn a_round_from_the_pairing_program_is_played_on_boards_and_goes_back_with_its_r
         ],
     );
     // Round 1 as the pairing program wrote it when it had just paired it.
-    let sample = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/pairings/vega_sample_tournament.trfx"
-    );
-    let Ok(bytes) = std::fs::read(sample) else {
-        println!("skipping: shared/data is not beside the checkout");
+    let Some(bytes) = bytes_of("vega_sample_tournament.trfx") else {
         return;
     };
-    let mut trf = read_trf(&bytes).expect("Vega's file reads");
-    for p in &mut trf.players {
-        p.cells.truncate(1);
-        if let Some(Cell::Game { outcome, .. }) = p.cells.get_mut(0) {
-            *outcome = None;
-        }
-        p.points = None;
-    }
+    let trf = as_paired(&read_trf(&bytes).expect("Vega's file reads"), 1);
     let file = emu.dir.join("round1.trf");
     std::fs::write(&file, write_trf(&trf)).expect("write");
     let db = format!("sqlite://{}/relay.db", emu.dir.display());
@@ -186,9 +143,10 @@ fn a_round_from_the_pairing_program_is_played_on_boards_and_goes_back_with_its_r
             ref c => panic!("board {}: {c:?}", g["board_no"]),
         }
     }
-    let Some(read) = referee("read", &out) else {
+    if !available() {
         return;
-    };
+    }
+    let read = referee("read", &out);
     let points: f64 = read["players"]
         .as_array()
         .expect("players")
@@ -197,7 +155,7 @@ fn a_round_from_the_pairing_program_is_played_on_boards_and_goes_back_with_its_r
         .sum();
     assert_eq!(points, 3.0, "three games give three points in all");
     // A pairing program reads it and pairs round 2, never the same two players again.
-    let paired = referee("pair", &out).expect("referee");
+    let paired = referee("pair", &out);
     assert_eq!(paired["round"], 2);
     let pairs = paired["pairings"].as_array().expect("pairings");
     assert_eq!(pairs.len(), 3, "{paired}");

@@ -5,62 +5,14 @@
 //! `caissify_pairings` is there; otherwise prints a notice and skips, unless
 //! `RELAY_REQUIRE_ALL=1` (as in CI), which makes that a failure.
 
-use relay_core::trf::{Cell, Colour, Trf, plan_rounds, read_trf, write_trf};
+#[path = "referees/mod.rs"]
+mod referees;
+
+use referees::{FILES, available, data, referee};
+use relay_core::trf::{Cell, Colour, Trf, plan_rounds, read_trf, total, write_trf};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-const FILES: &[&str] = &[
-    "fide_example1_karl_mala_2005.trf",
-    "javafo_sample2_gros_2010.trf",
-    "grandmommys_cup_trf26_team.trf",
-    "icu_bunratty_masters_2011.tab",
-    "lichess_swiss_2020_13p.trf",
-    "bbp_issue15_autotest_180p.trf",
-    "vega_sample_tournament.trfx",
-];
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/pairings")
-        .join(name)
-}
-
-fn referee_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import caissify_pairings"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!(
-                "python3 with caissify-pairings is required (RELAY_REQUIRE_ALL=1): pip install caissify-pairings==0.5.0"
-            );
-        }
-        println!(
-            "skipping: python3 with caissify_pairings not found (pip install caissify-pairings==0.5.0)"
-        );
-    }
-    ok
-}
-
-pub fn referee(what: &str, file: &Path) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/referees/trf_caissify.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(what)
-        .arg(file)
-        .output()
-        .expect("start python3");
-    assert!(
-        out.status.success(),
-        "referee failed on {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("referee JSON")
-}
+use std::path::Path;
 
 /// A cell as the referee writes it: (opponent or none, colour, result letter).
 fn theirs(c: Option<&Value>) -> Option<(Option<u64>, String, String)> {
@@ -108,18 +60,7 @@ fn compare(t: &Trf, file: &Path) -> (usize, usize, usize) {
             "{at}: points"
         );
         // Points the cells add up to: what the column says (the standard scoring).
-        let sum: u32 = p
-            .cells
-            .iter()
-            .map(|c| match c {
-                Cell::Game {
-                    outcome: Some(o), ..
-                } => o.points().0,
-                Cell::Bye { points, .. } => points.0,
-                _ => 0,
-            })
-            .sum();
-        let consistent = p.points.is_none_or(|v| v.0 == sum);
+        let consistent = p.points.is_none_or(|v| v == total(&p.cells));
         for (i, cell) in p.cells.iter().enumerate() {
             let th = theirs(their["results"].get((i + 1).to_string()));
             let at = format!("{at} round {}", i + 1);
@@ -178,7 +119,7 @@ fn compare(t: &Trf, file: &Path) -> (usize, usize, usize) {
 
 #[test]
 fn every_file_reads_as_the_referee_reads_it() {
-    if !referee_available() {
+    if !available() {
         return;
     }
     for name in FILES {

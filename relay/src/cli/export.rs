@@ -73,15 +73,7 @@ fn export_trf(a: &ExportArgs) -> Result<()> {
     let Some(t) = a.tournament else {
         bail!("a TRF is a whole tournament's: --tournament N --to trf");
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let trf = rt.block_on(async {
-        let store = Store::open(&a.db)
-            .await
-            .with_context(|| format!("database {}", a.db))?;
-        anyhow::Ok(store.trf_of(t).await?)
-    })?;
+    let trf = super::with_store(&a.db, |store| async move { Ok(store.trf_of(t).await?) })?;
     let tmp = a.output.with_extension("trf.partial");
     std::fs::write(&tmp, relay_core::trf::write_trf(&trf))
         .with_context(|| format!("{}", tmp.display()))?;
@@ -129,14 +121,9 @@ pub fn main(a: ExportArgs) -> Result<()> {
     let Some(to) = a.to.games() else {
         return export_trf(&a);
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let games = rt.block_on(async {
-        let store = Store::open(&a.db)
-            .await
-            .with_context(|| format!("database {}", a.db))?;
-        games(&store, &a).await
+    let games = super::with_store(&a.db, |store| {
+        let a = &a;
+        async move { games(&store, a).await }
     })?;
     super::convert::write_file(&a.output, to, a.final_only, |w| {
         for (i, g) in games.iter().enumerate() {

@@ -229,16 +229,16 @@ fn import_trf(a: &ImportArgs, bytes: &[u8]) -> Result<()> {
     if a.round.is_some() {
         bail!("--round does not go with a TRF: the file numbers its rounds");
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let store = Store::open(&a.db)
-            .await
-            .with_context(|| format!("database {}", a.db))?;
+    super::with_store(&a.db, |store| async move {
         let who = std::env::var("USER").unwrap_or_else(|_| "import".into());
         let done = store
-            .import_trf(&trf, bytes, a.tournament, &who, &a.input.display().to_string())
+            .import_trf(
+                &trf,
+                bytes,
+                a.tournament,
+                &who,
+                &a.input.display().to_string(),
+            )
             .await
             .with_context(|| format!("{}: nothing was imported", a.input.display()))?;
         eprintln!(
@@ -271,13 +271,6 @@ pub fn main(a: ImportArgs) -> Result<()> {
         games.push(g.clone());
         Ok(())
     })?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let store = Store::open(&a.db)
-            .await
-            .with_context(|| format!("database {}", a.db))?;
-        import(&store, &a, &games).await
-    })
+    let (a, games) = (&a, &games);
+    super::with_store(&a.db, |store| async move { import(&store, a, games).await })
 }

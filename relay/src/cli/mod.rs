@@ -10,8 +10,27 @@ pub mod ports;
 pub mod replay;
 pub mod sniff;
 
+use anyhow::Context;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Runs `work` on the store at `db` (opened, and migrated when new), on a runtime of its own:
+/// what the commands that read or write the database without serving do.
+pub fn with_store<T, F, Fut>(db: &str, work: F) -> anyhow::Result<T>
+where
+    F: FnOnce(relay_store::Store) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let store = relay_store::Store::open(db)
+            .await
+            .with_context(|| format!("database {db}"))?;
+        work(store).await
+    })
+}
 
 /// A flag set by Ctrl-C / SIGTERM, so long-running commands stop cleanly.
 pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {

@@ -46,6 +46,25 @@ impl Publisher {
         self.news.subscribe()
     }
 
+    /// Games an arbiter's request changed and committed (pairings loaded, a TRF imported, a
+    /// board renumbered): each `(round, game, change number)` goes out as the game's whole
+    /// view, read from the store.
+    pub async fn games_changed(&self, changed: &[(i64, i64, i64)]) {
+        for &(round, game, seq) in changed {
+            if let Ok(v) = self.lookup.game_view_at(game, None).await {
+                self.publish(Event::new(
+                    round,
+                    Some(game),
+                    seq,
+                    &ServerMessage::Game {
+                        seq,
+                        game: Box::new(v),
+                    },
+                ));
+            }
+        }
+    }
+
     /// Hands a committed change (or running clock, or e-board news) to its round's live feed.
     /// Committed changes go out in change-number order (see [`Order`]): one whose
     /// predecessor, committed elsewhere, has not gone out yet waits for it.

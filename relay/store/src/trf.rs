@@ -19,7 +19,7 @@ use crate::error::{Result, StoreError};
 use crate::pool::{Store, now_ms, on_pool};
 use relay_core::trf::{
     Board, ByeCode, Cell, Colour, HalfPoints, Outcome, RoundPlan, Sex, Trf, TrfPlayer, TrfTeam,
-    TrfTournament, plan_rounds,
+    TrfTournament, plan_rounds, total,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -725,16 +725,7 @@ impl Store {
             .map(|p| {
                 let rank = u32::try_from(p.0).unwrap_or(0);
                 let cells = cells.remove(&rank).unwrap_or_default();
-                let points: u32 = cells
-                    .iter()
-                    .map(|c| match c {
-                        Cell::Game {
-                            outcome: Some(o), ..
-                        } => o.points().0,
-                        Cell::Bye { points, .. } => points.0,
-                        _ => 0,
-                    })
-                    .sum();
+                let points = total(&cells);
                 TrfPlayer {
                     start_rank: rank,
                     sex: match p.2.as_deref() {
@@ -748,7 +739,7 @@ impl Store {
                     federation: p.5,
                     fide_id: p.6.and_then(|v| u64::try_from(v).ok()),
                     birth: p.7,
-                    points: Some(HalfPoints(points)),
+                    points: Some(points),
                     rank: None,
                     cells,
                     line: 0,

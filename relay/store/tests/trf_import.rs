@@ -6,60 +6,14 @@
 //! On SQLite always; on PostgreSQL when `RELAY_TEST_POSTGRES` is set (else skipped with a
 //! notice, or a failure under `RELAY_REQUIRE_ALL=1`).
 
-use relay_core::trf::{Cell, Trf, read_trf, write_trf};
+#[path = "../../core/tests/referees/mod.rs"]
+mod referees;
+
+use referees::{FILES, as_paired, available, data, referee};
+use relay_core::trf::{Cell, read_trf, write_trf};
 use relay_store::{Store, StoredMove};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-const FILES: &[&str] = &[
-    "fide_example1_karl_mala_2005.trf",
-    "javafo_sample2_gros_2010.trf",
-    "grandmommys_cup_trf26_team.trf",
-    "icu_bunratty_masters_2011.tab",
-    "lichess_swiss_2020_13p.trf",
-    "bbp_issue15_autotest_180p.trf",
-    "vega_sample_tournament.trfx",
-];
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/pairings")
-        .join(name)
-}
-
-fn referee_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import caissify_pairings"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("python3 with caissify-pairings is required (RELAY_REQUIRE_ALL=1)");
-        }
-        println!(
-            "skipping: python3 with caissify_pairings not found (pip install caissify-pairings==0.5.0)"
-        );
-    }
-    ok
-}
-
-fn referee(what: &str, file: &Path) -> Value {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/referees/trf_caissify.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(what)
-        .arg(file)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "referee: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("referee JSON")
-}
+use std::path::Path;
 
 /// A cell as the referee reads it, with every "nobody, no points" form as one.
 fn cell(c: Option<&Value>) -> String {
@@ -169,19 +123,6 @@ async fn every_file(store: &Store, dir: &Path) {
             again.results_kept
         );
     }
-}
-
-/// `t` as it stood when round `n` had just been paired: later rounds gone, round `n` unplayed.
-fn as_paired(t: &Trf, n: usize) -> Trf {
-    let mut t = t.clone();
-    for p in &mut t.players {
-        p.cells.truncate(n);
-        if let Some(Cell::Game { outcome, .. }) = p.cells.get_mut(n - 1) {
-            *outcome = None;
-        }
-        p.points = None;
-    }
-    t
 }
 
 fn a_move(ply: u32) -> StoredMove {
@@ -386,7 +327,7 @@ async fn all(store: &Store, dir: &Path) {
 
 #[tokio::test]
 async fn trf_files_on_sqlite() {
-    if !referee_available() {
+    if !available() {
         return;
     }
     let dir = boards::testdata::temp_dir("trf-sqlite");
@@ -406,7 +347,7 @@ async fn trf_files_on_postgres() {
         println!("skipping: RELAY_TEST_POSTGRES not set");
         return;
     };
-    if !referee_available() {
+    if !available() {
         return;
     }
     let name = format!("relay_trf_{}", std::process::id());

@@ -32,7 +32,7 @@ mod write;
 
 pub use model::{
     ByeCode, Cell, Colour, HalfPoints, Outcome, Sex, Trf, TrfPlayer, TrfTeam, TrfTournament,
-    scores_before,
+    scores_before, total,
 };
 pub use order::{Board, RoundPlan, TeamMatch, plan_rounds};
 pub use read::{TrfError, decode, read_trf};

@@ -197,6 +197,24 @@ pub enum Cell {
     Blank,
 }
 
+impl Cell {
+    /// What the cell scored, by the standard scoring (nothing for a game not played yet).
+    pub fn points(&self) -> HalfPoints {
+        match self {
+            Cell::Game {
+                outcome: Some(o), ..
+            } => o.points(),
+            Cell::Game { .. } | Cell::Blank => HalfPoints::ZERO,
+            Cell::Bye { points, .. } => *points,
+        }
+    }
+}
+
+/// What a row of cells scored.
+pub fn total(cells: &[Cell]) -> HalfPoints {
+    HalfPoints(cells.iter().map(|c| c.points().0).sum())
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sex {
     Male,
@@ -302,13 +320,7 @@ pub fn scores_before(t: &Trf) -> BTreeMap<u32, Vec<HalfPoints>> {
             let mut s = 0;
             let mut v = vec![HalfPoints(0)];
             for c in &p.cells {
-                s += match c {
-                    Cell::Game {
-                        outcome: Some(o), ..
-                    } => o.points().0,
-                    Cell::Game { .. } | Cell::Blank => 0,
-                    Cell::Bye { points, .. } => points.0,
-                };
+                s += c.points().0;
                 v.push(HalfPoints(s));
             }
             (p.start_rank, v)

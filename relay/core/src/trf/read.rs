@@ -1,7 +1,9 @@
 //! Reading a TRF's bytes (see the module text of `trf` for what is accepted and refused).
 
 use super::dates;
-use super::model::{ByeCode, Cell, Colour, HalfPoints, Outcome, Sex, Trf, TrfPlayer, TrfTeam};
+use super::model::{
+    ByeCode, Cell, Colour, HalfPoints, Outcome, Sex, Trf, TrfPlayer, TrfTeam, total,
+};
 
 /// A file that could not be read: where, and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -368,19 +370,9 @@ fn check_games(t: &Trf) -> Result<(), TrfError> {
 /// becomes the bye it scored; the rest stay `Z`.
 fn settle_blank_byes(t: &mut Trf) {
     for p in &mut t.players {
-        let Some(total) = p.points else { continue };
-        let known: u32 = p
-            .cells
-            .iter()
-            .map(|c| match c {
-                Cell::Game {
-                    outcome: Some(o), ..
-                } => o.points().0,
-                Cell::Game { .. } | Cell::Blank => 0,
-                Cell::Bye { points, .. } => points.0,
-            })
-            .sum();
-        let mut missing = total.0.saturating_sub(known);
+        let Some(column) = p.points else { continue };
+        let known = total(&p.cells).0;
+        let mut missing = column.0.saturating_sub(known);
         if missing == 0 {
             continue;
         }

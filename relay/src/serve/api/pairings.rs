@@ -3,11 +3,9 @@
 use super::check::check_text;
 use super::error::ApiError;
 use super::extract::{Admin, Path, json_of};
-use crate::serve::events::Event;
 use crate::serve::id::{BoardNo, GameId, RoundId};
 use crate::serve::lookup::Lookup;
 use crate::serve::publish::Publisher;
-use crate::serve::wire::ServerMessage;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -163,19 +161,8 @@ pub async fn put_pairings(
     let done = lookup.store.set_pairings(id.get(), &pairings).await?;
     let games = done.iter().map(|(g, _)| GameId::from(*g)).collect();
     // Committed: spectators get the new names.
-    for (game, seq) in &done {
-        if let Ok(v) = lookup.game_view_at(*game, None).await {
-            publisher.publish(Event::new(
-                id.get(),
-                Some(*game),
-                *seq,
-                &ServerMessage::Game {
-                    seq: *seq,
-                    game: Box::new(v),
-                },
-            ));
-        }
-    }
+    let changed: Vec<(i64, i64, i64)> = done.iter().map(|&(g, seq)| (id.get(), g, seq)).collect();
+    publisher.games_changed(&changed).await;
     lookup
         .store
         .audit(

@@ -4,12 +4,10 @@
 
 use super::error::ApiError;
 use super::extract::{Admin, Path};
-use crate::serve::events::Event;
 use crate::serve::id::TournamentId;
 use crate::serve::id::{BoardNo, GameId};
 use crate::serve::lookup::Lookup;
 use crate::serve::publish::Publisher;
-use crate::serve::wire::ServerMessage;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -36,19 +34,7 @@ async fn import(
         .import_trf(&trf, body, into, "arbiter", "uploaded")
         .await?;
     // Committed: the rounds' followers get the new pairings and results.
-    for (round, game, seq) in &done.changed {
-        if let Ok(v) = lookup.game_view_at(*game, None).await {
-            publisher.publish(Event::new(
-                *round,
-                Some(*game),
-                *seq,
-                &ServerMessage::Game {
-                    seq: *seq,
-                    game: Box::new(v),
-                },
-            ));
-        }
-    }
+    publisher.games_changed(&done.changed).await;
     // The rounds' byes are in no message: the feeds read their views again.
     publisher.rounds_edited_elsewhere().await;
     Ok(done)
@@ -145,19 +131,8 @@ pub async fn renumber(
         .store
         .renumber_board(id.get(), board.get(), "arbiter")
         .await?;
-    for (game, seq) in &done {
-        if let Ok(v) = lookup.game_view_at(*game, None).await {
-            publisher.publish(Event::new(
-                round,
-                Some(*game),
-                *seq,
-                &ServerMessage::Game {
-                    seq: *seq,
-                    game: Box::new(v),
-                },
-            ));
-        }
-    }
+    let changed: Vec<(i64, i64, i64)> = done.iter().map(|&(g, seq)| (round, g, seq)).collect();
+    publisher.games_changed(&changed).await;
     Ok(Json(Renumbered {
         games: done.iter().map(|(g, _)| GameId::from(*g)).collect(),
     }))
