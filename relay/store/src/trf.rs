@@ -359,6 +359,10 @@ impl Store {
             )
         };
         let arbiters = (!t.arbiters.is_empty()).then(|| t.arbiters.join("\n"));
+        let one_day = t
+            .start_date
+            .clone()
+            .filter(|d| t.end_date.as_ref() == Some(d) && relay_core::trf::iso_date(d));
         let tc = time_control(t);
         let mut report = TrfImported {
             players: trf.players.len(),
@@ -417,17 +421,19 @@ impl Store {
                     continue;
                 }
                 let number = plan.number.to_string();
+                // A one-day event's rounds are on its day when the file gives no round dates.
+                let date = plan.date.clone().or_else(|| one_day.clone());
                 let found: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
                     .bind(id).bind(&number).fetch_optional(&mut *tx).await?;
                 let round = match found {
                     Some((r,)) => {
                         sqlx::query("UPDATE rounds SET date = COALESCE(date, $1) WHERE id = $2")
-                            .bind(&plan.date).bind(r).execute(&mut *tx).await?;
+                            .bind(&date).bind(r).execute(&mut *tx).await?;
                         r
                     }
                     None => {
                         let (r,): (i64,) = sqlx::query_as("INSERT INTO rounds (tournament_id, number, date) VALUES ($1, $2, $3) RETURNING id")
-                            .bind(id).bind(&number).bind(&plan.date).fetch_one(&mut *tx).await?;
+                            .bind(id).bind(&number).bind(&date).fetch_one(&mut *tx).await?;
                         report.rounds_added.push(number.clone());
                         added_round = true;
                         r

@@ -37,3 +37,8 @@ pub use model::{
 pub use order::{Board, RoundPlan, TeamMatch, plan_rounds};
 pub use read::{TrfError, decode, read_trf};
 pub use write::write_trf;
+
+/// Whether `d` is an ISO date (YYYY-MM-DD), as the reader makes the dates it can read.
+pub fn iso_date(d: &str) -> bool {
+    dates::iso(d).as_deref() == Some(d)
+}
