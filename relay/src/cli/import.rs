@@ -256,6 +256,9 @@ fn import_trf(a: &ImportArgs, bytes: &[u8]) -> Result<()> {
         for k in &done.results_kept {
             eprintln!("relay: kept relay's result: {k}");
         }
+        for m in &done.boards_moved {
+            eprintln!("relay: {m}");
+        }
         Ok(())
     })
 }

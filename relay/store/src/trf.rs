@@ -78,6 +78,9 @@ pub struct TrfImported {
     pub results_taken: usize,
     /// Results the file has that differ from what relay recorded: relay's kept.
     pub results_kept: Vec<String>,
+    /// Pairings put on another board than the file's, as a game that stays was on theirs
+    /// (an e-board's game begun before the file came): the arbiter decides.
+    pub boards_moved: Vec<String>,
     pub byes: usize,
     /// (round id, game id, change number) of every game changed, to announce.
     #[serde(skip)]
@@ -223,6 +226,7 @@ fn plan_boards(
         };
         let mut n = b.board_no;
         if blocked(n) {
+            let planned = n;
             n = existing
                 .iter()
                 .map(|e| e.board_no)
@@ -234,6 +238,11 @@ fn plan_boards(
             while blocked(n) {
                 n += 1;
             }
+            report.boards_moved.push(format!(
+                "round {round}: board {planned} holds a game that has moves or a result; {} – {} went to board {n}",
+                name(b.white),
+                name(b.black)
+            ));
         }
         if let Some(e) = existing.iter().find(|e| e.board_no == n) {
             kept_games.push(e.id);
@@ -534,6 +543,7 @@ impl Store {
                 "games_updated": report.games_updated,
                 "results_taken": report.results_taken,
                 "results_kept": report.results_kept,
+                "boards_moved": report.boards_moved,
                 "byes": report.byes,
             }).to_string();
             sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, NULL, $4)")
@@ -887,6 +897,7 @@ mod tests {
         let p = plan(vec![board(1, 1, 2, None)]);
         let (puts, _) = plan_boards("3", &p, &existing, &|r| r.to_string(), &mut r).expect("plan");
         assert_eq!(puts[0].board_no, 2);
+        assert_eq!(r.boards_moved.len(), 1, "and the arbiter is told: {r:?}");
         // A pending one is taken over.
         let existing = [unpaired(0)];
         let (puts, _) = plan_boards("3", &p, &existing, &|r| r.to_string(), &mut r).expect("plan");

@@ -94,7 +94,8 @@ async function importTrf(file, text) {
     const bytes = file ? await file.arrayBuffer() : new TextEncoder().encode(text).buffer;
     const done = await adminJSON(url, { method: fresh ? 'POST' : 'PUT', bytes });
     const added = done.rounds_added.length ? `rounds added: ${done.rounds_added.join(', ')}; ` : '';
-    const kept = done.results_kept.length ? ` Kept relay's results: ${done.results_kept.join('; ')}.` : '';
+    const kept = (done.results_kept.length ? ` Kept relay's results: ${done.results_kept.join('; ')}.` : '')
+      + (done.boards_moved.length ? ` Moved: ${done.boards_moved.join('; ')}.` : '');
     formMessage(msg, `Tournament ${done.tournament_id}: ${done.players} players; ${added}${done.games_added} boards added, `
       + `${done.games_updated} updated, ${done.results_taken} results taken, ${done.byes} byes.${kept}`);
     $('pairings-file').value = '';
