@@ -138,14 +138,11 @@ mod tests {
 
     #[test]
     fn what_is_written_reads_back_the_same() {
-        let f = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/pairings/javafo_sample2_gros_2010.trf"
-        ));
-        let Ok(f) = f else {
-            eprintln!("skipped: shared/data is not beside the checkout");
+        let Some(path) = boards::testdata::shared_data("pairings/javafo_sample2_gros_2010.trf")
+        else {
             return;
         };
+        let f = std::fs::read(path).expect("test data");
         let t = read_trf(&f).expect("test data");
         let again = read_trf(write_trf(&t).as_bytes()).expect("test data");
         // Lines differ; what they say does not.

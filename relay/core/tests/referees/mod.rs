@@ -1,7 +1,8 @@
 //! The outside reader relay's TRF is checked against (caissify-pairings, run by
 //! `trf_caissify.py` beside this file) and the pairing programs' files in
 //! `shared/data/pairings/`, for relay-core's, relay-store's and the end-to-end tests (each
-//! compiles this file with `#[path]`; it uses only `relay_core`, `serde_json` and std).
+//! compiles this file with `#[path]`; it uses only `boards`, `relay_core`, `serde_json` and
+//! std).
 //!
 //! Without python3 and caissify-pairings the checks print a notice and are skipped, unless
 //! `RELAY_REQUIRE_ALL=1` (as in CI), which makes that a failure.
@@ -34,18 +35,21 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// A file of `shared/data/pairings/` (the shared folder sits beside the checkout).
-pub fn data(name: &str) -> PathBuf {
-    root().join("../shared/data/pairings").join(name)
+/// A file of `shared/data/pairings/` (the shared folder sits beside the checkout), or `None`
+/// by the shared data's one rule (`boards::testdata::shared_data`: a notice, or a failure
+/// under `RELAY_REQUIRE_SHARED_DATA=1`).
+pub fn data(name: &str) -> Option<PathBuf> {
+    boards::testdata::shared_data(&format!("pairings/{name}"))
 }
 
-/// A file's bytes, or `None` (with a notice) when `shared/data` is not beside the checkout.
+/// A file of `shared/data/pairings/` once a test has found the folder there ([`data`]).
+pub fn file(name: &str) -> PathBuf {
+    data(name).unwrap_or_else(|| panic!("{name} is not in shared/data/pairings"))
+}
+
+/// A file's bytes, or `None` as for [`data`].
 pub fn bytes_of(name: &str) -> Option<Vec<u8>> {
-    let b = std::fs::read(data(name)).ok();
-    if b.is_none() {
-        println!("skipping: shared/data is not beside the checkout");
-    }
-    b
+    data(name).map(|p| std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
 /// Whether the outside reader can run here (see the module text).
