@@ -560,9 +560,15 @@ impl Store {
         Ok(report)
     }
 
-    /// The players of a tournament with the points relay's results give them.
-    pub async fn tournament_players(&self, tournament: i64) -> Result<Vec<TournamentPlayer>> {
-        let trf = self.trf_of(tournament).await?;
+    /// The players of a tournament with the points relay's results give them; a round in
+    /// `cutoffs` (round id → ms) counts only the results set by then (a delayed broadcast's
+    /// public sees a result no sooner than its moves).
+    pub async fn tournament_players(
+        &self,
+        tournament: i64,
+        cutoffs: &HashMap<i64, i64>,
+    ) -> Result<Vec<TournamentPlayer>> {
+        let trf = self.trf_at(tournament, cutoffs).await?;
         let teams: HashMap<u32, String> = trf
             .team_of()
             .into_iter()
@@ -626,6 +632,11 @@ impl Store {
     /// The tournament as a TRF: its players with every round's game or bye as relay has it,
     /// their points by those results, and ranks by points (then start rank).
     pub async fn trf_of(&self, tournament: i64) -> Result<Trf> {
+        self.trf_at(tournament, &HashMap::new()).await
+    }
+
+    /// [`Store::trf_of`] with, for the rounds in `cutoffs`, only the results set by then.
+    async fn trf_at(&self, tournament: i64, cutoffs: &HashMap<i64, i64>) -> Result<Trf> {
         let info = self.tournament(tournament).await?;
         type P = (
             i64,
@@ -674,11 +685,21 @@ impl Store {
                 else {
                     continue;
                 };
-                let term = g.termination.as_deref().unwrap_or("");
+                // A result set after the round's cutoff is not known yet to whoever asks.
+                let known = match (cutoffs.get(&r.id), g.result_at_ms) {
+                    (Some(c), Some(at)) => at <= *c,
+                    _ => true,
+                };
+                let result = if known { g.result.as_str() } else { "*" };
+                let term = if known {
+                    g.termination.as_deref().unwrap_or("")
+                } else {
+                    ""
+                };
                 let colourless = term == "forfeit, no colours";
                 let forfeit = term.starts_with("forfeit");
                 let short = term == "not played";
-                let white_outcome = match (g.result.as_str(), term) {
+                let white_outcome = match (result, term) {
                     (_, "double forfeit") => Some(Outcome::ForfeitLoss),
                     ("1-0", _) if forfeit => Some(Outcome::ForfeitWin),
                     ("0-1", _) if forfeit => Some(Outcome::ForfeitLoss),

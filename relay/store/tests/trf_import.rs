@@ -241,7 +241,7 @@ async fn again_after_each_pairing(store: &Store) {
     }
     let before = store.round_games(round3).await.expect("games");
     let players_before = store
-        .tournament_players(done.tournament_id)
+        .tournament_players(done.tournament_id, &Default::default())
         .await
         .expect("players");
     let wrong_bytes = write_trf(&wrong).into_bytes();
@@ -260,11 +260,42 @@ async fn again_after_each_pairing(store: &Store) {
     assert_eq!(store.round_games(round3).await.expect("games"), before);
     assert_eq!(
         store
-            .tournament_players(done.tournament_id)
+            .tournament_players(done.tournament_id, &Default::default())
             .await
             .expect("players"),
         players_before
     );
+    // Points as a delayed broadcast's public sees them: a result counts once it is older than
+    // the round's cutoff.
+    let rounds = store
+        .tournament(done.tournament_id)
+        .await
+        .expect("t")
+        .rounds;
+    let sum = |ps: Vec<relay_store::TournamentPlayer>| ps.iter().map(|p| p.points).sum::<f64>();
+    let cut = |at: i64| {
+        rounds
+            .iter()
+            .map(|r| (r.id, at))
+            .collect::<std::collections::HashMap<_, _>>()
+    };
+    let live = sum(store
+        .tournament_players(done.tournament_id, &Default::default())
+        .await
+        .expect("p"));
+    let before = sum(store
+        .tournament_players(done.tournament_id, &cut(0))
+        .await
+        .expect("p"));
+    let later = sum(store
+        .tournament_players(done.tournament_id, &cut(i64::MAX))
+        .await
+        .expect("p"));
+    assert!(
+        before < live,
+        "results set after the cutoff still counted: {before} of {live}"
+    );
+    assert_eq!(later, live);
     // The audit trail says who imported what.
     let audit = store.audit_all(None, 100).await.expect("audit");
     let ours = format!("\"tournament\":{}", done.tournament_id);

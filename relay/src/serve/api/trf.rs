@@ -3,7 +3,7 @@
 //! and a board renumbered by the arbiter (the file's order is FIDE's, the hall's may differ).
 
 use super::error::ApiError;
-use super::extract::{Admin, Path};
+use super::extract::{Admin, Path, Reader};
 use crate::serve::id::TournamentId;
 use crate::serve::id::{BoardNo, GameId};
 use crate::serve::lookup::Lookup;
@@ -17,6 +17,7 @@ use relay_core::trf::{read_trf, write_trf};
 use relay_store::{Store, TournamentPlayer, TournamentTeam, TrfImported};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Reads the body as a TRF (a clear 400 naming the line when it does not read) and imports it.
 async fn import(
@@ -84,12 +85,21 @@ pub async fn get_trf(
     Ok((StatusCode::OK, headers, write_trf(&trf)).into_response())
 }
 
+/// The players with their points; the public's count a result only once the round's delay
+/// has passed since it was set, as its moves are shown.
 pub async fn list_players(
-    State(store): State<Store>,
+    State(lookup): State<Lookup>,
     Path(id): Path<TournamentId>,
+    reader: Reader,
 ) -> Result<Json<Vec<TournamentPlayer>>, ApiError> {
-    store.tournament(id.get()).await?;
-    match store.tournament_players(id.get()).await {
+    let t = lookup.store.tournament(id.get()).await?;
+    let mut cutoffs = HashMap::new();
+    for r in &t.rounds {
+        if let (Some(c), _) = lookup.cutoff(r, reader.arbiter).await? {
+            cutoffs.insert(r.id, c);
+        }
+    }
+    match lookup.store.tournament_players(id.get(), &cutoffs).await {
         // A tournament not run from a file has no players of its own.
         Err(relay_store::StoreError::Conflict(_)) => Ok(Json(vec![])),
         r => Ok(Json(r?)),
