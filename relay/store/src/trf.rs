@@ -23,7 +23,7 @@ use relay_core::trf::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A player of a tournament as the API lists them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -181,14 +181,14 @@ fn plan_boards(
             _ => {}
         }
     }
-    let mut taken: BTreeMap<u32, ()> = existing
+    let mut taken: BTreeSet<u32> = existing
         .iter()
         .filter(|e| {
             e.recorded()
                 || e.white
                     .is_some_and(|w| paired.contains(&(w, e.black.unwrap_or(0))))
         })
-        .map(|e| (e.board_no, ()))
+        .map(|e| e.board_no)
         .collect();
     let mut puts = Vec::new();
     let mut kept_games = Vec::new();
@@ -219,7 +219,7 @@ fn plan_boards(
         }
         // A new pairing: its own board number unless a game that stays is there.
         let blocked = |n: u32| {
-            taken.contains_key(&n)
+            taken.contains(&n)
                 || existing
                     .iter()
                     .any(|e| e.board_no == n && e.white.is_none() && e.recorded())
@@ -230,7 +230,7 @@ fn plan_boards(
             n = existing
                 .iter()
                 .map(|e| e.board_no)
-                .chain(taken.keys().copied())
+                .chain(taken.iter().copied())
                 .chain(plan.boards.iter().map(|b| b.board_no))
                 .max()
                 .unwrap_or(0)
@@ -247,7 +247,7 @@ fn plan_boards(
         if let Some(e) = existing.iter().find(|e| e.board_no == n) {
             kept_games.push(e.id);
         }
-        taken.insert(n, ());
+        taken.insert(n);
         puts.push(Put {
             board_no: n,
             white: b.white,
@@ -307,7 +307,6 @@ type GameRowT = (
 );
 
 /// A pairing's players as [`Existing::identity`] holds them.
-#[allow(clippy::too_many_arguments)]
 fn identity(
     w: Option<&TrfPlayer>,
     b: Option<&TrfPlayer>,
@@ -351,16 +350,8 @@ impl Store {
     ) -> Result<TrfImported> {
         let plans = plan_rounds(trf);
         let t = &trf.tournament;
-        let team_name: HashMap<u32, String> = trf
-            .team_of()
-            .into_iter()
-            .map(|(p, team)| (p, team.name.clone()))
-            .collect();
-        let team_no: HashMap<u32, u32> = trf
-            .team_of()
-            .into_iter()
-            .map(|(p, team)| (p, team.number))
-            .collect();
+        let team_of = trf.team_of();
+        let team_name = |p: &u32| team_of.get(p).map(|t| &t.name);
         let name = |r: u32| {
             trf.player(r).map_or_else(
                 || format!("start rank {r}"),
@@ -415,7 +406,7 @@ impl Store {
                                fide_id = excluded.fide_id, birth = excluded.birth, team = excluded.team")
                     .bind(id).bind(i64::from(p.start_rank)).bind(&p.name).bind(sex_text(p.sex)).bind(&p.title)
                     .bind(p.rating.map(i64::from)).bind(&p.federation).bind(p.fide_id.map(|v| v as i64)).bind(&p.birth)
-                    .bind(team_no.get(&p.start_rank).map(|v| i64::from(*v)))
+                    .bind(team_of.get(&p.start_rank).map(|t| i64::from(t.number)))
                     .execute(&mut *tx).await?;
             }
             for team in &trf.teams {
@@ -476,7 +467,7 @@ impl Store {
                     let unchanged = !put.new
                         && put.result.is_none()
                         && existing.iter().any(|e| e.board_no == put.board_no
-                            && e.identity == identity(w, b, team_name.get(&put.white), team_name.get(&put.black), match_no));
+                            && e.identity == identity(w, b, team_name(&put.white), team_name(&put.black), match_no));
                     if unchanged {
                         continue;
                     }
@@ -499,7 +490,7 @@ impl Store {
                         .bind(b.map(|p| p.name.clone())).bind(b.and_then(|p| p.title.clone())).bind(b.and_then(|p| p.rating).map(i64::from))
                         .bind(b.and_then(|p| p.fide_id).map(|v| v as i64)).bind(b.and_then(|p| p.federation.clone()))
                         .bind(i64::from(put.white)).bind(i64::from(put.black))
-                        .bind(team_name.get(&put.white)).bind(team_name.get(&put.black))
+                        .bind(team_name(&put.white)).bind(team_name(&put.black))
                         .bind(match_no.map(i64::from))
                         .fetch_one(&mut *tx).await?;
                     if let Some((res, term)) = put.result {
