@@ -10,7 +10,7 @@ mod support;
 use boards::protocol::{Command, LineMode};
 use emulator::play::Table;
 use emulator::player::{GameScore, NoiseConfig, read_games, script};
-use relay_core::recorder::RecorderConfig;
+use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::replay;
 use shakmaty::Position;
 
@@ -41,8 +41,20 @@ fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usi
     let s = script(game, seed, &noise);
     let table = Table::varied(seed);
     let chunks = support::play_sans_io(game, &s, table, 7, &startup(), 200);
-    let (games, _) = replay(&chunks, LineMode::Single, RecorderConfig::default());
+    let (games, outcomes) = replay(&chunks, LineMode::Single, RecorderConfig::default());
     assert_eq!(games.len(), 1, "{label}: one game");
+    // Noise (pieces touched, slid, taken back before the press) is never an illegal move,
+    // and the clock is never corrected in a game played straight.
+    let invented: Vec<_> = outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                o,
+                Outcome::IllegalMove { .. } | Outcome::ClockAdjustment { .. }
+            )
+        })
+        .collect();
+    assert!(invented.is_empty(), "{label}: {invented:?}");
     let honoured = s.moves.iter().map(|m| m.clock_honoured);
     support::assert_same_moves_and_clocks(game, &games[0], honoured, label)
 }

@@ -12,6 +12,7 @@ pub mod clock_time;
 pub mod convert;
 pub mod epd;
 pub mod game;
+pub mod incident;
 pub mod infer;
 pub mod onebyte;
 pub mod pgc;

@@ -9,6 +9,7 @@
 
 use crate::clock_time::ClockTime;
 use crate::game::{Game, GameResult};
+use crate::incident::{IllegalKind, judge_press};
 use crate::infer::{History, Inference, infer};
 use boards::protocol::{
     ClockMessage, ClockReading, ClockSide, MagicPiece, Message, Orientation, Placement,
@@ -119,6 +120,27 @@ pub enum Outcome {
     GameOver { result: GameResult, end: GameEnd },
     /// A drawing condition now holds.
     Draw { condition: DrawCondition },
+    /// A player completed an illegal move (or pressed the clock without a move) in place of
+    /// the move at `ply`: the board at the press showed `uci` (from and to squares as seen,
+    /// `None` for a press without a move). The game's moves are untouched; the game waits
+    /// for the position to be restored, as for any board it cannot explain.
+    IllegalMove {
+        ply: usize,
+        color: ColorName,
+        kind: IllegalKind,
+        uci: Option<String>,
+        /// The piece moved and the one it landed on, as FEN letters.
+        piece: Option<char>,
+        captured: Option<char>,
+        clock_pressed: bool,
+    },
+    /// A clock time changed by more than the clock itself explains (time given by an
+    /// arbiter, a clock set right), before the move at `ply`.
+    ClockAdjustment {
+        ply: usize,
+        color: ColorName,
+        delta_ms: i64,
+    },
 }
 
 /// A colour as the JSON and the PGN Clock tag name it.
@@ -207,6 +229,26 @@ struct Clocks {
     press_floor: usize,
     /// The game was taken up in its middle (a restart): the clock's start is not known.
     joined_late: bool,
+    /// When `last` was received.
+    last_at_ms: Option<u64>,
+    /// Presses by the side to move whose meaning is not known yet: the move they end, or
+    /// an illegal move, or nothing at all (see [`Recorder::confirm_presses`]).
+    checks: Vec<PressCheck>,
+}
+
+/// A lever press by the side to move, waiting to be told apart from the press that ends a
+/// move.
+#[derive(Clone, Copy, Debug)]
+struct PressCheck {
+    /// Its index in `presses`.
+    press: usize,
+    at_ms: u64,
+    /// The board as read when the press was seen (a press from a bus board's log carries
+    /// its own, exact one).
+    board: Placement,
+    /// The move it would be in place of, and the presser.
+    ply: usize,
+    color: Color,
 }
 
 /// A stretch without readings, as far as it is known.
@@ -275,6 +317,8 @@ impl Clocks {
     fn begin_gap(&mut self) {
         self.gap = Some(Gap::default());
         self.last = None;
+        self.last_at_ms = None;
+        self.checks.clear();
         self.turn_start = [None, None];
     }
 
@@ -366,6 +410,15 @@ const MAX_SEEN: usize = 4096;
 
 /// A running clock is reported at least every second; a silence this long means lost readings.
 const READING_GAP_MS: u64 = 2_500;
+
+/// How long after a press by the side to move (and the board still) the press is judged: a
+/// move made with it has been read by then, a single board's field updates coming before
+/// the clock reading that shows the press, a bus board's log together with it.
+const PRESS_JUDGED_AFTER_MS: u64 = 1_500;
+
+/// The least clock change that a reading-to-reading comparison reports as a correction: the
+/// clock shows whole seconds, so a second either way is rounding.
+const ADJUSTMENT_MIN_MS: i64 = 2_000;
 
 fn chess960_start(board: &Board) -> Option<Chess> {
     let back_white = Bitboard::from_rank(shakmaty::Rank::First);
@@ -500,8 +553,8 @@ impl Recorder {
         let mut out = match message {
             Message::Clock {
                 clock: ClockMessage::Time(r),
-            } => self.on_clock(r),
-            Message::ClockRecord { side, seconds } => self.on_clock_record(*side, *seconds),
+            } => self.on_clock(r, now_ms),
+            Message::ClockRecord { side, seconds } => self.on_clock_record(*side, *seconds, now_ms),
             _ => Vec::new(),
         };
         out.extend(self.tick(now_ms));
@@ -549,23 +602,115 @@ impl Recorder {
 
     /// Time passes: a board that has been still for the settle time is evaluated.
     pub fn tick(&mut self, now_ms: u64) -> Vec<Outcome> {
-        if self.evaluated
-            || !self.have_board
-            || now_ms.saturating_sub(self.last_change_ms) < self.cfg.settle_ms
+        let mut out = Vec::new();
+        if !self.evaluated
+            && self.have_board
+            && now_ms.saturating_sub(self.last_change_ms) >= self.cfg.settle_ms
         {
-            return Vec::new();
+            self.evaluated = true;
+            out = self.evaluate();
         }
-        self.evaluated = true;
-        self.evaluate()
+        if !self.clocks.checks.is_empty() {
+            out.extend(self.confirm_presses(now_ms));
+        }
+        out
     }
 
     /// Evaluates the current board now, without waiting (end of a replay).
     pub fn flush(&mut self) -> Vec<Outcome> {
-        if self.evaluated || !self.have_board {
-            return Vec::new();
+        let mut out = Vec::new();
+        if !self.evaluated && self.have_board {
+            self.evaluated = true;
+            out = self.evaluate();
         }
-        self.evaluated = true;
-        self.evaluate()
+        out.extend(self.confirm_presses(u64::MAX));
+        out
+    }
+
+    /// A lever press was just added as `presses[index]`: when it is the side to move's, it
+    /// ends the move being made — or, if no move comes of it, it completed an illegal move
+    /// or was a press without a move. Which one is known only once the board has been read
+    /// and judged, so it waits (see [`Recorder::confirm_presses`]).
+    fn note_press(&mut self, index: usize, now_ms: u64) {
+        let Some(p) = self.clocks.presses.get(index) else {
+            return;
+        };
+        let ok = !self.finished
+            && self.clocks.gap.is_none()
+            && !self.readings_missed
+            && self.orientation.is_some();
+        let (Some(white), Some(pos)) = (self.clocks.white_side_sure(), self.positions.last())
+        else {
+            return;
+        };
+        let color = if p.side == white {
+            Color::White
+        } else {
+            Color::Black
+        };
+        if !ok || color != pos.turn() || self.positions.len() < 2 {
+            return;
+        }
+        self.clocks.checks.push(PressCheck {
+            press: index,
+            at_ms: now_ms,
+            board: p.board.unwrap_or(self.board),
+            ply: self.positions.len(),
+            color,
+        });
+    }
+
+    /// Judges the presses waiting in `checks` whose time has come (the board read and still,
+    /// a while after the press): a press that ended a move is nothing more; one after which
+    /// the game has no new move and the board at the press shows one displacement that is
+    /// not a legal move, or no move at all, is an illegal move on the record. Its press then
+    /// ends no move (the player's real move is ended by a later press).
+    fn confirm_presses(&mut self, now_ms: u64) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        if self.awaiting_judgement() && now_ms != u64::MAX {
+            return out;
+        }
+        let checks = std::mem::take(&mut self.clocks.checks);
+        let orientation = self.orientation.unwrap_or_default();
+        for c in checks {
+            if now_ms < c.at_ms.saturating_add(PRESS_JUDGED_AFTER_MS) {
+                self.clocks.checks.push(c);
+                continue;
+            }
+            let Some(press) = self.clocks.presses.get(c.press) else {
+                continue;
+            };
+            // A move took the press, or the game moved on (a move, a takeback, a new game).
+            if press.used || self.positions.len() != c.ply || self.finished {
+                continue;
+            }
+            let Some(pos) = self.positions.last() else {
+                continue;
+            };
+            let at_press = press.board.unwrap_or(c.board).to_board(orientation);
+            let Some((kind, seen)) = judge_press(pos, &at_press) else {
+                continue;
+            };
+            // A press without a move must still be one now that the board has settled: a
+            // board read late (the press seen before the squares of its move) would show the
+            // old position at the press.
+            if kind == IllegalKind::PressWithoutMove && self.board_as_read() != *pos.board() {
+                continue;
+            }
+            if let Some(p) = self.clocks.presses.get_mut(c.press) {
+                p.used = true;
+            }
+            out.push(Outcome::IllegalMove {
+                ply: c.ply,
+                color: c.color.into(),
+                kind,
+                uci: seen.map(|d| d.uci()),
+                piece: seen.map(|d| d.piece.char()),
+                captured: seen.and_then(|d| d.captured.map(|p| p.char())),
+                clock_pressed: true,
+            });
+        }
+        out
     }
 
     fn start_position(&self) -> Option<(Orientation, Chess, bool)> {
@@ -900,12 +1045,20 @@ impl Recorder {
         out
     }
 
-    fn on_clock(&mut self, r: &ClockReading) -> Vec<Outcome> {
+    fn on_clock(&mut self, r: &ClockReading, now_ms: u64) -> Vec<Outcome> {
         let mut out = Vec::new();
         if r.status.no_clock {
             return out;
         }
         let prev = self.clocks.last.replace(*r);
+        let elapsed = self
+            .clocks
+            .last_at_ms
+            .replace(now_ms)
+            .map(|t| now_ms.saturating_sub(t));
+        if let (Some(prev), Some(elapsed)) = (prev, elapsed) {
+            out.extend(self.adjustments(&prev, r, elapsed));
+        }
         self.clocks.last_is_fresh = true;
         if let Some(gap) = self.clocks.gap.as_mut()
             && gap.first.is_none()
@@ -957,6 +1110,7 @@ impl Recorder {
                     used: false,
                     board: None,
                 });
+                self.note_press(self.clocks.presses.len() - 1, now_ms);
                 self.clocks.turn_start[side_index(y)] = Some(u64::from(r.side(y).seconds) * 1000);
             }
             // (Not the first reading after a gap: that turn began unseen.)
@@ -1005,7 +1159,7 @@ impl Recorder {
     /// A clock record from a bus board's log: a lever press halted `side` at `seconds`. It is
     /// the press itself, in its place among the board's changes, so several presses between two
     /// clock polls are each seen; the readings that follow are not taken for another press.
-    fn on_clock_record(&mut self, side: ClockSide, seconds: u32) -> Vec<Outcome> {
+    fn on_clock_record(&mut self, side: ClockSide, seconds: u32, now_ms: u64) -> Vec<Outcome> {
         let after_ms = u64::from(seconds) * 1000;
         let other = side.other();
         // The reading taken just after this press, before its record came (the poll's clock
@@ -1034,6 +1188,7 @@ impl Recorder {
             used: false,
             board: Some(self.board),
         });
+        self.note_press(self.clocks.presses.len() - 1, now_ms);
         // The other side's turn starts at the time its own last press left it.
         let other_time = self
             .clocks
@@ -1061,6 +1216,59 @@ impl Recorder {
         }
         self.clocks.last_is_fresh = false;
         self.assign_clocks()
+    }
+
+    /// Clock corrections between two readings `elapsed` ms apart: a side whose time rose
+    /// without its own lever press (the increment and a period's bonus come with the press),
+    /// or fell by more than it ran. Only while a game with moves goes on (setting the clocks
+    /// before a game is not a correction) and which side is White is known.
+    fn adjustments(&mut self, prev: &ClockReading, r: &ClockReading, elapsed: u64) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        let Some(white) = self.clocks.white_side_sure() else {
+            return out;
+        };
+        if self.finished || self.clocks.gap.is_some() || self.positions.len() < 2 {
+            return out;
+        }
+        let (was, now) = (prev.running_side(), r.running_side());
+        let elapsed = i64::try_from(elapsed).unwrap_or(i64::MAX);
+        for side in [ClockSide::Left, ClockSide::Right] {
+            let pressed = was == Some(side) && now.is_some() && now != Some(side);
+            // A flag shown stops the clock: nothing to compare.
+            if pressed || r.side(side).flag_fallen || prev.side(side).flag_fallen {
+                continue;
+            }
+            let ran = if was == Some(side) || now == Some(side) {
+                elapsed
+            } else {
+                0
+            };
+            let change =
+                (i64::from(r.side(side).seconds) - i64::from(prev.side(side).seconds)) * 1000;
+            let delta = if change > 1_000 {
+                change
+            } else if change < -(ran + 1_000) {
+                change + ran
+            } else {
+                continue;
+            };
+            if delta.abs() < ADJUSTMENT_MIN_MS {
+                continue;
+            }
+            // Whole seconds, as the clock shows them.
+            let delta = (delta as f64 / 1000.0).round() as i64 * 1000;
+            let color = if side == white {
+                ColorName::White
+            } else {
+                ColorName::Black
+            };
+            out.push(Outcome::ClockAdjustment {
+                ply: self.positions.len(),
+                color,
+                delta_ms: delta,
+            });
+        }
+        out
     }
 
     /// Keeps the PGN clock tags (PGN clock supplement §5, §6): `[WhiteClock]`/`[BlackClock]`

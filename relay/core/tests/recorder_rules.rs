@@ -6,8 +6,9 @@ use boards::protocol::{
 };
 use boards::testdata::{clock_reading, play_san};
 use relay_core::game::GameResult;
+use relay_core::incident::IllegalKind;
 use relay_core::recorder::{
-    DrawCondition, GameEnd, Outcome, ProposalReason, Recorder, RecorderConfig,
+    ColorName, DrawCondition, GameEnd, Outcome, ProposalReason, Recorder, RecorderConfig,
 };
 use shakmaty::{Board, Chess, Color, Position};
 
@@ -512,4 +513,187 @@ fn the_start_position_after_a_game_without_result_is_the_next_game_not_a_wipe() 
         t.outcomes
     );
     assert!(t.rec.take_replaced_game().is_none());
+}
+
+/// The illegal moves and clock corrections the recorder put on the record.
+fn incidents(t: &Table) -> Vec<&Outcome> {
+    t.outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                o,
+                Outcome::IllegalMove { .. } | Outcome::ClockAdjustment { .. }
+            )
+        })
+        .collect()
+}
+
+/// 1. e4 e5 with White's clock on the left, White to move with 5:01 against 5:02.
+fn after_e4_e5() -> Table {
+    let mut t = Table::new();
+    t.clock(300, 300, None, None);
+    t.clock(300, 300, Some(ClockSide::Left), None);
+    t.play("e4");
+    t.clock(302, 300, Some(ClockSide::Right), None);
+    t.play("e5");
+    t.clock(302, 302, Some(ClockSide::Left), None);
+    t
+}
+
+/// The board with the piece on `from` set down on `to`.
+fn displaced(pos: &Chess, from: shakmaty::Square, to: shakmaty::Square) -> Board {
+    let mut b = pos.board().clone();
+    let piece = b.remove_piece_at(from).expect("a piece");
+    b.set_piece_at(to, piece);
+    b
+}
+
+/// The arbiter stops the clock, puts the position back, gives the opponent (on `side`) two
+/// minutes and starts the offender's clock (`run`) again.
+fn arbiter_restores(t: &mut Table, left: u32, right: u32, gift: ClockSide, run: ClockSide) {
+    t.settle();
+    t.settle();
+    t.clock(left, right, None, None);
+    let back = t.pos.board().clone();
+    t.set(&back);
+    let (l, r) = if gift == ClockSide::Left {
+        (left + 120, right)
+    } else {
+        (left, right + 120)
+    };
+    t.clock(l, r, None, None);
+    t.clock(l, r, Some(run), None);
+}
+
+#[test]
+fn a_completed_illegal_move_is_recorded_and_the_game_goes_on_untouched() {
+    let mut t = after_e4_e5();
+    // The knight jumps to g4 and White presses the clock.
+    let b = displaced(&t.pos, shakmaty::Square::G1, shakmaty::Square::G4);
+    t.set(&b);
+    assert!(t.rec.is_out_of_sync());
+    t.clock(301, 302, Some(ClockSide::Right), None);
+    arbiter_restores(&mut t, 301, 300, ClockSide::Right, ClockSide::Left);
+    assert!(!t.rec.is_out_of_sync());
+    t.play("Nf3");
+    t.clock(299, 420, Some(ClockSide::Right), None);
+    assert_eq!(
+        incidents(&t),
+        vec![
+            &Outcome::IllegalMove {
+                ply: 3,
+                color: ColorName::White,
+                kind: IllegalKind::MoveNotAllowed,
+                uci: Some("g1g4".into()),
+                piece: Some('N'),
+                captured: None,
+                clock_pressed: true,
+            },
+            &Outcome::ClockAdjustment {
+                ply: 3,
+                color: ColorName::Black,
+                delta_ms: 120_000,
+            }
+        ]
+    );
+    assert_eq!(t.sans(), vec!["e4", "e5", "Nf3"]);
+    // The press that completed the illegal move ends no move: Nf3's is the later one.
+    assert_eq!(t.clocks()[2], Some(299_000));
+}
+
+#[test]
+fn a_press_without_a_move_and_a_second_illegal_move_by_black_a_capture_in_check() {
+    let mut t = after_e4_e5();
+    t.play("Nf3");
+    t.clock(300, 302, Some(ClockSide::Right), None);
+    // Black presses without moving.
+    t.clock(300, 301, Some(ClockSide::Left), None);
+    arbiter_restores(&mut t, 298, 301, ClockSide::Left, ClockSide::Right);
+    t.play("Nc6");
+    t.clock(418, 300, Some(ClockSide::Left), None);
+    t.play("Bb5");
+    t.clock(417, 300, Some(ClockSide::Right), None);
+    t.play("d6");
+    t.clock(417, 299, Some(ClockSide::Left), None);
+    t.play("d4");
+    t.clock(416, 299, Some(ClockSide::Right), None);
+    // Black's pinned knight takes on d4 (own king left in check) and Black presses.
+    let b = displaced(&t.pos, shakmaty::Square::C6, shakmaty::Square::D4);
+    t.set(&b);
+    t.clock(416, 298, Some(ClockSide::Left), None);
+    arbiter_restores(&mut t, 414, 298, ClockSide::Left, ClockSide::Right);
+    t.play("Bd7");
+    t.clock(534, 297, Some(ClockSide::Left), None);
+    let illegal: Vec<(usize, ColorName, IllegalKind, Option<String>, Option<char>)> = t
+        .outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::IllegalMove {
+                ply,
+                color,
+                kind,
+                uci,
+                captured,
+                ..
+            } => Some((*ply, *color, *kind, uci.clone(), *captured)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        illegal,
+        vec![
+            (
+                4,
+                ColorName::Black,
+                IllegalKind::PressWithoutMove,
+                None,
+                None
+            ),
+            (
+                8,
+                ColorName::Black,
+                IllegalKind::KingInCheck,
+                Some("c6d4".into()),
+                Some('P')
+            ),
+        ]
+    );
+    assert_eq!(
+        t.sans(),
+        vec!["e4", "e5", "Nf3", "Nc6", "Bb5", "d6", "d4", "Bd7"]
+    );
+    assert_eq!(
+        t.clocks(),
+        [302, 302, 300, 300, 417, 299, 416, 297]
+            .map(|s| Some(s * 1000))
+            .to_vec()
+    );
+}
+
+#[test]
+fn a_board_knocked_about_and_put_right_is_not_an_illegal_move() {
+    let mut t = after_e4_e5();
+    // A sleeve knocks two of White's pieces about and they stay there a while; they are put
+    // back before anyone presses.
+    let b = displaced(&t.pos, shakmaty::Square::F1, shakmaty::Square::B5);
+    let b = {
+        let mut b = b;
+        let q = b.remove_piece_at(shakmaty::Square::D1).expect("queen");
+        b.set_piece_at(shakmaty::Square::D3, q);
+        b
+    };
+    t.set(&b);
+    t.settle();
+    t.settle();
+    let back = t.pos.board().clone();
+    t.set(&back);
+    // A touched piece put back, then the real move and its press.
+    t.put(shakmaty::Square::A2, PieceCode::Empty);
+    t.put(shakmaty::Square::A2, PieceCode::Piece(Color::White.pawn()));
+    t.play("Nf3");
+    t.clock(300, 302, Some(ClockSide::Right), None);
+    t.settle();
+    t.settle();
+    assert_eq!(incidents(&t), Vec::<&Outcome>::new());
+    assert_eq!(t.clocks()[2], Some(300_000));
 }
