@@ -624,7 +624,8 @@ fn a_press_without_a_move_and_a_second_illegal_move_by_black_a_capture_in_check(
     arbiter_restores(&mut t, 414, 298, ClockSide::Left, ClockSide::Right);
     t.play("Bd7");
     t.clock(534, 297, Some(ClockSide::Left), None);
-    let illegal: Vec<(usize, ColorName, IllegalKind, Option<String>, Option<char>)> = t
+    type Seen = (usize, ColorName, IllegalKind, Option<String>, Option<char>);
+    let illegal: Vec<Seen> = t
         .outcomes
         .iter()
         .filter_map(|o| match o {
