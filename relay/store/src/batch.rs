@@ -8,6 +8,7 @@
 
 use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 use crate::error::{Result, StoreError};
+use crate::incidents::Incident;
 use crate::model::{RawEntry, StoredMove};
 use crate::pool::{Store, now_ms, on_pool};
 
@@ -36,6 +37,10 @@ pub enum Op {
     /// refuses the whole batch ([`StoreError::Conflict`]) when another edit came first. No
     /// change number of its own.
     Guard { game: i64, edits: i64 },
+    /// Puts an illegal move or a clock correction on the game's record. Not a change of the
+    /// round (spectators' feeds never carry it): its slot in the returned numbers holds the
+    /// incident's id instead.
+    Incident { game: i64, incident: Incident },
     /// Sets a game's result and status.
     Result {
         game: i64,
@@ -53,6 +58,7 @@ impl Op {
             | Op::MoveClock { game, .. }
             | Op::Truncate { game, .. }
             | Op::Guard { game, .. }
+            | Op::Incident { game, .. }
             | Op::Result { game, .. } => *game,
         }
     }
@@ -60,7 +66,7 @@ impl Op {
     /// The change as recorded in `changes` (a guard records none).
     pub fn record(&self) -> ChangeRecord {
         match self {
-            Op::Guard { .. } => ChangeRecord::Game,
+            Op::Guard { .. } | Op::Incident { .. } => ChangeRecord::Game,
             Op::Move { m, .. } => ChangeRecord::Move(MoveRecord::from(m)),
             Op::MoveClock {
                 ply,
@@ -242,7 +248,8 @@ const RAWS_PER_STATEMENT: usize = 200;
 
 impl Store {
     /// Logs `raws` (the black box) and applies `ops` in order, all in one transaction. Returns
-    /// each op's change number (`None` for a move clock whose move is gone), after the commit.
+    /// each op's change number (`None` for a move clock whose move is gone; an incident's id
+    /// for [`Op::Incident`]), after the commit.
     /// On any error nothing of the batch is written.
     pub async fn commit(&self, raws: &[RawEntry], ops: &[Op]) -> Result<Vec<Option<i64>>> {
         let mut seqs = Vec::with_capacity(ops.len());
@@ -304,6 +311,22 @@ impl Store {
                     Op::Guard { edits, .. } => {
                         guard!(tx, game, *edits);
                         false
+                    }
+                    Op::Incident { incident: i, .. } => {
+                        let inserted: std::result::Result<(i64,), sqlx::Error> = sqlx::query_as(crate::incidents::INSERT)
+                            .bind(game).bind(&i.kind).bind(i64::from(i.ply)).bind(&i.color)
+                            .bind(&i.illegal).bind(&i.uci).bind(&i.piece).bind(&i.captured)
+                            .bind(i64::from(i.clock_pressed)).bind(i.delta_ms).bind(i.at_ms)
+                            .fetch_one(&mut *tx).await;
+                        let id = match inserted {
+                            Ok((id,)) => id,
+                            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                                return Err(same::no_game(game));
+                            }
+                            Err(e) => return Err(e.into()),
+                        };
+                        seqs.push(Some(id));
+                        continue;
                     }
                     Op::Result { result, termination, status, actor, .. } => {
                         let n = sqlx::query(sql::RESULT)

@@ -142,6 +142,35 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                 }
                 false
             }
+            Op::Incident { incident: i, .. } => {
+                let inserted = tx.prepare_cached(crate::incidents::INSERT)?.query_row(
+                    params![
+                        game,
+                        i.kind,
+                        i64::from(i.ply),
+                        i.color,
+                        i.illegal,
+                        i.uci,
+                        i.piece,
+                        i.captured,
+                        i64::from(i.clock_pressed),
+                        i.delta_ms,
+                        i.at_ms
+                    ],
+                    |r| r.get::<_, i64>(0),
+                );
+                let id = match inserted {
+                    Ok(id) => id,
+                    Err(rusqlite::Error::SqliteFailure(e, _))
+                        if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY =>
+                    {
+                        return Err(same::no_game(game));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                seqs.push(Some(id));
+                continue;
+            }
             Op::Result {
                 result,
                 termination,

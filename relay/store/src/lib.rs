@@ -17,6 +17,7 @@ mod direct;
 mod error;
 mod export;
 mod games;
+mod incidents;
 mod logs;
 mod migrate;
 mod model;
@@ -34,6 +35,7 @@ pub use cluster::{
 pub use direct::SqliteCommits;
 pub use error::{Result, StoreError};
 pub use export::{round_game, to_game};
+pub use incidents::Incident;
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
     AuditEntry, AuditRecord, Change, NewTournament, Pairing, Player, RawEntry, RoundInfo,

@@ -43,10 +43,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0007_trf.sql"),
         include_str!("../../../migrations/postgres/0007_trf.sql"),
     ),
+    (
+        8,
+        include_str!("../../../migrations/sqlite/0008_incidents.sql"),
+        include_str!("../../../migrations/postgres/0008_incidents.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

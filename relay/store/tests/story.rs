@@ -284,6 +284,71 @@ async fn story(store: &Store) {
         .collect();
     assert_eq!(got, want, "moves and clocks read back");
     assert!(store.ping().await);
+    arbiters_record(store).await;
+}
+
+/// A game's record: an illegal move and a correction stored with a group commit, listed as
+/// open for the round until the arbiter rules, the ruling in the audit trail; a ruling on an
+/// incident that does not exist is refused.
+async fn arbiters_record(store: &Store) {
+    let t = store
+        .create_tournament(&NewTournament {
+            name: "Record".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("tournament");
+    let r = store.create_round(t, "1", None).await.expect("round");
+    let g = store
+        .set_pairing(
+            r,
+            &Pairing {
+                board_no: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("pairing");
+    let illegal = relay_store::Incident {
+        kind: "illegal_move".into(),
+        ply: 1,
+        color: "white".into(),
+        illegal: Some("press_without_move".into()),
+        clock_pressed: true,
+        at_ms: 5,
+        ..Default::default()
+    };
+    let seqs = store
+        .commit(
+            &[],
+            &[Op::Incident {
+                game: g,
+                incident: illegal,
+            }],
+        )
+        .await
+        .expect("stored");
+    let id = seqs[0].expect("an id");
+    let open = store.open_illegal_moves(r).await.expect("open");
+    assert_eq!(open.iter().map(|i| i.id).collect::<Vec<_>>(), [id]);
+    assert_eq!(open[0].game_id, g);
+    let ruled = store
+        .rule_incident(id, "dismissed", "arbiter")
+        .await
+        .expect("ruled");
+    assert_eq!(ruled.ruling.as_deref(), Some("dismissed"));
+    assert!(store.open_illegal_moves(r).await.expect("open").is_empty());
+    let trail = store.audit_trail(g).await.expect("trail");
+    assert!(
+        trail
+            .iter()
+            .any(|e| e.action == "incident_ruling" && e.detail.contains("dismissed")),
+        "{trail:?}"
+    );
+    assert!(matches!(
+        store.rule_incident(id + 1000, "dismissed", "arbiter").await,
+        Err(StoreError::NotFound { .. })
+    ));
 }
 
 /// The writer's own SQLite connection commits what `Store::commit` commits: the same batches,
@@ -419,6 +484,45 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
                 actor: "arbiter".into(),
             }],
         ),
+        // The arbiter's record: an incident's slot holds its id, and it is no change.
+        (
+            vec![raw("01025", 50)],
+            vec![
+                Op::Incident {
+                    game: g1,
+                    incident: relay_store::Incident {
+                        kind: "illegal_move".into(),
+                        ply: 3,
+                        color: "white".into(),
+                        illegal: Some("king_in_check".into()),
+                        uci: Some("e2d4".into()),
+                        piece: Some("N".into()),
+                        captured: Some("p".into()),
+                        clock_pressed: true,
+                        at_ms: 77,
+                        ..Default::default()
+                    },
+                },
+                Op::Incident {
+                    game: g1,
+                    incident: relay_store::Incident {
+                        kind: "clock_adjustment".into(),
+                        ply: 3,
+                        color: "black".into(),
+                        delta_ms: Some(120_000),
+                        at_ms: 78,
+                        ..Default::default()
+                    },
+                },
+            ],
+        ),
+        (
+            vec![],
+            vec![Op::Incident {
+                game: 9_999_999,
+                incident: relay_store::Incident::default(),
+            }],
+        ),
     ];
     for (i, (raws, ops)) in batches.iter().enumerate() {
         let a = store_a.commit(raws, ops).await;
@@ -481,8 +585,22 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
             .iter()
             .map(|r| r.received_at_ms)
             .collect::<Vec<_>>(),
-        [10, 11, 30, 40]
+        [10, 11, 30, 40, 50]
     );
+    let record_a = store_a.game_incidents(g1).await.expect("a");
+    assert_eq!(record_a, store_b.game_incidents(g1).await.expect("b"));
+    assert_eq!(
+        record_a
+            .iter()
+            .map(|i| (i.id, i.kind.as_str(), i.delta_ms))
+            .collect::<Vec<_>>(),
+        [
+            (1, "illegal_move", None),
+            (2, "clock_adjustment", Some(120_000))
+        ]
+    );
+    assert_eq!(record_a[0].uci.as_deref(), Some("e2d4"));
+    assert!(record_a[0].clock_pressed && record_a[0].ruling.is_none());
     drop((store_a, store_b, direct));
     let _ = std::fs::remove_dir_all(&dir_a);
     let _ = std::fs::remove_dir_all(&dir_b);
