@@ -86,6 +86,18 @@ export type Announcement = {
       eboard: EboardView;
     }
   | {
+      type: "illegal_move";
+      seq: number;
+      game_id: number;
+      incident: Incident;
+    }
+  | {
+      type: "clock_adjustment";
+      seq: number;
+      game_id: number;
+      incident: Incident;
+    }
+  | {
       type: "heartbeat";
       at_ms: number;
     }
@@ -169,6 +181,18 @@ export type ServerMessage =
       type: "eboard";
       seq: number;
       eboard: EboardView;
+    }
+  | {
+      type: "illegal_move";
+      seq: number;
+      game_id: number;
+      incident: Incident;
+    }
+  | {
+      type: "clock_adjustment";
+      seq: number;
+      game_id: number;
+      incident: Incident;
     }
   | {
       type: "heartbeat";
@@ -381,4 +405,49 @@ export interface Proposal {
    * recorded, and the console says they came after the proposal.
    */
   moves_after: number;
+}
+/**
+ * What the board showed, as it is stored; `id` is 0 before it is.
+ */
+export interface Incident {
+  id: number;
+  game_id: number;
+  /**
+   * `illegal_move` or `clock_adjustment`.
+   */
+  kind: string;
+  /**
+   * The move it came in place of (an illegal move) or before (a correction), from 1.
+   */
+  ply: number;
+  /**
+   * Whose move or whose clock: `white` or `black`.
+   */
+  color: string;
+  /**
+   * An illegal move's kind: `move_not_allowed`, `king_in_check`, `illegal_castling`,
+   * `pawn_not_promoted` or `press_without_move`.
+   */
+  illegal?: string | null;
+  /**
+   * The squares as seen (`g1g4`); none for a press without a move.
+   */
+  uci?: string | null;
+  /**
+   * The piece moved and the one on the target square, as FEN letters.
+   */
+  piece?: string | null;
+  captured?: string | null;
+  clock_pressed: boolean;
+  /**
+   * A correction: by how much the side's clock changed.
+   */
+  delta_ms?: number | null;
+  at_ms: number;
+  /**
+   * The arbiter's answer: `dismissed`, or `result` (the result the Laws prescribe was
+   * given); none yet.
+   */
+  ruling?: string | null;
+  ruled_at_ms?: number | null;
 }

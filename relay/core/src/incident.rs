@@ -66,6 +66,56 @@ impl IllegalKind {
     }
 }
 
+/// The arbiter's PGN comment for an illegal move: who, which of theirs in the game, what
+/// the board showed and whether it was ruled on.
+pub fn illegal_note(
+    white: bool,
+    count: u32,
+    kind: IllegalKind,
+    uci: Option<&str>,
+    ruling: Option<&str>,
+) -> String {
+    let who = if white { "White" } else { "Black" };
+    let nth = match count {
+        1 => "first".to_string(),
+        2 => "second".to_string(),
+        3 => "third".to_string(),
+        n => format!("{n}th"),
+    };
+    let seen = uci.map(|u| format!(" {u}")).unwrap_or_default();
+    let ruled = match ruling {
+        Some("result") => "; the arbiter gave the result the Laws prescribe",
+        Some("dismissed") => "; dismissed by the arbiter",
+        _ => "",
+    };
+    format!(
+        "Illegal move by {who} ({nth} in this game):{seen} {}, clock pressed{ruled}.",
+        kind.describe()
+    )
+}
+
+/// The arbiter's PGN comment for a clock correction: whose clock, by how much.
+pub fn adjustment_note(white: bool, delta_ms: i64) -> String {
+    let who = if white { "White" } else { "Black" };
+    let sign = if delta_ms < 0 { '-' } else { '+' };
+    let t = crate::clock_time::ClockTime(delta_ms.unsigned_abs());
+    format!("Clock corrected: {who} {sign}{t}.")
+}
+
+/// Puts `note` into `game` where the move `ply` (from 1) is about to be played: after the
+/// move before it, or before the first move.
+pub fn annotate(game: &mut crate::game::Game, ply: u32, note: &str) {
+    let before = (ply as usize).saturating_sub(1).min(game.moves.len());
+    let slot = match before.checked_sub(1) {
+        Some(i) => &mut game.moves[i].comment,
+        None => &mut game.intro,
+    };
+    *slot = Some(match slot.take() {
+        Some(c) => format!("{c} {note}"),
+        None => note.to_string(),
+    });
+}
+
 /// A piece displaced on the board, as seen: from where to where, which piece, and which piece
 /// of the opponent's stood on the target (a capture).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -64,6 +64,29 @@ impl Event {
         e
     }
 
+    /// An illegal move or clock correction put on a game's record: for the console only,
+    /// like e-board news (it repeats the round's latest change number).
+    pub fn incident(round_id: i64, seq: i64, incident: relay_store::Incident) -> Event {
+        let game_id = incident.game_id;
+        let message = if incident.kind == "clock_adjustment" {
+            ServerMessage::ClockAdjustment {
+                seq,
+                game_id,
+                incident,
+            }
+        } else {
+            ServerMessage::IllegalMove {
+                seq,
+                game_id,
+                incident,
+            }
+        };
+        let mut e = Event::new(round_id, Some(game_id), seq, &message);
+        e.change = false;
+        e.arbiters = true;
+        e
+    }
+
     /// A `clock` message's clock (a side to move changed with no move to carry it).
     pub fn clock(&self) -> Option<ClockView> {
         match &self.message {

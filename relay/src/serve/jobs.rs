@@ -32,6 +32,9 @@ pub struct Snapshot {
     /// A clock reading that came with this change (the lever press that ended the move): it
     /// rides on the move's message instead of a `clock` message of its own.
     pub press: Option<ClockView>,
+    /// Illegal moves and clock corrections the recorder saw since the last snapshot, for
+    /// the game's record (stored with the change, announced to the console only).
+    pub incidents: Vec<relay_store::Incident>,
 }
 
 #[derive(Debug)]

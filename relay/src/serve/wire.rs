@@ -8,7 +8,7 @@ use super::views::{
 };
 use axum::body::Bytes;
 use relay_core::game::GameResult;
-use relay_store::ChangeRecord;
+use relay_store::{ChangeRecord, Incident};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -100,6 +100,20 @@ pub enum ServerMessage {
         seq: i64,
         eboard: EboardView,
     },
+    /// A completed illegal move (or a clock pressed without a move) on a game's record, for
+    /// the clients that follow e-boards (the console); the game's moves are untouched.
+    IllegalMove {
+        seq: i64,
+        game_id: i64,
+        incident: Incident,
+    },
+    /// A clock time changed by hand (time given by an arbiter, a clock set right), on a
+    /// game's record, for the console.
+    ClockAdjustment {
+        seq: i64,
+        game_id: i64,
+        incident: Incident,
+    },
     /// Every 5 s, stamped with the server's time.
     Heartbeat {
         at_ms: i64,
@@ -133,7 +147,9 @@ impl ServerMessage {
             | ServerMessage::Game { seq, .. }
             | ServerMessage::Clock { seq, .. }
             | ServerMessage::Clocks { seq, .. }
-            | ServerMessage::Eboard { seq, .. } => Some(*seq),
+            | ServerMessage::Eboard { seq, .. }
+            | ServerMessage::IllegalMove { seq, .. }
+            | ServerMessage::ClockAdjustment { seq, .. } => Some(*seq),
             ServerMessage::Heartbeat { .. } | ServerMessage::Error { .. } => None,
         }
     }
@@ -455,6 +471,8 @@ impl RoundView {
             }
             ServerMessage::Snapshot { .. }
             | ServerMessage::Heartbeat { .. }
+            | ServerMessage::IllegalMove { .. }
+            | ServerMessage::ClockAdjustment { .. }
             | ServerMessage::Error { .. } => {}
         }
         // A result or a new pairing can change a team match's score or teams.

@@ -30,6 +30,13 @@ pub struct GameAnswer {
     /// Arbiters only: the game's edit count, which an edit names in `If-Match`.
     #[serde(skip_serializing_if = "Option::is_none")]
     edits: Option<i64>,
+    /// Arbiters only: the illegal moves (and presses without a move) the board showed, with
+    /// what the Laws prescribe for each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    illegal_moves: Option<Vec<super::incidents::IllegalMoveView>>,
+    /// Arbiters only: clock times changed by hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock_adjustments: Option<Vec<super::incidents::ClockAdjustmentView>>,
 }
 
 pub async fn get_game(
@@ -40,9 +47,16 @@ pub async fn get_game(
     let g = lookup.store.game(id.get()).await?;
     let r = lookup.store.round(g.round_id).await?;
     let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
+    let record = if reader.arbiter {
+        Some(super::incidents::record_of(&lookup.store, &g).await?)
+    } else {
+        None
+    };
     Ok(Json(GameAnswer {
         view: lookup.game_view_of(&g, cut),
         edits: reader.arbiter.then_some(g.edits),
+        illegal_moves: record.as_ref().map(|r| r.illegal_moves.clone()),
+        clock_adjustments: record.map(|r| r.clock_adjustments),
     }))
 }
 
@@ -79,7 +93,7 @@ pub struct EditDone {
     seq: Seq,
 }
 
-async fn send_edit(
+pub(super) async fn send_edit(
     hall: &ToHall,
     g: &StoredGame,
     h: &HeaderMap,

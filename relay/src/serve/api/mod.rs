@@ -24,6 +24,7 @@ mod eboards;
 mod error;
 mod extract;
 mod games;
+mod incidents;
 mod openapi;
 mod ops;
 mod pairings;

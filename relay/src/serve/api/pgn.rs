@@ -219,7 +219,7 @@ async fn games_of(
             Some(g) => vec![g.clone()],
             None => store.round_games(r.id).await?,
         };
-        out.extend(round_pgn_games(
+        let mut pgn = round_pgn_games(
             lookup,
             &t.name,
             t.site.as_deref(),
@@ -227,7 +227,14 @@ async fn games_of(
             r,
             &games,
             cut,
-        ));
+        );
+        // The arbiter's PGN has the record at its point of the game; the spectators' never.
+        if reader.arbiter {
+            for (stored, game) in games.iter().zip(pgn.iter_mut()) {
+                annotate_record(store, stored, game).await?;
+            }
+        }
+        out.extend(pgn);
     }
     Ok((out, name))
 }
@@ -299,4 +306,37 @@ pub async fn export_game(
     reader: Reader,
 ) -> Result<Response, ApiError> {
     export(&lookup, Exported::Game(id), reader, q).await
+}
+
+/// Comments for the game's illegal moves and clock corrections, each where it happened.
+async fn annotate_record(
+    store: &relay_store::Store,
+    stored: &StoredGame,
+    game: &mut relay_core::game::Game,
+) -> Result<(), ApiError> {
+    use relay_core::incident::{IllegalKind, adjustment_note, annotate, illegal_note};
+    let mut counts = [0u32; 2];
+    for i in store.game_incidents(stored.id).await? {
+        let white = i.color == "white";
+        let note = if i.kind == "clock_adjustment" {
+            adjustment_note(white, i.delta_ms.unwrap_or(0))
+        } else {
+            let Some(kind) = i.illegal.as_deref().and_then(IllegalKind::from_name) else {
+                continue;
+            };
+            let n = &mut counts[usize::from(!white)];
+            if i.ruling.as_deref() != Some("dismissed") {
+                *n += 1;
+            }
+            illegal_note(
+                white,
+                (*n).max(1),
+                kind,
+                i.uci.as_deref(),
+                i.ruling.as_deref(),
+            )
+        };
+        annotate(game, i.ply, &note);
+    }
+    Ok(())
 }

@@ -11,6 +11,9 @@ use super::games::{
     EditDone, GameAnswer, MoveBody, PlyBody, ResultBody, confirm_result, get_game, replace_game,
     replace_move, set_result, truncate,
 };
+use super::incidents::{
+    IllegalMoveView, Record, Ruled, RulingBody, game_record, open_illegal_moves, rule,
+};
 use super::ops::{HealthAnswer, health, metrics, openapi, ws_messages_schema};
 use super::pairings::{PairingsBody, PairingsSet, put_pairings};
 use super::pgn::{
@@ -313,6 +316,19 @@ pub fn routes() -> Vec<Route> {
         route!(get, "/api/games/{id}/audit", audit,
             "The audit trail of a game",
             json::<Vec<AuditEntry>>())
+        .admin(),
+        route!(get, "/api/games/{id}/record", game_record,
+            "The arbiter's record of a game: illegal moves completed by a clock press (and presses without a move), each with what the FIDE Laws prescribe in the event's time control, and clock corrections",
+            json::<Record>())
+        .admin(),
+        route!(post, "/api/games/{id}/illegal-moves", rule,
+            "Rule on an illegal move: give the result the Laws prescribe (a second one; Termination \"rules infraction\") or dismiss it; in the audit trail either way",
+            json::<Ruled>())
+        .admin()
+        .takes(body::<RulingBody>()),
+        route!(get, "/api/rounds/{id}/illegal-moves", open_illegal_moves,
+            "The illegal moves of a round's games that no arbiter has ruled on yet (the console's alerts when it opens)",
+            json::<Vec<IllegalMoveView>>())
         .admin(),
         route!(get, "/api/eboards", list_eboards,
             "E-boards: port, serial, connected, battery, in sync",

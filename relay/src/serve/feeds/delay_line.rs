@@ -22,6 +22,8 @@ struct Held {
     seq: i64,
     game: Option<i64>,
     change: bool,
+    /// Only for the clients that follow e-boards (e-board news, the arbiter's record).
+    arbiters: bool,
     message: Pending,
     /// Lever presses the event carried.
     presses: Vec<ServerMessage>,
@@ -70,6 +72,7 @@ pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
                         seq: e.seq,
                         game: e.game_id,
                         change: e.change,
+                        arbiters: e.arbiters,
                         message: Pending::Message(Box::new(e.message.delayed(delay))),
                         presses: e.presses.iter().map(|p| p.delayed(delay)).collect(),
                     });
@@ -95,6 +98,7 @@ pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
                     };
                     let mut e = Event::new(feed.round, h.game, h.seq, &message);
                     e.change = h.change;
+                    e.arbiters = h.arbiters;
                     if !h.presses.is_empty() {
                         e = e.carrying(h.presses);
                     }
@@ -127,6 +131,7 @@ async fn backfill(lookup: &Lookup, feed: &Feed, mut since: i64, held: &mut VecDe
                     seq: c.seq,
                     game: c.game_id,
                     change: true,
+                    arbiters: false,
                     message: m,
                     presses: Vec::new(),
                 });

@@ -31,6 +31,8 @@ pub(super) struct Desk {
     /// time): the lever press usually ends the move being judged, and then rides on its
     /// message (one frame per move, not two).
     pub(super) press: Option<ClockView>,
+    /// Illegal moves and clock corrections seen and not yet sent to be stored.
+    pub(super) incidents: Vec<relay_store::Incident>,
 }
 
 /// How many plies the recorder's game has.
@@ -135,5 +137,6 @@ pub(super) fn snapshot(serial: &str, d: &mut Desk) -> Option<Snapshot> {
         read_at_ms: d.board_read_ms,
         judged_at_ms: now,
         press: d.press.take(),
+        incidents: std::mem::take(&mut d.incidents),
     })
 }

@@ -10,8 +10,9 @@ use crate::serve::views::{ClockView, Proposal};
 use boards::protocol::{ClockMessage, Message};
 use boards::transport::PortEvent;
 use relay_core::game::GameResult;
+use relay_core::recorder::ColorName;
 use relay_core::recorder::Outcome;
-use relay_store::{RawEntry, now_ms};
+use relay_store::{Incident, RawEntry, now_ms};
 use std::cmp::Reverse;
 use std::time::SystemTime;
 
@@ -221,6 +222,46 @@ impl Hall {
                         moves_after: 0,
                     });
                 }
+                Outcome::IllegalMove {
+                    ply,
+                    color,
+                    kind,
+                    uci,
+                    piece,
+                    captured,
+                    clock_pressed,
+                } => {
+                    tracing::warn!(%serial, ply, ?color, kind = kind.name(), uci = ?uci, "illegal move completed by a clock press");
+                    d.incidents.push(Incident {
+                        kind: "illegal_move".into(),
+                        ply: *ply as u32,
+                        color: color_name(*color).into(),
+                        illegal: Some(kind.name().into()),
+                        uci: uci.clone(),
+                        piece: piece.map(String::from),
+                        captured: captured.map(String::from),
+                        clock_pressed: *clock_pressed,
+                        at_ms: now_ms(),
+                        ..Incident::default()
+                    });
+                    sync = true;
+                }
+                Outcome::ClockAdjustment {
+                    ply,
+                    color,
+                    delta_ms,
+                } => {
+                    tracing::info!(%serial, ply, ?color, delta_ms, "clock corrected");
+                    d.incidents.push(Incident {
+                        kind: "clock_adjustment".into(),
+                        ply: *ply as u32,
+                        color: color_name(*color).into(),
+                        delta_ms: Some(*delta_ms),
+                        at_ms: now_ms(),
+                        ..Incident::default()
+                    });
+                    sync = true;
+                }
                 Outcome::OutOfSync { .. } | Outcome::InSync | Outcome::Draw { .. } => {}
             }
         }
@@ -282,5 +323,12 @@ impl Hall {
                 v.board_fen = fen;
             });
         }
+    }
+}
+
+fn color_name(c: ColorName) -> &'static str {
+    match c {
+        ColorName::White => "white",
+        ColorName::Black => "black",
     }
 }

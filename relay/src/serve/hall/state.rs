@@ -113,6 +113,7 @@ impl Hall {
                     board_read_ms: 0,
                     out_since: None,
                     press: None,
+                    incidents: Vec::new(),
                 },
             );
             let _ = self.jobs.send(Job::Touch {

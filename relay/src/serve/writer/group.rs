@@ -127,6 +127,13 @@ impl Writer {
             add(group, Op::Move { game, m: m.clone() });
             slot.moves.push(m);
         }
+        for i in &snap.incidents {
+            let incident = relay_store::Incident {
+                game_id: game,
+                ..i.clone()
+            };
+            add(group, Op::Incident { game, incident });
+        }
         // A result the board gave (mate, stalemate) is stored; one the board takes back (the
         // mating move corrected) is undone, but never a result an arbiter confirmed.
         let ongoing = snap.result == GameResult::Ongoing;
@@ -261,6 +268,18 @@ impl Writer {
                 let (Some(seq), Some(op)) = (seqs.get(i).copied().flatten(), ops.get(i)) else {
                     continue;
                 };
+                if let Op::Incident { incident, .. } = op {
+                    // Its slot holds the incident's id, not a change number.
+                    let stored = relay_store::Incident {
+                        id: seq,
+                        ..incident.clone()
+                    };
+                    let latest = self.seq(round);
+                    self.parts
+                        .publisher
+                        .publish(Event::incident(round, latest, stored));
+                    continue;
+                }
                 self.committed(round, seq);
                 let Some(mut message) = ServerMessage::from_change(seq, game, op.record()) else {
                     continue;
@@ -376,6 +395,7 @@ mod tests {
             read_at_ms: 1,
             judged_at_ms: 1,
             press: None,
+            incidents: Vec::new(),
         }
     }
 
