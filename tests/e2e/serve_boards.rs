@@ -769,10 +769,12 @@ fn press_truth(path: &std::path::Path) -> HashMap<(String, usize, u64), u64> {
         .collect()
 }
 
-/// The relay starts while a game is being played: the e-board shows up without a game, and
-/// the arbiter has it go on from the position on the board; the moves after it are recorded.
+/// The relay starts while a game is being played: the e-board shows up without a game; the
+/// clock running while the board stands says whose turn it is, and the first move made from
+/// it says that player's colour, so the game is recorded from that position (marked as joined
+/// late) with every move after it, no arbiter needed.
 #[test]
-fn a_game_joined_in_the_middle_goes_on_from_the_board() {
+fn a_game_joined_in_the_middle_is_recorded_from_the_board_by_the_running_clock() {
     let emu = Emulator::start(
         "serve-join",
         &[
@@ -793,8 +795,7 @@ fn a_game_joined_in_the_middle_goes_on_from_the_board() {
             "arbiter-secret-1",
         ],
     );
-    let auth = ("Authorization", "Bearer arbiter-secret-1");
-    // The first bundled game (Légal's mate): find the ply the board shows, hence who moves.
+    // The first bundled game (Légal's mate).
     let game = relay_core::pgn::read_games(include_str!("../../relay/data/classics.pgn"))
         .into_iter()
         .next()
@@ -806,25 +807,6 @@ fn a_game_joined_in_the_middle_goes_on_from_the_board() {
             game.position_at(k).board().board_fen().to_string()
         })
         .collect();
-    let (ply, eboard) = wait_until(30, "the e-board to be read in mid-game", || {
-        let boards = get_json(&r.url("/api/eboards"));
-        let e = boards.as_array()?.first()?.clone();
-        let fen = e["board_fen"].as_str()?;
-        let k = placements.iter().position(|p| p == fen)?;
-        (k >= 1 && k + 2 < placements.len()).then_some((k, e))
-    });
-    assert!(
-        eboard["game_id"].is_null(),
-        "a game was made without a start position: {eboard}"
-    );
-    let turn = if ply % 2 == 0 { "white" } else { "black" };
-    let cont = super::service::request(
-        "POST",
-        &r.url("/api/eboards/00001/continue"),
-        &[auth],
-        Some(format!("{{\"turn\":\"{turn}\"}}").as_bytes()),
-    );
-    assert_eq!(cont.status, 200, "{}", cont.text());
     let stored = wait_until(40, "moves after the joined position", || {
         let g = get_json(&r.url("/api/rounds/1"))["games"]
             .as_array()?
@@ -832,10 +814,18 @@ fn a_game_joined_in_the_middle_goes_on_from_the_board() {
             .clone();
         (!g["moves"].as_array()?.is_empty()).then_some(g)
     });
-    let start = stored["start_fen"].as_str().expect("start fen");
+    let start = stored["start_fen"]
+        .as_str()
+        .expect("a start fen: joined late");
+    let ply = placements
+        .iter()
+        .position(|p| start.starts_with(p.as_str()))
+        .unwrap_or_else(|| panic!("{start} is no position of the game"));
+    assert!(ply >= 1, "joined at the start?");
+    let turn = if ply % 2 == 0 { " w " } else { " b " };
     assert!(
-        start.starts_with(&placements[ply]),
-        "{start} is not the board at ply {ply}"
+        start.contains(turn),
+        "{start}: the side to move at ply {ply}"
     );
     let expected: Vec<String> = game.moves[ply..]
         .iter()
@@ -846,4 +836,21 @@ fn a_game_joined_in_the_middle_goes_on_from_the_board() {
         expected.starts_with(&got),
         "moves after joining {got:?} are not the game's {expected:?}"
     );
+    let id = stored["id"].as_i64().expect("id");
+    // The arbiter's record says so, and the arbiter's PGN.
+    let auth = ("Authorization", "Bearer arbiter-secret-1");
+    let answer = super::service::request("GET", &r.url(&format!("/api/games/{id}")), &[auth], None);
+    let json: serde_json::Value = serde_json::from_str(&answer.text()).expect("json");
+    assert_eq!(json["joined_late"], true, "{json}");
+    let pgn = super::service::request(
+        "GET",
+        &r.url(&format!("/api/games/{id}/pgn")),
+        &[auth],
+        None,
+    );
+    assert!(pgn.text().contains("Joined late"), "{}", pgn.text());
+    assert!(pgn.text().contains("[SetUp \"1\"]"), "{}", pgn.text());
+    // Spectators get the game from its position without the arbiter's note.
+    let public = super::service::request("GET", &r.url(&format!("/api/games/{id}/pgn")), &[], None);
+    assert!(public.text().contains("[SetUp \"1\"]") && !public.text().contains("Joined late"));
 }

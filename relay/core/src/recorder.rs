@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Move, Position, Setup};
+use shakmaty::{
+    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Move, Position, Setup, Square,
+};
 
 /// Settings of a recorder.
 #[derive(Clone, Debug)]
@@ -134,6 +136,9 @@ pub enum Outcome {
         captured: Option<char>,
         clock_pressed: bool,
     },
+    /// The game just begun was joined in its middle (see [`Recorder::join_late`]): `color`
+    /// was to move in its start position, as the running clock said.
+    JoinedLate { color: ColorName },
     /// A clock time changed by more than the clock itself explains (time given by an
     /// arbiter, a clock set right), before the move at `ply`.
     ClockAdjustment {
@@ -395,6 +400,17 @@ pub struct Recorder {
     last_message_ms: Option<u64>,
     /// Messages stopped for longer than a running clock allows: moves may have been missed.
     readings_missed: bool,
+    /// With no game yet: the last still board that is a position of a game under way, and
+    /// which clock side ran while it stood (see [`Recorder::join_late`]).
+    late: Option<LateBoard>,
+}
+
+/// A board first read in the middle of a game.
+#[derive(Clone, Debug)]
+struct LateBoard {
+    board: Board,
+    orientation: Orientation,
+    running: Option<ClockSide>,
 }
 
 /// Weight of the start-of-game evidence for which clock side is White, against one vote per
@@ -460,6 +476,7 @@ impl Recorder {
             seen: Vec::new(),
             last_message_ms: None,
             readings_missed: false,
+            late: None,
         }
     }
 
@@ -783,7 +800,7 @@ impl Recorder {
             return out;
         }
         if self.game.is_none() {
-            return out;
+            return self.join_late();
         }
         let placement_magic = self.board.magic_pieces();
         if let Some((_, magic)) = placement_magic.first() {
@@ -921,6 +938,79 @@ impl Recorder {
         if was_out {
             out.insert(0, Outcome::InSync);
         }
+        out
+    }
+
+    /// No game yet and a board that is no start position: a game under way when recording
+    /// began (the relay started late, a board swapped in). The clock says whose turn it is:
+    /// the side running while that board stood is the player to move, and the first move
+    /// seen from it says that player's colour. The game is recorded from that board (a
+    /// `SetUp`/`FEN` game, marked in its opening comment as joined late) with that move.
+    /// Without a running clock nothing is guessed: an arbiter says whose turn it is, as for
+    /// any board ([`Recorder::continue_from_board`]).
+    fn join_late(&mut self) -> Vec<Outcome> {
+        let running = self.clocks.last.and_then(|r| r.running_side());
+        let Some((orientation, board)) = mid_game_board(&self.board) else {
+            return Vec::new();
+        };
+        let joined = self.late.as_ref().and_then(|late| {
+            let side = late.running.filter(|_| running.is_some())?;
+            [Color::White, Color::Black].into_iter().find_map(|turn| {
+                let pos = position_with_turn(&late.board, turn)?;
+                let m = pos.legal_moves().into_iter().find(|m| {
+                    let mut p = pos.clone();
+                    p.play_unchecked(*m);
+                    *p.board() == board
+                })?;
+                Some((late.orientation, pos, m, side))
+            })
+        });
+        let Some((orientation, start, m, side)) = joined else {
+            self.late = Some(LateBoard {
+                board,
+                orientation,
+                running,
+            });
+            return Vec::new();
+        };
+        self.late = None;
+        let turn = start.turn();
+        let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
+        let who = if turn == Color::White {
+            "White"
+        } else {
+            "Black"
+        };
+        let game = Game {
+            start: start.clone(),
+            intro: Some(format!(
+                "Joined late: recording began in the middle of the game, from this position with {who} to move (the running clock's side); the moves before it were not seen."
+            )),
+            ..Game::default()
+        };
+        self.orientation = Some(orientation);
+        self.set_game(game);
+        self.finished = false;
+        self.out_of_sync = false;
+        self.clocks = Clocks {
+            last: self.clocks.last,
+            last_at_ms: self.clocks.last_at_ms,
+            turn_start: self.clocks.turn_start,
+            joined_late: true,
+            ..Clocks::default()
+        };
+        // The side that ran is the mover's.
+        self.clocks.vote(side, turn == Color::White, START_VOTE);
+        self.seen.clear();
+        let mut out = vec![
+            Outcome::NewGame {
+                orientation,
+                chess960: false,
+                fen,
+            },
+            Outcome::JoinedLate { color: turn.into() },
+        ];
+        out.extend(self.play(m));
         out
     }
 
@@ -1545,6 +1635,71 @@ pub fn apply_proposal(game: &mut Game, result: GameResult, reason: ProposalReaso
         game.tags.set("Termination", "time forfeit");
     }
     game.result = result;
+}
+
+/// The board as read, in real squares, when it can be a game under way: both kings, no pawn
+/// on a first or last rank, at most 16 pieces a side. A board can lie either way round: the
+/// way whose White pawns stand lower (White plays up the board) is taken.
+fn mid_game_board(placement: &Placement) -> Option<(Orientation, Board)> {
+    let fits = |b: &Board| {
+        b.king_of(Color::White).is_some()
+            && b.king_of(Color::Black).is_some()
+            && b.kings().count() == 2
+            && (b.pawns()
+                & (Bitboard::from_rank(shakmaty::Rank::First)
+                    | Bitboard::from_rank(shakmaty::Rank::Eighth)))
+            .is_empty()
+            && b.white().count() <= 16
+            && b.black().count() <= 16
+    };
+    // How far up the board White's pawns stand, less Black's: lower is White playing up.
+    let lean = |b: &Board| {
+        let rank_sum = |bb: Bitboard| {
+            bb.into_iter()
+                .map(|s| i32::from(s.rank() as u8))
+                .sum::<i32>()
+        };
+        let w = b.pawns() & b.white();
+        let k = b.pawns() & b.black();
+        let (nw, nb) = (w.count() as i32, k.count() as i32);
+        if nw == 0 || nb == 0 {
+            return 0;
+        }
+        rank_sum(w) * nb - rank_sum(k) * nw
+    };
+    let normal = placement.to_board(Orientation::Normal);
+    let rotated = placement.to_board(Orientation::Rotated);
+    match (fits(&normal), fits(&rotated)) {
+        (true, true) if lean(&rotated) < lean(&normal) => Some((Orientation::Rotated, rotated)),
+        (true, _) => Some((Orientation::Normal, normal)),
+        (false, true) => Some((Orientation::Rotated, rotated)),
+        (false, false) => None,
+    }
+}
+
+/// The position of `board` with `turn` to move, castling allowed where king and rook stand
+/// on their squares, when it is a legal one.
+fn position_with_turn(board: &Board, turn: Color) -> Option<Chess> {
+    let mut rights = Bitboard::EMPTY;
+    for color in [Color::White, Color::Black] {
+        let back = color.fold_wb(shakmaty::Rank::First, shakmaty::Rank::Eighth);
+        let e = Square::from_coords(shakmaty::File::E, back);
+        if board.piece_at(e) == Some(color.king()) {
+            for f in [shakmaty::File::A, shakmaty::File::H] {
+                let sq = Square::from_coords(f, back);
+                if board.piece_at(sq) == Some(color.rook()) {
+                    rights |= Bitboard::from(sq);
+                }
+            }
+        }
+    }
+    let setup = Setup {
+        board: board.clone(),
+        turn,
+        castling_rights: rights,
+        ..Setup::default()
+    };
+    setup.position::<Chess>(CastlingMode::Standard).ok()
 }
 
 /// Whether `target` is the board after at most `plies` legal moves from `pos`.

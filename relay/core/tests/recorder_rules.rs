@@ -698,3 +698,76 @@ fn a_board_knocked_about_and_put_right_is_not_an_illegal_move() {
     assert_eq!(incidents(&t), Vec::<&Outcome>::new());
     assert_eq!(t.clocks()[2], Some(300_000));
 }
+
+#[test]
+fn a_board_first_read_mid_game_is_recorded_from_there_once_the_clock_says_whose_turn_it_is() {
+    // The relay starts after 1. e4 e5 2. Nf3 with Black's clock (the right one) running.
+    let mut pos = Chess::default();
+    for san in ["e4", "e5", "Nf3"] {
+        play_san(&mut pos, san);
+    }
+    let mut rec = Recorder::new(RecorderConfig::default());
+    let mut outcomes = Vec::new();
+    let reading = |left, right, running| Message::Clock {
+        clock: ClockMessage::Time(clock_reading(left, right, running, None)),
+    };
+    outcomes.extend(rec.on_message(&reading(5_390, 5_380, Some(ClockSide::Right)), 0));
+    let placement = Placement::from_board(pos.board(), Orientation::Normal);
+    outcomes.extend(rec.on_message(&Message::BoardDump { placement }, 100));
+    outcomes.extend(rec.tick(1_000));
+    assert!(rec.game().is_none(), "nothing is guessed before a move");
+    // Black plays Nc6 and presses.
+    play_san(&mut pos, "Nc6");
+    let mut t = 2_000;
+    for (sq, piece) in [
+        (shakmaty::Square::B8, PieceCode::Empty),
+        (
+            shakmaty::Square::C6,
+            PieceCode::Piece(Color::Black.knight()),
+        ),
+    ] {
+        t += 100;
+        let square = DgtSquare::from_square(sq, Orientation::Normal);
+        outcomes.extend(rec.on_message(&Message::FieldUpdate { square, piece }, t));
+    }
+    outcomes.extend(rec.tick(t + 400));
+    outcomes.extend(rec.on_message(&reading(5_390, 5_375, Some(ClockSide::Left)), t + 600));
+    let game = rec.game().expect("a game joined late");
+    assert_eq!(
+        game.start_fen().to_string(),
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 0 1"
+    );
+    assert!(
+        game.intro
+            .as_deref()
+            .is_some_and(|i| i.contains("Joined late"))
+    );
+    assert_eq!(
+        game.moves
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect::<Vec<_>>(),
+        ["Nc6"]
+    );
+    assert_eq!(game.moves[0].clk.map(|c| c.secs()), Some(5_375));
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::NewGame { .. }))
+    );
+    assert!(outcomes.contains(&Outcome::JoinedLate {
+        color: ColorName::Black
+    }));
+
+    // Without a running clock the board waits for the arbiter, as before.
+    let mut rec = Recorder::new(RecorderConfig::default());
+    rec.on_message(&reading(5_390, 5_380, None), 0);
+    let placement = Placement::from_board(pos.board(), Orientation::Normal);
+    rec.on_message(&Message::BoardDump { placement }, 100);
+    rec.tick(1_000);
+    play_san(&mut pos, "Bb5");
+    let placement = Placement::from_board(pos.board(), Orientation::Normal);
+    rec.on_message(&Message::BoardDump { placement }, 2_000);
+    rec.tick(3_000);
+    assert!(rec.game().is_none());
+}

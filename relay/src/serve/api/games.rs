@@ -37,6 +37,9 @@ pub struct GameAnswer {
     /// Arbiters only: clock times changed by hand.
     #[serde(skip_serializing_if = "Option::is_none")]
     clock_adjustments: Option<Vec<super::incidents::ClockAdjustmentView>>,
+    /// Arbiters only: the game was joined in its middle (recorded from its start FEN).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    joined_late: Option<bool>,
 }
 
 pub async fn get_game(
@@ -56,6 +59,7 @@ pub async fn get_game(
         view: lookup.game_view_of(&g, cut),
         edits: reader.arbiter.then_some(g.edits),
         illegal_moves: record.as_ref().map(|r| r.illegal_moves.clone()),
+        joined_late: record.as_ref().map(|r| r.joined_late),
         clock_adjustments: record.map(|r| r.clock_adjustments),
     }))
 }

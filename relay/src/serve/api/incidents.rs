@@ -67,6 +67,9 @@ pub struct ClockAdjustmentView {
 pub struct Record {
     pub illegal_moves: Vec<IllegalMoveView>,
     pub clock_adjustments: Vec<ClockAdjustmentView>,
+    /// The game was joined in its middle: recorded from the position on the board (its
+    /// start FEN), the moves before it not seen.
+    pub joined_late: bool,
 }
 
 /// How the FIDE Laws (2023) time the game: standard play, or rapid/blitz (Appendices A, B),
@@ -157,6 +160,10 @@ pub async fn record_of(store: &Store, g: &StoredGame) -> Result<Record, ApiError
     let mut counts = [0u32; 2];
     let mut record = Record::default();
     for i in incidents {
+        if i.kind == "joined_late" {
+            record.joined_late = true;
+            continue;
+        }
         if i.kind == "clock_adjustment" {
             record.clock_adjustments.push(ClockAdjustmentView {
                 id: i.id,

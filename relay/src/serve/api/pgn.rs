@@ -318,7 +318,12 @@ async fn annotate_record(
     let mut counts = [0u32; 2];
     for i in store.game_incidents(stored.id).await? {
         let white = i.color == "white";
-        let note = if i.kind == "clock_adjustment" {
+        let note = if i.kind == "joined_late" {
+            let who = if white { "White" } else { "Black" };
+            format!(
+                "Joined late: recording began in the middle of the game, from this position with {who} to move; the moves before it were not seen."
+            )
+        } else if i.kind == "clock_adjustment" {
             adjustment_note(white, i.delta_ms.unwrap_or(0))
         } else {
             let Some(kind) = i.illegal.as_deref().and_then(IllegalKind::from_name) else {

@@ -246,6 +246,17 @@ impl Hall {
                     });
                     sync = true;
                 }
+                Outcome::JoinedLate { color } => {
+                    tracing::info!(%serial, ?color, "a game under way: recorded from the board, joined late");
+                    d.incidents.push(Incident {
+                        kind: "joined_late".into(),
+                        ply: 1,
+                        color: color_name(*color).into(),
+                        at_ms: now_ms(),
+                        ..Incident::default()
+                    });
+                    sync = true;
+                }
                 Outcome::ClockAdjustment {
                     ply,
                     color,

@@ -269,6 +269,11 @@ impl Writer {
                     continue;
                 };
                 if let Op::Incident { incident, .. } = op {
+                    // A game joined late says so in its record; the console learns of it with
+                    // the game itself.
+                    if incident.kind == "joined_late" {
+                        continue;
+                    }
                     // Its slot holds the incident's id, not a change number.
                     let stored = relay_store::Incident {
                         id: seq,
