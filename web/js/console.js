@@ -18,6 +18,7 @@
 //   settings.js       pairings, delay and the "final" mark
 //   push.js           where this relay pushes to, and the venues that push here
 //   alerts.js         the alert banner and its beep
+//   illegal.js        illegal moves on the boards: the alert, the Laws' remedy, the ruling
 //   page.js           the error banner, form messages, running an admin request
 
 import { getToken, setToken } from './api.js';

@@ -24,7 +24,7 @@ function unlockAudio() {
 document.addEventListener('pointerdown', unlockAudio);
 document.addEventListener('keydown', unlockAudio);
 
-function beep() {
+export function beep() {
   if (!audio || audio.state !== 'running' || !$('sound').checked) return;
   if (Date.now() - lastBeep < 1500) return; // one beep for a burst of problems
   lastBeep = Date.now();

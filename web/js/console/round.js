@@ -6,6 +6,7 @@
 import { getJSON, liveSocket, applyGameEvent, showStatus } from '../api.js';
 import { el } from '../format.js';
 import { noteProblems, forgetProblems } from './alerts.js';
+import { noteIllegalMove, loadIllegalMoves } from './illegal.js';
 import { renderEboard, placeEboards, listPairings } from './eboards.js';
 import { renderGameRow, schedulePlaceGames, placeGames } from './games.js';
 import { $, showError } from './page.js';
@@ -109,6 +110,8 @@ function onMessage(msg) {
     placeEboards();
     return followEboard(msg.eboard);
   }
+  if (msg.type === 'illegal_move') return noteIllegalMove(msg.incident);
+  if (msg.type === 'clock_adjustment') return;
   if (!('game_id' in msg)) return;
   const game = games.get(msg.game_id);
   if (!game) return;
@@ -140,6 +143,7 @@ async function loadRound() {
       const round = await read(`api/rounds/${roundId}`);
       setRound(round);
       since = round.seq;
+      loadIllegalMoves(roundId);
     } catch (err) {
       showError('Loading the round', err);
     }
