@@ -123,6 +123,10 @@ pub struct TournamentInfo {
     pub arbiters: Vec<String>,
     #[serde(default)]
     pub rounds_planned: Option<u32>,
+    /// Spectators' outputs (the public game JSON and game PGN) show the arbiter's record of
+    /// each game too: illegal moves, clock corrections, a game joined late. Off by default.
+    #[serde(default)]
+    pub public_incidents: bool,
 }
 
 /// A round, without its games.

@@ -40,6 +40,7 @@ pub struct TournamentPatch {
     pub end_date: Option<Option<String>>,
     pub time_control: Option<Option<String>>,
     pub delay_secs: Option<u32>,
+    pub public_incidents: Option<bool>,
 }
 
 /// Fields of a round an arbiter may change; `None` leaves a field as it is.
@@ -116,9 +117,10 @@ impl Store {
             federation: Option<String>,
             arbiters: Option<String>,
             rounds_planned: Option<i64>,
+            public_incidents: i64,
         }
         let (ts, rounds): (Vec<Row>, Vec<RoundRow>) = on_pool!(self, pool => {
-            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned FROM tournaments ORDER BY id")
+            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents FROM tournaments ORDER BY id")
                 .fetch_all(pool).await?;
             let rs = sqlx::query_as(select_rounds!("ORDER BY tournament_id, id"))
                 .fetch_all(pool).await?;
@@ -146,6 +148,7 @@ impl Store {
                     .map(|a| a.lines().map(str::to_string).collect())
                     .unwrap_or_default(),
                 rounds_planned: t.rounds_planned.and_then(|v| u32::try_from(v).ok()),
+                public_incidents: t.public_incidents != 0,
             })
             .collect())
     }
@@ -173,6 +176,14 @@ impl Store {
         Ok(u32::try_from(d).unwrap_or(0))
     }
 
+    /// Whether a tournament's spectators see the arbiter's record (one small query, for
+    /// public requests).
+    pub async fn public_incidents(&self, tournament: i64) -> Result<bool> {
+        let row: Option<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT public_incidents FROM tournaments WHERE id = $1")
+            .bind(tournament).fetch_optional(pool).await?);
+        Ok(row.is_some_and(|(v,)| v != 0))
+    }
+
     pub async fn round(&self, id: i64) -> Result<RoundInfo> {
         let row: Option<RoundRow> = on_pool!(self, pool => sqlx::query_as(select_rounds!("WHERE id = $1"))
             .bind(id).fetch_optional(pool).await?);
@@ -190,8 +201,9 @@ impl Store {
         let end = p.end_date.clone().unwrap_or(t.end_date);
         let tc = p.time_control.clone().unwrap_or(t.time_control);
         let delay = i64::from(p.delay_secs.unwrap_or(t.delay_secs));
-        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6 WHERE id = $7")
-            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(id).execute(pool).await?; });
+        let public = i64::from(p.public_incidents.unwrap_or(t.public_incidents));
+        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6, public_incidents = $7 WHERE id = $8")
+            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(public).bind(id).execute(pool).await?; });
         self.notify_rounds_edited().await
     }
 

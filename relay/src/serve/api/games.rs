@@ -30,14 +30,14 @@ pub struct GameAnswer {
     /// Arbiters only: the game's edit count, which an edit names in `If-Match`.
     #[serde(skip_serializing_if = "Option::is_none")]
     edits: Option<i64>,
-    /// Arbiters only: the illegal moves (and presses without a move) the board showed, with
+    /// Arbiters (and spectators where the tournament shows the record): the illegal moves (and presses without a move) the board showed, with
     /// what the Laws prescribe for each.
     #[serde(skip_serializing_if = "Option::is_none")]
     illegal_moves: Option<Vec<super::incidents::IllegalMoveView>>,
-    /// Arbiters only: clock times changed by hand.
+    /// As `illegal_moves`: clock times changed by hand.
     #[serde(skip_serializing_if = "Option::is_none")]
     clock_adjustments: Option<Vec<super::incidents::ClockAdjustmentView>>,
-    /// Arbiters only: the game was joined in its middle (recorded from its start FEN).
+    /// As `illegal_moves`: the game was joined in its middle (recorded from its start FEN).
     #[serde(skip_serializing_if = "Option::is_none")]
     joined_late: Option<bool>,
 }
@@ -50,8 +50,10 @@ pub async fn get_game(
     let g = lookup.store.game(id.get()).await?;
     let r = lookup.store.round(g.round_id).await?;
     let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
-    let record = if reader.arbiter {
-        Some(super::incidents::record_of(&lookup.store, &g).await?)
+    // Arbiters see the game's record; spectators too when the tournament says so, as of
+    // the delay.
+    let record = if reader.arbiter || lookup.store.public_incidents(r.tournament_id).await? {
+        Some(super::incidents::record_of(&lookup.store, &g, cut).await?)
     } else {
         None
     };

@@ -150,9 +150,17 @@ fn prescribed(count: u32, rapid: bool, result: GameResult) -> String {
 }
 
 /// A game's record as the console shows it: each illegal move with its count, what the Laws
-/// prescribe and the result they give.
-pub async fn record_of(store: &Store, g: &StoredGame) -> Result<Record, ApiError> {
-    let incidents = store.game_incidents(g.id).await?;
+/// prescribe and the result they give; with `cut` (a delayed view), only what was seen by
+/// then.
+pub async fn record_of(
+    store: &Store,
+    g: &StoredGame,
+    cut: Option<i64>,
+) -> Result<Record, ApiError> {
+    let mut incidents = store.game_incidents(g.id).await?;
+    if let Some(cut) = cut {
+        incidents.retain(|i| i.at_ms <= cut);
+    }
     let r = store.round(g.round_id).await?;
     let t = store.tournament(r.tournament_id).await?;
     let rapid = rapid_or_blitz(t.time_control.as_deref());
@@ -211,7 +219,7 @@ pub async fn game_record(
     Path(id): Path<GameId>,
 ) -> Result<Json<Record>, ApiError> {
     let g = store.game(id.get()).await?;
-    Ok(Json(record_of(&store, &g).await?))
+    Ok(Json(record_of(&store, &g, None).await?))
 }
 
 /// The illegal moves of a round no arbiter has ruled on, oldest first.
@@ -226,7 +234,7 @@ pub async fn open_illegal_moves(
     let mut out = Vec::new();
     for game in games {
         let g = store.game(game).await?;
-        let record = record_of(&store, &g).await?;
+        let record = record_of(&store, &g, None).await?;
         out.extend(
             record
                 .illegal_moves
@@ -266,7 +274,7 @@ pub async fn rule(
     JsonBody(b, _): JsonBody<RulingBody>,
 ) -> Result<Json<Ruled>, ApiError> {
     let g = store.game(id.get()).await?;
-    let record = record_of(&store, &g).await?;
+    let record = record_of(&store, &g, None).await?;
     let Some(seen) = record.illegal_moves.iter().find(|i| i.id == b.incident) else {
         return Err(ApiError::NotFound(format!(
             "game {} has no illegal move {} on its record",
@@ -312,7 +320,7 @@ pub async fn rule(
         .rule_incident(b.incident, &b.ruling, "arbiter")
         .await?;
     let g = store.game(id.get()).await?;
-    let record = record_of(&store, &g).await?;
+    let record = record_of(&store, &g, None).await?;
     let illegal_move = record
         .illegal_moves
         .into_iter()

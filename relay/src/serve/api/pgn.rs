@@ -228,10 +228,11 @@ async fn games_of(
             &games,
             cut,
         );
-        // The arbiter's PGN has the record at its point of the game; the spectators' never.
-        if reader.arbiter {
+        // The arbiter's PGN has the record at its point of the game; the spectators' only
+        // when the tournament says so, as of the delay.
+        if reader.arbiter || t.public_incidents {
             for (stored, game) in games.iter().zip(pgn.iter_mut()) {
-                annotate_record(store, stored, game).await?;
+                annotate_record(store, stored, game, cut).await?;
             }
         }
         out.extend(pgn);
@@ -313,10 +314,14 @@ async fn annotate_record(
     store: &relay_store::Store,
     stored: &StoredGame,
     game: &mut relay_core::game::Game,
+    cut: Option<i64>,
 ) -> Result<(), ApiError> {
     use relay_core::incident::{IllegalKind, adjustment_note, annotate, illegal_note};
     let mut counts = [0u32; 2];
     for i in store.game_incidents(stored.id).await? {
+        if cut.is_some_and(|c| i.at_ms > c) {
+            continue;
+        }
         let white = i.color == "white";
         let note = if i.kind == "joined_late" {
             let who = if white { "White" } else { "Black" };

@@ -28,6 +28,9 @@ pub struct TournamentBody {
     time_control: Option<Option<String>>,
     /// The broadcast delay for the public, 0 to 3600 s.
     delay_secs: Option<u32>,
+    /// Whether spectators' game JSON and game PGN show the arbiter's record (illegal moves,
+    /// clock corrections), as of the delay; off unless set.
+    public_incidents: Option<bool>,
 }
 
 /// What was made.
@@ -105,6 +108,7 @@ pub async fn edit_tournament(
         end_date: check_date("end_date", b.end_date)?,
         time_control: b.time_control,
         delay_secs: b.delay_secs,
+        public_incidents: b.public_incidents,
     };
     store.update_tournament(id, &patch).await?;
     let t = store.tournament(id).await?;
