@@ -33,10 +33,10 @@ pub struct GameAnswer {
     /// Arbiters (and spectators where the tournament shows the record): the illegal moves (and presses without a move) the board showed, with
     /// what the Laws prescribe for each.
     #[serde(skip_serializing_if = "Option::is_none")]
-    illegal_moves: Option<Vec<super::incidents::IllegalMoveView>>,
+    illegal_moves: Option<Vec<super::record::IllegalMoveView>>,
     /// As `illegal_moves`: clock times changed by hand.
     #[serde(skip_serializing_if = "Option::is_none")]
-    clock_adjustments: Option<Vec<super::incidents::ClockAdjustmentView>>,
+    clock_adjustments: Option<Vec<super::record::ClockAdjustmentView>>,
     /// As `illegal_moves`: the game was joined in its middle (recorded from its start FEN).
     #[serde(skip_serializing_if = "Option::is_none")]
     joined_late: Option<bool>,
@@ -53,7 +53,7 @@ pub async fn get_game(
     // Arbiters see the game's record; spectators too when the tournament says so, as of
     // the delay.
     let record = if reader.arbiter || lookup.store.public_incidents(r.tournament_id).await? {
-        Some(super::incidents::record_of(&lookup.store, &g, cut).await?)
+        Some(super::record::record_of(&lookup.store, &g, cut).await?)
     } else {
         None
     };

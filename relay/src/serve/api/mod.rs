@@ -30,6 +30,7 @@ mod ops;
 mod pairings;
 mod pgn;
 mod push;
+mod record;
 mod reply;
 mod rounds;
 mod routes;

@@ -11,15 +11,14 @@ use super::games::{
     EditDone, GameAnswer, MoveBody, PlyBody, ResultBody, confirm_result, get_game, replace_game,
     replace_move, set_result, truncate,
 };
-use super::incidents::{
-    IllegalMoveView, Record, Ruled, RulingBody, game_record, open_illegal_moves, rule,
-};
+use super::incidents::{Ruled, RulingBody, game_record, open_illegal_moves, rule};
 use super::ops::{HealthAnswer, health, metrics, openapi, ws_messages_schema};
 use super::pairings::{PairingsBody, PairingsSet, put_pairings};
 use super::pgn::{
     ExportQuery, export_game, export_round, export_tournament, game_pgn, round_pgn, tournament_pgn,
 };
 use super::push::{TookVenue, accept_push, take_venue};
+use super::record::{IllegalMoveView, Record};
 use super::rounds::{
     Changes, RoundBody, Since, create_round, edit_round, get_round, round_changes,
 };
