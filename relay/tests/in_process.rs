@@ -928,3 +928,270 @@ async fn a_round_exports_as_pgn_archive_epd_pgc_and_cbf() {
     let (status, _, _) = raw("/api/rounds/999999/export".to_string()).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// Illegal moves through the whole service: the hall's recorder sees White's knight jump and
+/// the press, the arbiter put the position back and give Black two minutes, and later a
+/// press without a move by White. The record (illegal moves with their count and what the
+/// Laws prescribe, the correction) is the arbiter's: in the game JSON and PGN with the token,
+/// not in the public ones until the tournament says so (and then as of the delay). The
+/// prescribed result for the second one is given with its termination, in the audit trail.
+#[tokio::test]
+async fn illegal_moves_go_on_the_arbiters_record_and_the_ruling_sets_the_result() {
+    let cfg = RecorderConfig {
+        settle_ms: 50,
+        ..RecorderConfig::default()
+    };
+    let (core, app) = start_with(cfg).await;
+    let send = |i: PortInput| core.ports.send(i).expect("the hall takes readings");
+    let pause = || tokio::time::sleep(Duration::from_millis(150));
+    // The press is judged 1.5 s after it, the board settled.
+    let judged = || tokio::time::sleep(Duration::from_millis(2_200));
+    send(identified());
+    send(reading(&shakmaty::Board::default()));
+    send(clock(300, 300, None, None));
+    pause().await;
+    send(clock(300, 300, Some(ClockSide::Left), None));
+    pause().await;
+    send(reading(&after(&["e4"])));
+    pause().await;
+    send(clock(299, 300, Some(ClockSide::Right), None));
+    pause().await;
+    send(reading(&after(&["e4", "e5"])));
+    pause().await;
+    send(clock(299, 299, Some(ClockSide::Left), None));
+    pause().await;
+    // White's knight jumps to g4; White presses.
+    let mut jump = after(&["e4", "e5"]);
+    let knight = jump.remove_piece_at(shakmaty::Square::G1).expect("knight");
+    jump.set_piece_at(shakmaty::Square::G4, knight);
+    send(reading(&jump));
+    pause().await;
+    send(clock(298, 299, Some(ClockSide::Right), None));
+    judged().await;
+    // The arbiter stops the clock, puts the knight back, gives Black two minutes.
+    send(clock(298, 297, None, None));
+    send(reading(&after(&["e4", "e5"])));
+    pause().await;
+    send(clock(298, 417, None, None));
+    pause().await;
+    send(clock(298, 417, Some(ClockSide::Left), None));
+    pause().await;
+    send(reading(&after(&["e4", "e5", "Nf3"])));
+    pause().await;
+    send(clock(296, 417, Some(ClockSide::Right), None));
+    pause().await;
+    send(reading(&after(&["e4", "e5", "Nf3", "Nc6"])));
+    pause().await;
+    send(clock(296, 415, Some(ClockSide::Left), None));
+    pause().await;
+    // White presses without a move.
+    send(clock(295, 415, Some(ClockSide::Right), None));
+    judged().await;
+
+    let game = eboard(&app).await["game_id"]
+        .as_i64()
+        .expect("the e-board is on a game");
+    let record = call(
+        &app,
+        "GET",
+        &format!("/api/games/{game}/record"),
+        None,
+        Some(TOKEN),
+    )
+    .await
+    .body;
+    let illegal = record["illegal_moves"].as_array().expect("illegal moves");
+    assert_eq!(illegal.len(), 2, "{record}");
+    assert_eq!(
+        (
+            &illegal[0]["ply"],
+            &illegal[0]["color"],
+            &illegal[0]["uci"],
+            &illegal[0]["kind"]
+        ),
+        (
+            &json!(3),
+            &json!("white"),
+            &json!("g1g4"),
+            &json!("move_not_allowed")
+        ),
+        "{record}"
+    );
+    assert_eq!(illegal[0]["count"], 1);
+    assert!(
+        illegal[0]["prescribed"]
+            .as_str()
+            .expect("text")
+            .contains("two minutes")
+    );
+    assert_eq!(
+        (
+            &illegal[1]["ply"],
+            &illegal[1]["kind"],
+            &illegal[1]["count"],
+            &illegal[1]["result"]
+        ),
+        (
+            &json!(5),
+            &json!("press_without_move"),
+            &json!(2),
+            &json!("0-1")
+        ),
+        "{record}"
+    );
+    assert_eq!(
+        record["clock_adjustments"],
+        json!([{"id": record["clock_adjustments"][0]["id"], "ply": 3, "color": "black", "delta_ms": 120_000, "at_ms": record["clock_adjustments"][0]["at_ms"]}]),
+        "{record}"
+    );
+    // The game's moves and clocks are untouched by it.
+    let g = call(
+        &app,
+        "GET",
+        &format!("/api/games/{game}"),
+        None,
+        Some(TOKEN),
+    )
+    .await
+    .body;
+    assert_eq!(sans_of(&g), ["e4", "e5", "Nf3", "Nc6"]);
+    assert_eq!(g["moves"][2]["clk_ms"], 296_000, "{g}");
+    assert_eq!(g["illegal_moves"].as_array().map(Vec::len), Some(2));
+    // The arbiter's PGN has the notes; the public's game JSON and PGN do not.
+    let pgn_of = |auth: Option<&'static str>| {
+        let app = app.clone();
+        async move {
+            let req = Request::builder()
+                .uri(format!("/api/games/{game}/pgn"))
+                .header(
+                    header::AUTHORIZATION,
+                    auth.map_or(String::new(), |t| format!("Bearer {t}")),
+                );
+            let req = if auth.is_some() {
+                req
+            } else {
+                Request::builder().uri(format!("/api/games/{game}/pgn"))
+            };
+            let res = app
+                .oneshot(req.body(Body::empty()).expect("request"))
+                .await
+                .expect("router");
+            let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+                .await
+                .expect("body");
+            String::from_utf8_lossy(&bytes).to_string()
+        }
+    };
+    // (PGN wraps its comments: the words are compared.)
+    let words = |t: String| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let arbiters = words(pgn_of(Some(TOKEN)).await);
+    for note in [
+        "1... e5 {[%clk 0:04:59] [%emt 0:00:00] Illegal move by White (first in this game): g1g4, a piece moved as it cannot move, clock pressed. Clock corrected: Black +0:02:00.}",
+        "Illegal move by White (second in this game): clock pressed without a move.}",
+    ] {
+        assert!(arbiters.contains(note), "{note}\n{arbiters}");
+    }
+    let public = pgn_of(None).await;
+    assert!(!public.contains("Illegal"), "{public}");
+    let g = call(&app, "GET", &format!("/api/games/{game}"), None, None)
+        .await
+        .body;
+    assert!(g.get("illegal_moves").is_none(), "{g}");
+    // The tournament shows it to spectators from now on.
+    let t = g["tournament_id"].as_i64().unwrap_or(1);
+    let edit = admin(
+        &app,
+        "PATCH",
+        &format!("/api/tournaments/{t}"),
+        json!({"public_incidents": true}),
+    )
+    .await;
+    assert_eq!(edit.status, StatusCode::OK, "{}", edit.body);
+    let g = call(&app, "GET", &format!("/api/games/{game}"), None, None)
+        .await
+        .body;
+    assert_eq!(g["illegal_moves"].as_array().map(Vec::len), Some(2), "{g}");
+    assert!(pgn_of(None).await.contains("Illegal move by White"));
+
+    // Open ones are listed for the console; a first one has no result to give.
+    let open = call(
+        &app,
+        "GET",
+        "/api/rounds/1/illegal-moves",
+        None,
+        Some(TOKEN),
+    )
+    .await
+    .body;
+    assert_eq!(open.as_array().map(Vec::len), Some(2), "{open}");
+    let first = illegal[0]["id"].as_i64().expect("id");
+    let second = illegal[1]["id"].as_i64().expect("id");
+    let refused = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{game}/illegal-moves"),
+        json!({"incident": first, "ruling": "result"}),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    let bad = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{game}/illegal-moves"),
+        json!({"incident": first, "ruling": "forfeit"}),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    let ruled = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{game}/illegal-moves"),
+        json!({"incident": second, "ruling": "result"}),
+    )
+    .await;
+    assert_eq!(ruled.status, StatusCode::OK, "{}", ruled.body);
+    assert_eq!(ruled.body["illegal_move"]["ruling"], "result");
+    let again = admin(
+        &app,
+        "POST",
+        &format!("/api/games/{game}/illegal-moves"),
+        json!({"incident": second, "ruling": "dismissed"}),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    let g = call(
+        &app,
+        "GET",
+        &format!("/api/games/{game}"),
+        None,
+        Some(TOKEN),
+    )
+    .await
+    .body;
+    assert_eq!(
+        (&g["result"], &g["termination"]),
+        (&json!("0-1"), &json!("rules infraction")),
+        "{g}"
+    );
+    let trail = call(
+        &app,
+        "GET",
+        &format!("/api/games/{game}/audit"),
+        None,
+        Some(TOKEN),
+    )
+    .await
+    .body;
+    assert!(trail.to_string().contains("incident_ruling"), "{trail}");
+    let open = call(
+        &app,
+        "GET",
+        "/api/rounds/1/illegal-moves",
+        None,
+        Some(TOKEN),
+    )
+    .await
+    .body;
+    assert_eq!(open.as_array().map(Vec::len), Some(1), "{open}");
+    assert!(arbiters.contains("[Result \"*\"]"));
+}

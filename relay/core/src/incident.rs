@@ -82,14 +82,19 @@ pub fn illegal_note(
         3 => "third".to_string(),
         n => format!("{n}th"),
     };
-    let seen = uci.map(|u| format!(" {u}")).unwrap_or_default();
+    let seen = uci.map(|u| format!(" {u},")).unwrap_or_default();
+    let pressed = if kind == IllegalKind::PressWithoutMove {
+        ""
+    } else {
+        ", clock pressed"
+    };
     let ruled = match ruling {
         Some("result") => "; the arbiter gave the result the Laws prescribe",
         Some("dismissed") => "; dismissed by the arbiter",
         _ => "",
     };
     format!(
-        "Illegal move by {who} ({nth} in this game):{seen} {}, clock pressed{ruled}.",
+        "Illegal move by {who} ({nth} in this game):{seen} {}{pressed}{ruled}.",
         kind.describe()
     )
 }
