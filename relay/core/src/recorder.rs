@@ -628,7 +628,7 @@ impl Recorder {
             out = self.evaluate();
         }
         if !self.clocks.checks.is_empty() {
-            out.extend(self.confirm_presses(now_ms));
+            out.extend(self.confirm_presses(Some(now_ms)));
         }
         out
     }
@@ -640,7 +640,7 @@ impl Recorder {
             self.evaluated = true;
             out = self.evaluate();
         }
-        out.extend(self.confirm_presses(u64::MAX));
+        out.extend(self.confirm_presses(Some(u64::MAX)));
         out
     }
 
@@ -677,41 +677,49 @@ impl Recorder {
         });
     }
 
-    /// Judges the presses waiting in `checks` whose time has come (the board read and still,
-    /// a while after the press): a press that ended a move is nothing more; one after which
-    /// the game has no new move and the board at the press shows one displacement that is
-    /// not a legal move, or no move at all, is an illegal move on the record. Its press then
-    /// ends no move (the player's real move is ended by a later press).
-    fn confirm_presses(&mut self, now_ms: u64) -> Vec<Outcome> {
+    /// Judges the presses waiting in `checks` whose time has come — the board read and
+    /// still, a while after the press (`now_ms`; `None`: only those below) — or whose move has
+    /// been made meanwhile (the game has a move at the check's ply: a fast player's next move
+    /// must not take the press of their illegal one). The board at the press, against the
+    /// position the presser was to move in, says what the press was: a legal move (or
+    /// anything one displacement does not explain) makes it an ordinary press, left for the
+    /// move it ends; one displacement that is not a legal move, or no move at all, is an
+    /// illegal move on the record, and its press ends no move.
+    fn confirm_presses(&mut self, now_ms: Option<u64>) -> Vec<Outcome> {
         let mut out = Vec::new();
-        if self.awaiting_judgement() && now_ms != u64::MAX {
-            return out;
-        }
+        let settled = !self.awaiting_judgement() || now_ms == Some(u64::MAX);
         let checks = std::mem::take(&mut self.clocks.checks);
         let orientation = self.orientation.unwrap_or_default();
         for c in checks {
-            if now_ms < c.at_ms.saturating_add(PRESS_JUDGED_AFTER_MS) {
+            let made = self.positions.len() > c.ply;
+            let due = settled
+                && now_ms.is_some_and(|now| now >= c.at_ms.saturating_add(PRESS_JUDGED_AFTER_MS));
+            if !made && !due {
                 self.clocks.checks.push(c);
                 continue;
             }
             let Some(press) = self.clocks.presses.get(c.press) else {
                 continue;
             };
-            // A move took the press, or the game moved on (a move, a takeback, a new game).
-            if press.used || self.positions.len() != c.ply || self.finished {
+            // A move took the press, or the game went back before it (a takeback, a new
+            // game), or it ended.
+            if press.used || self.positions.len() < c.ply || (self.finished && !made) {
                 continue;
             }
-            let Some(pos) = self.positions.last() else {
+            let Some(pos) = self.positions.get(c.ply - 1) else {
                 continue;
             };
             let at_press = press.board.unwrap_or(c.board).to_board(orientation);
             let Some((kind, seen)) = judge_press(pos, &at_press) else {
                 continue;
             };
-            // A press without a move must still be one now that the board has settled: a
-            // board read late (the press seen before the squares of its move) would show the
-            // old position at the press.
-            if kind == IllegalKind::PressWithoutMove && self.board_as_read() != *pos.board() {
+            // A press without a move must still be one now that the board has settled (when
+            // no move came since): a board read late (the press seen before the squares of
+            // its move) would show the old position at the press.
+            if kind == IllegalKind::PressWithoutMove
+                && !made
+                && self.board_as_read() != *pos.board()
+            {
                 continue;
             }
             if let Some(p) = self.clocks.presses.get_mut(c.press) {
@@ -824,8 +832,15 @@ impl Recorder {
         };
         let moves: Vec<Move> = game.moves.iter().map(|m| m.mv).collect();
         let presses_ahead = self.clocks.presses_ahead();
+        // A clock stopped in the middle of a game (not by a flag) is an arbiter at the board
+        // (an illegal move being put right): nobody plays, and a board half put back must
+        // not be read as moves the presses do not account for.
+        let stopped_mid_game = self.clocks.last.is_some_and(|r| {
+            r.running_side().is_none() && !r.left.flag_fallen && !r.right.flag_fallen
+        }) && !self.clocks.presses.is_empty();
         let clock_watched =
-            self.clocks.last.is_some_and(|r| r.running_side().is_some()) && !self.readings_missed;
+            self.clocks.last.is_some_and(|r| r.running_side().is_some()) || stopped_mid_game;
+        let clock_watched = clock_watched && !self.readings_missed;
         let bridge_limit = if clock_watched {
             presses_ahead + 1
         } else {
@@ -1328,7 +1343,10 @@ impl Recorder {
             if pressed || r.side(side).flag_fallen || prev.side(side).flag_fallen {
                 continue;
             }
-            let ran = if was == Some(side) || now == Some(side) {
+            // Running in both readings, it ran all the time between them; started between
+            // them, it ran for under a second (a running clock is read every second), which
+            // the display's rounding covers: a time set at the start shows as it was set.
+            let ran = if was == Some(side) && now == Some(side) {
                 elapsed
             } else {
                 0
@@ -1337,7 +1355,7 @@ impl Recorder {
                 (i64::from(r.side(side).seconds) - i64::from(prev.side(side).seconds)) * 1000;
             let delta = if change > 1_000 {
                 change
-            } else if change < -(ran + 1_000) {
+            } else if change < -(ran + 2_000) {
                 change + ran
             } else {
                 continue;
@@ -1403,7 +1421,13 @@ impl Recorder {
 
     /// Gives each move waiting for its clock the press that ended its mover's turn.
     fn assign_clocks(&mut self) -> Vec<Outcome> {
-        let mut out = Vec::new();
+        // A press made in place of a move now made (an illegal move before it) is on the
+        // record first, and ends no move.
+        let mut out = if self.clocks.checks.is_empty() {
+            Vec::new()
+        } else {
+            self.confirm_presses(None)
+        };
         if self.clocks.gap.is_some() {
             match self.settle_gap() {
                 Some(o) => out.extend(o),
