@@ -226,6 +226,30 @@ impl EmulatedBoard {
         self.tick(now_ms)
     }
 
+    /// Stops the clock (the arbiter's button; not logged, as [`EmulatedBoard::set_clock`]).
+    pub fn stop_clock(&mut self, now_ms: u64) -> Vec<Outgoing> {
+        if let Some(clock) = self.clock.as_mut() {
+            clock.stop(now_ms);
+        }
+        self.tick(now_ms)
+    }
+
+    /// The arbiter sets the clock (see [`ChessClock::arbiter_set`]). Like the start/stop
+    /// button, not in the board's log: a bus board logs lever presses only.
+    pub fn set_clock(
+        &mut self,
+        left_ms: u64,
+        right_ms: u64,
+        run: Option<ClockSide>,
+        moves_done: [u32; 2],
+        now_ms: u64,
+    ) -> Vec<Outgoing> {
+        if let Some(clock) = self.clock.as_mut() {
+            clock.arbiter_set(left_ms, right_ms, run, moves_done, now_ms);
+        }
+        self.tick(now_ms)
+    }
+
     /// Starts the clock (the arbiter's button).
     pub fn start_clock(&mut self, now_ms: u64) -> Vec<Outgoing> {
         if let Some(clock) = self.clock.as_mut() {
@@ -553,6 +577,39 @@ mod tests {
                 message: Message::BusAddress { address: 1025 }
             }
         ));
+    }
+
+    #[test]
+    fn the_arbiter_at_the_clock_is_not_in_the_bus_log() {
+        let mut b = board();
+        let changes = |b: &mut EmulatedBoard| {
+            let ask = Command::Bus {
+                command: BusCommand::SendChanges,
+                address: 1025,
+            }
+            .encode();
+            match decode(LineMode::Bus, &b.receive(&ask, 0)).as_slice() {
+                [Decoded::Bus { reply }] => match &reply.reply {
+                    BusReplyKind::Changes { records } => records.len(),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            }
+        };
+        b.start_clock(0);
+        b.press_lever(ClockSide::Left, 1_000);
+        assert_eq!(changes(&mut b), 1, "a lever press is logged");
+        b.stop_clock(5_000);
+        b.set_clock(180_000, 300_000, Some(ClockSide::Left), [0, 0], 9_000);
+        assert_eq!(
+            changes(&mut b),
+            0,
+            "the start/stop button and the setting are not"
+        );
+        let c = b.clock().expect("clock");
+        assert_eq!(c.remaining_ms(ClockSide::Right, 10_000), 300_000);
+        assert_eq!(c.remaining_ms(ClockSide::Left, 10_000), 179_000);
+        assert_eq!(c.moves_done(ClockSide::Left), 0);
     }
 
     #[test]

@@ -128,6 +128,27 @@ impl ChessClock {
         }
     }
 
+    /// The arbiter sets the clock (after an illegal move): both times, the moves each side
+    /// has made as the clock counts them for its periods (`[left, right]`: a press that was
+    /// not a move is taken off), and the side that runs (`None`: left stopped).
+    pub fn arbiter_set(
+        &mut self,
+        left_ms: u64,
+        right_ms: u64,
+        run: Option<ClockSide>,
+        moves_done: [u32; 2],
+        now_ms: u64,
+    ) {
+        self.set_and_run(left_ms, right_ms, run, now_ms);
+        self.moves_done = moves_done;
+    }
+
+    /// The moves the player on `side` has completed, as the clock counts them (lever presses
+    /// while running, less any the arbiter took off).
+    pub fn moves_done(&self, side: ClockSide) -> u32 {
+        self.moves_done[idx(side)]
+    }
+
     pub fn set_battery_low(&mut self, low: bool) {
         self.battery_low = low;
     }

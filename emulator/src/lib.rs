@@ -3,6 +3,7 @@
 
 pub mod board;
 pub mod clock;
+pub mod illegal;
 pub mod line;
 pub mod play;
 pub mod player;

@@ -58,17 +58,33 @@ impl Default for Table {
 /// Applies one scripted action to a board at virtual time `t`.
 fn apply(b: &mut EmulatedBoard, action: Action, table: Table, t: u64) -> Vec<Outgoing> {
     let dgt = |sq| DgtSquare::from_square(sq, table.orientation);
+    let side_of = |color: Color| {
+        if color == Color::White {
+            table.white_clock
+        } else {
+            table.white_clock.other()
+        }
+    };
     match action {
         Action::StartClock => b.start_clock(t),
         Action::Lift(sq) => b.set_square(dgt(sq), PieceCode::Empty, t),
         Action::Place(sq, piece) => b.set_square(dgt(sq), PieceCode::Piece(piece), t),
-        Action::PressLever(color) => {
-            let side = if color == Color::White {
-                table.white_clock
+        Action::PressLever(color) => b.press_lever(side_of(color), t),
+        Action::StopClock => b.stop_clock(t),
+        Action::SetClock {
+            white_ms,
+            black_ms,
+            white_moves,
+            black_moves,
+            run,
+        } => {
+            // (time, moves) of the left and right sides.
+            let (left, right) = if table.white_clock == ClockSide::Left {
+                ((white_ms, white_moves), (black_ms, black_moves))
             } else {
-                table.white_clock.other()
+                ((black_ms, black_moves), (white_ms, white_moves))
             };
-            b.press_lever(side, t)
+            b.set_clock(left.0, right.0, run.map(side_of), [left.1, right.1], t)
         }
     }
 }
@@ -154,5 +170,62 @@ pub fn play(
             return;
         }
         line.act(index, |b| ((), apply(b, step.action, table, t)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::BoardIdentity;
+    use crate::player::{IllegalKind, NoiseConfig, PlannedIllegal, read_games, script_with};
+    use shakmaty::Position;
+
+    #[test]
+    fn the_arbiters_setting_lands_on_each_colours_side_of_either_table() {
+        let mut games = read_games(
+            "[Event \"x\"]\n[TimeControl \"300+3\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 *",
+        )
+        .expect("reads");
+        let game = games.remove(0);
+        let plans = [
+            PlannedIllegal {
+                ply: 3,
+                kind: IllegalKind::Capture,
+            },
+            PlannedIllegal {
+                ply: 6,
+                kind: IllegalKind::PressWithoutMove,
+            },
+        ];
+        let s = script_with(&game, 4, &NoiseConfig::default(), &plans);
+        assert_eq!(s.illegal.len(), 2);
+        for white_clock in [ClockSide::Left, ClockSide::Right] {
+            let table = Table {
+                white_clock,
+                orientation: Orientation::Rotated,
+            };
+            let mut b = EmulatedBoard::new(BoardIdentity::from_number(3), table.clock_for(&s));
+            simulate(&mut b, &[], game.start.board(), &s, table, 100);
+            // The board's clock is the script's: each colour's last press left what the
+            // script says, on that colour's side, and counted only the real moves.
+            let c = b.clock().expect("clock");
+            let last = s.moves.len() - 1;
+            for (i, color) in [(last, Color::White), (last - 1, Color::Black)] {
+                let side = if color == Color::White {
+                    white_clock
+                } else {
+                    white_clock.other()
+                };
+                assert_eq!(
+                    Some(c.remaining_ms(side, s.moves[last].press_ms)),
+                    s.moves[i].clk_ms,
+                    "{color:?} on the {side:?}"
+                );
+                assert_eq!(
+                    c.moves_done(side),
+                    if color == Color::White { 4 } else { 3 }
+                );
+            }
+        }
     }
 }

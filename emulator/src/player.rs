@@ -12,8 +12,16 @@
 //! the press falls at the moment that leaves the mover's clock — increment and period bonus
 //! included, computed as [`ChessClock::press`] does — showing the recorded time. Everything is
 //! reproducible from a seed with a small self-contained generator.
+//!
+//! At chosen plies the player can first complete an illegal move or press the clock without
+//! one, and an arbiter put it right ([`script_with`], FIDE Laws art. 7.5): the game's moves
+//! and its recorded times stay as they are.
 
 use crate::clock::{ChessClock, Period, TimeControl};
+pub use crate::illegal::{
+    ArbiterConfig, IllegalKind, PlannedIllegal, ScriptedAdjustment, ScriptedIllegal, parse_plan,
+};
+use crate::illegal::{Displacement, pick_displacement};
 use boards::protocol::ClockSide;
 use boards::rng::SplitMix64;
 use shakmaty::{Board, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square, attacks};
@@ -241,6 +249,18 @@ pub enum Action {
     Place(Square, Piece),
     /// The player of this colour presses their lever.
     PressLever(Color),
+    /// The arbiter stops the clock (start/stop button).
+    StopClock,
+    /// The arbiter sets the clock after an illegal move: both times, the moves each side's
+    /// clock has counted (the false press counted one too many, and a period's bonus must
+    /// still come after the right move), and the side to run (`None`: left stopped).
+    SetClock {
+        white_ms: u64,
+        black_ms: u64,
+        white_moves: u32,
+        black_moves: u32,
+        run: Option<Color>,
+    },
 }
 
 /// An action at a virtual time (ms since the script's start).
@@ -305,6 +325,10 @@ pub struct Script {
     pub first_to_move: Color,
     /// One entry per move of the game.
     pub moves: Vec<MoveTiming>,
+    /// The illegal moves played, in order (see [`script_with`]); none unless asked for.
+    pub illegal: Vec<ScriptedIllegal>,
+    /// Every clock time the arbiter changed after them, in order.
+    pub adjustments: Vec<ScriptedAdjustment>,
 }
 
 impl Script {
@@ -338,9 +362,98 @@ fn color_index(color: Color) -> usize {
 /// Think time for a move without a usable recorded clock.
 const RANDOM_THINK_MS: (u64, u64) = (1_000, 20_000);
 
+/// Seeds the generator of the illegal moves (from the script's seed), so that the game's own
+/// moves are handled as they are without them.
+const INCIDENT_SEED: u64 = 0x0111_e6a1;
+/// The least thought before an illegal move (or a press without one): nobody errs at the
+/// board in the instant the opponent's press leaves them to move.
+const INCIDENT_THINK_MS: u64 = 1_000;
+/// From an illegal press to the arbiter stopping the clock.
+const NOTICED_MS: (u64, u64) = (3_000, 8_000);
+/// From the position put back to the clock set and restarted.
+const CLOCK_SETTING_MS: (u64, u64) = (2_000, 5_000);
+/// Least time on the opponent's clock for an illegal move to be played: it runs until the
+/// arbiter stops it, and must not fall meanwhile.
+const OPPONENT_LEAST_MS: u64 = NOTICED_MS.1 + 2_000;
+
 /// Writes the script for `game`. Same game, seed and configuration → same script.
 pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
+    script_with(game, seed, noise, &[])
+}
+
+/// [`script`] with illegal moves at the plies of `illegal`, put right by an arbiter who gives
+/// the opponent two minutes ([`ArbiterConfig::default`]); see [`script_with_arbiter`].
+pub fn script_with(
+    game: &GameScore,
+    seed: u64,
+    noise: &NoiseConfig,
+    illegal: &[PlannedIllegal],
+) -> Script {
+    script_with_arbiter(game, seed, noise, illegal, &ArbiterConfig::default())
+}
+
+/// [`script`] with illegal moves (FIDE Laws art. 7.5). In place of the move of each planned
+/// ply, after part of the think time, the mover displaces one of their pieces illegally as
+/// the plan asks (or, when the position has none of that kind, as it allows; see
+/// [`ScriptedIllegal::kind`]) or moves nothing, and presses the lever. 3–8 seconds later the
+/// arbiter stops the clock, puts the piece back (and the one it took), and sets the clock:
+/// the opponent gets `arbiter.extra_ms` more than it shows, the offender gets back what they
+/// had before the false press (its increment and any period bonus taken off, its move count
+/// too), and the offender's side runs. Then the game's move is played as usual. The game's
+/// moves never change, and a recorded `[%clk]` is honoured as without the incident.
+///
+/// An illegal move needs a clock to press: without one (`Script::clock` is `None`) none is
+/// played. None is played either at a ply beyond the game, nor when a clock is too low to
+/// hold it (the offender's below twice what the hands need, the opponent's below 10 s);
+/// [`Script::illegal`] lists those played.
+///
+/// Every move is handled as in [`script`] with the same seed (the same noise, the same order
+/// of lifts), except that a move whose think leaves no room for both an illegal move and its
+/// untidy handling is made plainly. Think times differ where the clocks do: the opponent,
+/// given extra time, takes it to reach a recorded time.
+pub fn script_with_arbiter(
+    game: &GameScore,
+    seed: u64,
+    noise: &NoiseConfig,
+    illegal: &[PlannedIllegal],
+    arbiter: &ArbiterConfig,
+) -> Script {
+    let (plain, straight) = write_script(game, seed, noise, &[], arbiter, None);
+    if illegal.is_empty() {
+        return plain;
+    }
+    write_script(game, seed, noise, illegal, arbiter, Some(&straight)).0
+}
+
+/// How [`script`] plays each move, for a script with illegal moves to handle each move
+/// alike: the generator's state at the move's start and once its think time is chosen (how
+/// many draws that takes depends on the clock), and the think time.
+struct Straight {
+    rng: Vec<u64>,
+    plan_rng: Vec<u64>,
+    think: Vec<u64>,
+}
+
+/// The script, and how each move was played. With `straight`, each move draws what it drew
+/// there (the generator reset to the move's state) and keeps the noise that fitted there:
+/// whatever an incident changes stays within its move and the opponent's next one.
+fn write_script(
+    game: &GameScore,
+    seed: u64,
+    noise: &NoiseConfig,
+    illegal: &[PlannedIllegal],
+    arbiter: &ArbiterConfig,
+    straight: Option<&Straight>,
+) -> (Script, Straight) {
     let mut rng = SplitMix64(seed);
+    let mut irng = SplitMix64(seed ^ INCIDENT_SEED);
+    let mut played = Straight {
+        rng: Vec::with_capacity(game.moves.len()),
+        plan_rng: Vec::with_capacity(game.moves.len()),
+        think: Vec::with_capacity(game.moves.len()),
+    };
+    let mut played_illegal = Vec::new();
+    let mut adjustments = Vec::new();
     let (a, b) = noise.handling_ms;
     let gap_lo = a.min(b).max(1);
     let gap_hi = a.max(b).max(gap_lo);
@@ -370,6 +483,10 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
     let mut moves_done = [0u32; 2];
     let mut pos = game.start.clone();
     for (index, scored) in game.moves.iter().enumerate() {
+        if let Some(st) = straight.and_then(|st| st.rng.get(index)) {
+            rng = SplitMix64(*st);
+        }
+        played.rng.push(rng.0);
         let mover = pos.turn();
         let side = clock_side(mover);
         let mut after = pos.clone();
@@ -382,36 +499,102 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
         // player moves on a real board, and the board could not be read between the moves.
         let needed = (minimal.len() as u64 + 1) * gap_lo.max(1);
 
-        // How long from the previous press to this one.
-        let remaining = clock.as_ref().map(|c| c.remaining_ms(side, prev));
-        let (think, honoured) = match (&clock, remaining) {
-            (Some(c), Some(before)) => {
-                let n = moves_done[color_index(mover)] + 1;
-                let next_clk = game.moves.get(index + 2).and_then(|m| m.clk_ms);
-                choose_think(
-                    &mut rng,
-                    c.time_control(),
-                    n,
-                    before,
-                    scored.clk_ms,
-                    next_clk,
-                    needed,
-                )
+        // An illegal move in place of this one, if planned and the clocks can hold it.
+        let incident = match (&clock, illegal.iter().find(|p| p.ply == index + 1)) {
+            (Some(c), Some(plan)) => {
+                let incident = prepare_incident(&mut irng, &pos, plan.kind, gap_lo, gap_hi);
+                let own = c.remaining_ms(side, prev);
+                let theirs = c.remaining_ms(side.other(), prev);
+                (c.flag_fallen(prev).is_none()
+                    && own > 2 * (needed + incident.least_ms())
+                    && theirs >= OPPONENT_LEAST_MS)
+                    .then_some(incident)
             }
+            _ => None,
+        };
+        // How long from the previous press to this one, and the move's physical actions
+        // (noise dropped if they do not fit in the think time): with the same draws from
+        // `rng` as without an incident, so that the moves around one are handled alike.
+        let remaining = clock.as_ref().map(|c| c.remaining_ms(side, prev));
+        let n = moves_done[color_index(mover)] + 1;
+        let next_clk = game.moves.get(index + 2).and_then(|m| m.clk_ms);
+        let (mut think, mut honoured) = match (&clock, remaining) {
+            (Some(c), Some(before)) => choose_think(
+                &mut rng,
+                c.time_control(),
+                n,
+                before,
+                scored.clk_ms,
+                next_clk,
+                needed,
+            ),
             _ => (random_think(&mut rng, None, needed), false),
         };
-        let press = prev + think;
-
-        // The physical actions, noise dropped if they do not fit in the think time.
+        played.think.push(think);
+        if let Some(st) = straight.and_then(|st| st.plan_rng.get(index)) {
+            rng = SplitMix64(*st);
+        }
+        played.plan_rng.push(rng.0);
         let mut plan = plan_move(&mut rng, &pos, after.board(), scored.mv, p);
         let mut gaps = draw_gaps(&mut rng, plan.len(), gap_lo, gap_hi);
-        if gaps.iter().sum::<u64>() >= think {
+        let replan = match straight.and_then(|st| st.think.get(index)) {
+            None => gaps.iter().sum::<u64>() >= think,
+            // As without incidents (a think made longer by extra time keeps the noise out,
+            // one made shorter spreads the same handling), unless the hands cannot make it.
+            Some(&t) => gaps.iter().sum::<u64>() >= t || think < (plan.len() as u64 + 1) * gap_lo,
+        };
+        if replan {
             plan = plan_move(&mut rng, &pos, after.board(), scored.mv, 0.0);
             if plan.len() as u64 + 1 > think {
-                plan = minimal;
+                plan = minimal.clone();
             }
             gaps = draw_gaps(&mut rng, plan.len(), gap_lo, gap_hi);
         }
+
+        // An illegal move takes the first part of the think time; the real move's think
+        // starts when the arbiter restarts the clock. The offender's clock, set back to what
+        // it showed at the false press, has then lost exactly the incident's part, and the
+        // press of the real move leaves what it would have left without the incident: a
+        // recorded time is honoured all the same.
+        let mut start = prev;
+        if let (Some(incident), Some(c), Some(before)) = (incident, clock.as_mut(), remaining) {
+            let least = incident.least_ms();
+            if think <= gaps.iter().sum::<u64>() + least {
+                // No room for both the incident and the move's handling: the move is made
+                // plainly, after a think long enough for both.
+                if think < needed + least {
+                    (think, honoured) = choose_think(
+                        &mut irng,
+                        c.time_control(),
+                        n,
+                        before,
+                        scored.clk_ms,
+                        next_clk,
+                        needed + least,
+                    );
+                }
+                plan = minimal;
+                gaps = draw_gaps(&mut irng, plan.len(), gap_lo, gap_hi);
+            }
+            let room = think.saturating_sub(gaps.iter().sum::<u64>() + least);
+            let at = IncidentAt {
+                ply: index + 1,
+                mover,
+                prev,
+                pre: INCIDENT_THINK_MS + irng.range(0, room / 2),
+                gap: (gap_lo, gap_hi),
+                moves_done,
+                extra_ms: arbiter.extra_ms,
+            };
+            if let Some(done) = play_incident(&mut irng, c, &incident, &at, &mut actions) {
+                think -= done.illegal.press_ms - prev;
+                start = done.set_ms;
+                played_illegal.push(done.illegal);
+                adjustments.extend(done.adjustments);
+            }
+        }
+        let press = start + think;
+
         let k = plan.len() as u64;
         let times: Vec<u64> = if gaps.iter().sum::<u64>() < think {
             // Think first, then handle: the last gap ends at the press.
@@ -424,7 +607,7 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
             v
         } else {
             // Too little time for the usual handling: spread evenly (think ≥ k + 1 here).
-            (1..=k).map(|j| prev + j * think / (k + 1)).collect()
+            (1..=k).map(|j| start + j * think / (k + 1)).collect()
         };
         actions.extend(
             times
@@ -453,12 +636,193 @@ pub fn script(game: &GameScore, seed: u64, noise: &NoiseConfig) -> Script {
         prev = press;
         pos = after;
     }
-    Script {
+    let script = Script {
         actions,
         clock: time_control,
         first_to_move,
         moves: timings,
+        illegal: played_illegal,
+        adjustments,
+    };
+    (script, played)
+}
+
+/// An illegal move made ready for one ply: what the hands do, and the gaps between.
+struct Incident {
+    /// The displacement (`None`: the lever pressed with nothing moved).
+    seen: Option<Displacement>,
+    /// The lifts and placements of the displacement.
+    hands: Vec<Action>,
+    /// After each of `hands`, the gap to the next action (the last: to the press).
+    gaps: Vec<u64>,
+}
+
+impl Incident {
+    /// The least time from the previous press to the false one (a moment's thought first).
+    fn least_ms(&self) -> u64 {
+        INCIDENT_THINK_MS + self.gaps.iter().sum::<u64>()
     }
+}
+
+/// Picks the displacement for `kind` in `pos` and how the hands make it. A position without
+/// any illegal displacement of the mover's (a bare king with nowhere to go wrong) gets a press
+/// without a move.
+fn prepare_incident(
+    rng: &mut SplitMix64,
+    pos: &Chess,
+    kind: IllegalKind,
+    gap_lo: u64,
+    gap_hi: u64,
+) -> Incident {
+    let seen = match kind {
+        IllegalKind::PressWithoutMove => None,
+        kind => pick_displacement(pos, kind, rng),
+    };
+    let hands = match seen {
+        None => Vec::new(),
+        Some(d) if d.captured.is_some() => match rng.below(3) {
+            // The own piece set down on the other in one motion.
+            0 => vec![Action::Lift(d.from), Action::Place(d.to, d.piece)],
+            // The taken piece off first.
+            1 => vec![
+                Action::Lift(d.to),
+                Action::Lift(d.from),
+                Action::Place(d.to, d.piece),
+            ],
+            // The own piece in hand first.
+            _ => vec![
+                Action::Lift(d.from),
+                Action::Lift(d.to),
+                Action::Place(d.to, d.piece),
+            ],
+        },
+        Some(d) => vec![Action::Lift(d.from), Action::Place(d.to, d.piece)],
+    };
+    let gaps = draw_gaps(rng, hands.len(), gap_lo, gap_hi);
+    Incident { seen, hands, gaps }
+}
+
+/// Where an incident happens in the script.
+struct IncidentAt {
+    ply: usize,
+    mover: Color,
+    /// The previous press (or the clock's start): the offender's clock runs from here.
+    prev: u64,
+    /// From `prev` to the first action of the displacement (to the press, without one).
+    pre: u64,
+    /// The handling gaps.
+    gap: (u64, u64),
+    /// The real moves each side has made (White, Black): what the arbiter sets the clock's
+    /// move counters to.
+    moves_done: [u32; 2],
+    extra_ms: u64,
+}
+
+/// An incident as played.
+struct IncidentDone {
+    illegal: ScriptedIllegal,
+    adjustments: Vec<ScriptedAdjustment>,
+    /// When the arbiter restarted the clock.
+    set_ms: u64,
+}
+
+/// Plays `incident` into `actions` and onto the script's clock `c`, as the board's clock will
+/// see it: displacement, press, clock stopped, position put back, clock set and restarted.
+/// `None` (and nothing changed) when the clock does not take the press.
+fn play_incident(
+    rng: &mut SplitMix64,
+    c: &mut ChessClock,
+    incident: &Incident,
+    at: &IncidentAt,
+    actions: &mut Vec<TimedAction>,
+) -> Option<IncidentDone> {
+    let side = clock_side(at.mover);
+    let (lo, hi) = at.gap;
+    let mut steps = Vec::new();
+    let mut t = at.prev + at.pre;
+    for (&action, &gap) in incident.hands.iter().zip(&incident.gaps) {
+        steps.push(TimedAction { at_ms: t, action });
+        t += gap;
+    }
+    let press_ms = t;
+    // What the offender's clock shows just before the false press: what the arbiter gives back.
+    let own_before = c.remaining_ms(side, press_ms);
+    if !c.press(side, press_ms) {
+        return None;
+    }
+    steps.push(TimedAction {
+        at_ms: press_ms,
+        action: Action::PressLever(at.mover),
+    });
+    let stop_ms = press_ms + rng.range(NOTICED_MS.0, NOTICED_MS.1);
+    c.stop(stop_ms);
+    steps.push(TimedAction {
+        at_ms: stop_ms,
+        action: Action::StopClock,
+    });
+    let mut t = stop_ms;
+    if let Some(d) = incident.seen {
+        let mut back = vec![Action::Lift(d.to), Action::Place(d.from, d.piece)];
+        if let Some(taken) = d.captured {
+            back.push(Action::Place(d.to, taken));
+        }
+        for action in back {
+            t += rng.range(lo, hi);
+            steps.push(TimedAction { at_ms: t, action });
+        }
+    }
+    let set_ms = t + rng.range(CLOCK_SETTING_MS.0, CLOCK_SETTING_MS.1);
+    let own_shown = c.remaining_ms(side, set_ms);
+    let theirs_shown = c.remaining_ms(side.other(), set_ms);
+    let theirs = theirs_shown.saturating_add(at.extra_ms);
+    let (white_ms, black_ms) = match at.mover {
+        Color::White => (own_before, theirs),
+        Color::Black => (theirs, own_before),
+    };
+    // The script's clock has White on the left (see `clock_side`).
+    c.arbiter_set(white_ms, black_ms, Some(side), at.moves_done, set_ms);
+    steps.push(TimedAction {
+        at_ms: set_ms,
+        action: Action::SetClock {
+            white_ms,
+            black_ms,
+            white_moves: at.moves_done[0],
+            black_moves: at.moves_done[1],
+            run: Some(at.mover),
+        },
+    });
+    let mut adjustments = Vec::new();
+    if at.extra_ms > 0 {
+        adjustments.push(ScriptedAdjustment {
+            ply: at.ply,
+            color: at.mover.other(),
+            delta_ms: theirs as i64 - theirs_shown as i64,
+            at_ms: set_ms,
+        });
+    }
+    if own_before != own_shown {
+        adjustments.push(ScriptedAdjustment {
+            ply: at.ply,
+            color: at.mover,
+            delta_ms: own_before as i64 - own_shown as i64,
+            at_ms: set_ms,
+        });
+    }
+    actions.extend(steps);
+    let seen = incident.seen;
+    Some(IncidentDone {
+        illegal: ScriptedIllegal {
+            ply: at.ply,
+            color: at.mover,
+            kind: seen.map_or(IllegalKind::PressWithoutMove, |d| d.kind),
+            from: seen.map(|d| d.from),
+            to: seen.map(|d| d.to),
+            capture: seen.is_some_and(|d| d.captured.is_some()),
+            press_ms,
+        },
+        adjustments,
+        set_ms,
+    })
 }
 
 /// DGT clocks in Fischer mode credit the increment before the first move too (a 90+30 clock
@@ -760,6 +1124,7 @@ fn squares_between(from: Square, to: Square) -> Vec<Square> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shakmaty::Rank;
     use std::path::PathBuf;
 
     fn data_dir() -> Option<PathBuf> {
@@ -805,16 +1170,96 @@ mod tests {
         too_fast: usize,
     }
 
+    /// An illegal move between its press and the arbiter's clock setting, as replayed.
+    struct OpenIncident {
+        /// The offender's clock just before the false press.
+        own_before: u64,
+        color: Color,
+        stopped: bool,
+    }
+
+    /// The board just before an illegal press, against the position the offender was to move
+    /// in: one of their pieces displaced so that no legal move gives that board (or nothing
+    /// moved), both kings still there, as the script says it played it.
+    fn check_false_press(before: &Chess, map: &Squares, x: &ScriptedIllegal) {
+        let mover = before.turn();
+        assert_eq!(x.color, mover, "ply {}: the mover errs", x.ply);
+        let was = squares_of(before.board());
+        let changed: Vec<Square> = Square::ALL
+            .into_iter()
+            .filter(|sq| was[sq.to_usize()] != map[sq.to_usize()])
+            .collect();
+        let (Some(from), Some(to)) = (x.from, x.to) else {
+            assert_eq!(x.kind, IllegalKind::PressWithoutMove);
+            assert!(
+                changed.is_empty(),
+                "ply {}: nothing moved: {changed:?}",
+                x.ply
+            );
+            return;
+        };
+        assert_eq!(
+            changed.len(),
+            2,
+            "ply {}: one displacement: {changed:?}",
+            x.ply
+        );
+        assert!(changed.contains(&from) && changed.contains(&to));
+        let piece = was[from.to_usize()].expect("a piece on from");
+        assert_eq!(piece.color, mover);
+        assert_eq!(map[from.to_usize()], None);
+        assert_eq!(map[to.to_usize()], Some(piece));
+        let taken = was[to.to_usize()];
+        assert_eq!(x.capture, taken.is_some());
+        assert!(taken.is_none_or(|t| t.color != mover && t.role != Role::King));
+        let mut board = before.board().clone();
+        board.discard_piece_at(from);
+        board.set_piece_at(to, piece);
+        assert!(board.king_of(Color::White).is_some() && board.king_of(Color::Black).is_some());
+        let legal = before.legal_moves().into_iter().any(|m| {
+            let mut p = before.clone();
+            p.play_unchecked(m);
+            *p.board() == board
+        });
+        assert!(!legal, "ply {}: {from}{to} is a legal move", x.ply);
+        assert!(piece.role != Role::Pawn || !matches!(to.rank(), Rank::First | Rank::Eighth));
+        let own_king_attacked = board
+            .king_of(mover)
+            .is_some_and(|k| board.attacks_to(k, !mover, board.occupied()).any());
+        match x.kind {
+            IllegalKind::Move => assert!(!x.capture),
+            IllegalKind::Capture => assert!(x.capture),
+            IllegalKind::KingInCheck => {
+                // By the piece's rules: the same move on the board, legal but for the king.
+                let mv = Move::Normal {
+                    role: piece.role,
+                    from,
+                    capture: taken.map(|t| t.role),
+                    to,
+                    promotion: None,
+                };
+                assert!(!before.is_legal(mv) && own_king_attacked, "ply {}", x.ply);
+            }
+            IllegalKind::PressWithoutMove => panic!("ply {}: a press without a move moved", x.ply),
+        }
+    }
+
     /// Plays the script on a square→piece map and a clock, checking every promise the script
-    /// makes; returns the clock statistics.
+    /// makes (illegal moves and the arbiter's corrections included); returns the clock
+    /// statistics.
     fn replay(game: &GameScore, s: &Script, noise: &NoiseConfig) -> Replay {
         let mut map = squares_of(game.start.board());
         let mut afters = Vec::new();
+        let mut befores = Vec::new();
         let mut pos = game.start.clone();
         for m in &game.moves {
+            befores.push(pos.clone());
             pos.play_unchecked(m.mv);
             afters.push(squares_of(pos.board()));
         }
+        let mut incidents = s.illegal.iter();
+        let mut adjustments = s.adjustments.iter();
+        let mut open: Option<OpenIncident> = None;
         assert_eq!(s.moves.len(), game.moves.len());
         let mut clock = s.new_clock();
         assert_eq!(clock.is_some(), game.time_control.is_some());
@@ -859,8 +1304,29 @@ mod tests {
                     map[sq.to_usize()] = None;
                 }
                 Action::Place(sq, piece) => map[sq.to_usize()] = Some(piece),
+                Action::PressLever(color) if ta.at_ms != s.moves[i].press_ms => {
+                    // A press that is not the move's: an illegal move's.
+                    assert_eq!(color, turn, "the mover presses");
+                    assert!(open.is_none(), "one illegal move at a time");
+                    let x = incidents.next().expect("an illegal press is listed");
+                    assert_eq!((x.ply, x.press_ms), (i + 1, ta.at_ms));
+                    check_false_press(&befores[i], &map, x);
+                    if let Some(t) = last_physical {
+                        assert!(ta.at_ms - t <= hi, "press within the handling gap");
+                    }
+                    let c = clock.as_mut().expect("an illegal press needs a clock");
+                    let side = clock_side(color);
+                    let own_before = c.remaining_ms(side, ta.at_ms);
+                    assert!(c.press(side, ta.at_ms), "the false press is taken");
+                    open = Some(OpenIncident {
+                        own_before,
+                        color,
+                        stopped: false,
+                    });
+                }
                 Action::PressLever(color) => {
                     assert_eq!(color, turn, "the mover presses");
+                    assert!(open.is_none(), "the clock is set before the move");
                     assert_eq!(ta.at_ms, s.moves[i].press_ms);
                     if let Some(t) = last_physical {
                         assert!(ta.at_ms - t <= hi, "press within the handling gap");
@@ -878,6 +1344,13 @@ mod tests {
                     let gain = c.time_control().added_after_move(n).total_ms();
                     assert!(c.press(side, ta.at_ms), "press accepted at move {}", i + 1);
                     let remaining = c.remaining_ms(side, ta.at_ms);
+                    assert_eq!(c.moves_done(side), n, "moves counted by the clock");
+                    assert_eq!(
+                        Some(remaining),
+                        s.moves[i].clk_ms,
+                        "the script's clock after move {}",
+                        i + 1
+                    );
                     if let Some(clk) = game.moves[i].clk_ms {
                         stats.with_clk += 1;
                         if s.moves[i].clock_honoured {
@@ -895,6 +1368,60 @@ mod tests {
                     }
                     finish_move(&mut i, &map, &mut turn);
                 }
+                Action::StopClock => {
+                    let o = open.as_mut().expect("stopped after an illegal press");
+                    assert!(!o.stopped);
+                    o.stopped = true;
+                    clock.as_mut().expect("clock").stop(ta.at_ms);
+                }
+                Action::SetClock {
+                    white_ms,
+                    black_ms,
+                    white_moves,
+                    black_moves,
+                    run,
+                } => {
+                    let o = open.take().expect("set after an illegal press");
+                    assert!(o.stopped, "stopped first");
+                    // The position is back as it was before the ply.
+                    assert_eq!(
+                        fen_of(&map),
+                        fen_of(&squares_of(befores[i].board())),
+                        "board put back at ply {}",
+                        i + 1
+                    );
+                    assert_eq!(run, Some(o.color), "the offender's clock runs");
+                    // The offender's clock shows what it did before the false press, its move
+                    // count the moves really made.
+                    let own = if o.color == Color::White {
+                        white_ms
+                    } else {
+                        black_ms
+                    };
+                    assert_eq!(own, o.own_before);
+                    assert_eq!([white_moves, black_moves], moves_done);
+                    let c = clock.as_mut().expect("clock");
+                    // Every change listed (the opponent's first), as set against what was
+                    // shown.
+                    for color in [o.color.other(), o.color] {
+                        let set = color.fold_wb(white_ms, black_ms);
+                        let shown = c.remaining_ms(clock_side(color), ta.at_ms);
+                        if set != shown {
+                            let a = adjustments.next().expect("the change is listed");
+                            assert_eq!(
+                                (a.ply, a.color, a.delta_ms, a.at_ms),
+                                (i + 1, color, set as i64 - shown as i64, ta.at_ms)
+                            );
+                        }
+                    }
+                    c.arbiter_set(
+                        white_ms,
+                        black_ms,
+                        run.map(clock_side),
+                        [white_moves, black_moves],
+                        ta.at_ms,
+                    );
+                }
             }
             if matches!(ta.action, Action::Lift(_) | Action::Place(..)) {
                 if let Some(t) = last_physical {
@@ -908,10 +1435,22 @@ mod tests {
                 assert!(ta.at_ms > prev_press && ta.at_ms < s.moves[i].press_ms);
                 last_physical = Some(ta.at_ms);
             }
-            if matches!(ta.action, Action::PressLever(_)) {
+            if matches!(
+                ta.action,
+                Action::PressLever(_) | Action::StopClock | Action::SetClock { .. }
+            ) {
                 last_physical = None;
             }
         }
+        assert!(open.is_none(), "every illegal move put right");
+        assert!(
+            incidents.next().is_none(),
+            "every illegal move listed was played"
+        );
+        assert!(
+            adjustments.next().is_none(),
+            "every clock change listed was made"
+        );
         while i < s.moves.len() {
             finish_move(&mut i, &map, &mut turn);
         }
@@ -1299,5 +1838,306 @@ mod tests {
         assert_eq!(a.moves, b.moves);
         let c = script(&game, 78, &noise);
         assert_ne!(a.actions, c.actions);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Illegal moves
+    // -----------------------------------------------------------------------------------------
+
+    /// The bundled classics (no clocks recorded), on a 90+30 clock.
+    fn classics() -> Vec<GameScore> {
+        let mut games =
+            read_games(include_str!("../../relay/data/classics.pgn")).expect("classics read");
+        for g in &mut games {
+            g.time_control = Some("5400+30".parse().expect("tc"));
+        }
+        games
+    }
+
+    fn planned(ply: usize, kind: IllegalKind) -> PlannedIllegal {
+        PlannedIllegal { ply, kind }
+    }
+
+    /// The position before `ply` (from 1).
+    fn before_ply(game: &GameScore, ply: usize) -> Chess {
+        let mut p = game.start.clone();
+        for m in &game.moves[..ply - 1] {
+            p.play_unchecked(m.mv);
+        }
+        p
+    }
+
+    #[test]
+    fn illegal_moves_of_every_kind_are_played_and_put_right() {
+        use IllegalKind::*;
+        let noisy = NoiseConfig {
+            probability: 0.3,
+            ..NoiseConfig::default()
+        };
+        let mut played = std::collections::BTreeMap::<IllegalKind, usize>::new();
+        for (gi, game) in classics().iter().enumerate() {
+            let n = game.moves.len();
+            // Each kind, two by the same player (plies of one colour), the first and the last
+            // ply, and one beyond the game (ignored).
+            let plans = [
+                planned(1, KingInCheck),
+                planned(3, Move),
+                planned(4, Capture),
+                planned(7, KingInCheck),
+                planned(8, PressWithoutMove),
+                planned(n, Capture),
+                planned(n + 1, Move),
+            ];
+            for seed in 0..6 {
+                for noise in [NoiseConfig::clean(), noisy] {
+                    let s = script_with(game, seed, &noise, &plans);
+                    replay(game, &s, &noise);
+                    let plies: Vec<usize> = s.illegal.iter().map(|x| x.ply).collect();
+                    let mut want: Vec<usize> = plans.iter().map(|p| p.ply).collect();
+                    want.retain(|&p| p <= n);
+                    want.sort();
+                    want.dedup();
+                    assert_eq!(plies, want, "game {gi} seed {seed}");
+                    for x in &s.illegal {
+                        let asked = plans.iter().find(|p| p.ply == x.ply).expect("asked").kind;
+                        let offered = crate::illegal::displacements(&before_ply(game, x.ply));
+                        // The kind asked for whenever the position has one.
+                        if asked == PressWithoutMove || offered.iter().any(|d| d.kind == asked) {
+                            assert_eq!(x.kind, asked, "game {gi} ply {}", x.ply);
+                        } else {
+                            assert_ne!(x.kind, PressWithoutMove);
+                        }
+                        *played.entry(x.kind).or_default() += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(played.len(), 4, "{played:?}");
+    }
+
+    #[test]
+    fn a_pinned_piece_moved_by_its_rules_leaves_the_king_in_check() {
+        // After 1. e4 e5 2. Nf3 Nc6 3. Bb5 d6 4. O-O the knight on c6 is pinned (ply 8).
+        let game = one_game(
+            "[Event \"x\"]\n[TimeControl \"300+3\"]\n\n\
+             1. e4 e5 2. Nf3 Nc6 3. Bb5 d6 4. O-O Bd7 5. d4 a6 *",
+        );
+        let mut pinned = 0;
+        for seed in 0..20 {
+            let s = script_with(
+                &game,
+                seed,
+                &NoiseConfig::default(),
+                &[planned(8, IllegalKind::KingInCheck)],
+            );
+            replay(&game, &s, &NoiseConfig::default());
+            let x = &s.illegal[0];
+            assert_eq!(x.kind, IllegalKind::KingInCheck);
+            if x.from == Some(Square::C6) {
+                pinned += 1;
+            }
+        }
+        assert!(pinned > 0);
+    }
+
+    #[test]
+    fn a_kind_the_position_lacks_falls_back_to_another_displacement() {
+        // In the start position no piece can leave its king in check.
+        let game = one_game("[Event \"x\"]\n[TimeControl \"300+3\"]\n\n1. e4 e5 *");
+        let s = script_with(
+            &game,
+            1,
+            &NoiseConfig::clean(),
+            &[planned(1, IllegalKind::KingInCheck)],
+        );
+        replay(&game, &s, &NoiseConfig::clean());
+        assert_eq!(s.illegal.len(), 1);
+        assert_eq!(s.illegal[0].kind, IllegalKind::Move);
+        assert!(s.illegal[0].uci().is_some());
+    }
+
+    #[test]
+    fn the_arbiter_gives_the_opponent_extra_time_and_takes_the_increment_back() {
+        let game = one_game(
+            "[Event \"x\"]\n[TimeControl \"300+3\"]\n\n1. e4 {[%clk 0:05:02]} e5 {[%clk 0:05:01]} \
+             2. Nf3 {[%clk 0:04:58]} Nc6 {[%clk 0:04:55]} 3. Bb5 {[%clk 0:04:40]} \
+             a6 {[%clk 0:04:50]} 4. Ba4 {[%clk 0:04:41]} Nf6 {[%clk 0:04:30]} *",
+        );
+        for (extra, seed) in [(120_000, 3), (60_000, 4), (0, 5)] {
+            let arbiter = ArbiterConfig { extra_ms: extra };
+            let plans = [
+                planned(3, IllegalKind::Move),
+                planned(6, IllegalKind::PressWithoutMove),
+            ];
+            let s = script_with_arbiter(&game, seed, &NoiseConfig::default(), &plans, &arbiter);
+            replay(&game, &s, &NoiseConfig::default());
+            assert_eq!(s.illegal.len(), 2);
+            let mut want = Vec::new();
+            for (ply, offender) in [(3, Color::White), (6, Color::Black)] {
+                if extra > 0 {
+                    want.push((ply, offender.other(), extra as i64));
+                }
+                want.push((ply, offender, -3_000));
+            }
+            let got: Vec<(usize, Color, i64)> = s
+                .adjustments
+                .iter()
+                .map(|a| (a.ply, a.color, a.delta_ms))
+                .collect();
+            assert_eq!(got, want, "extra {extra}");
+            // Every recorded clock, before the incidents and after, is shown as recorded: the
+            // opponent spends the extra time, the offender's clock is as if nothing happened.
+            // (Without extra time, the seconds the opponent's clock ran until the arbiter
+            // stopped it are lost, and their next recorded time may be out of reach.)
+            for (i, (m, t)) in game.moves.iter().zip(&s.moves).enumerate() {
+                if extra > 0 || !matches!(i + 1, 4 | 7) {
+                    assert!(t.clock_honoured, "extra {extra} ply {}", i + 1);
+                    assert_eq!(m.clk_ms, t.clk_ms);
+                }
+            }
+            // The clock is stopped 3–8 s after the false press and set after the position
+            // is back; the arbiter's set values are what the adjustments say.
+            for x in &s.illegal {
+                let stop = s
+                    .actions
+                    .iter()
+                    .find(|a| a.at_ms > x.press_ms && a.action == Action::StopClock)
+                    .expect("stopped");
+                assert!((3_000..=8_000).contains(&(stop.at_ms - x.press_ms)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_false_press_on_the_last_move_of_a_period_does_not_earn_its_bonus() {
+        // 42 moves of knights going back and forth on a 40/10 min + 5 min, +2 s clock; White's
+        // 40th move (ply 79) is first made illegally.
+        let mut pgn = String::from("[Event \"x\"]\n[TimeControl \"40/600+2:300+2\"]\n\n");
+        for n in 1..=42 {
+            let (w, b) = if n % 2 == 1 {
+                ("Nf3", "Nf6")
+            } else {
+                ("Ng1", "Ng8")
+            };
+            pgn.push_str(&format!("{n}. {w} {b} "));
+        }
+        pgn.push('*');
+        let game = one_game(&pgn);
+        let s = script_with(
+            &game,
+            7,
+            &NoiseConfig::default(),
+            &[planned(79, IllegalKind::Capture)],
+        );
+        // The replay checks that the clock counts 40 moves at the real 40th press.
+        replay(&game, &s, &NoiseConfig::default());
+        assert_eq!(s.illegal.len(), 1);
+        let own: Vec<i64> = s
+            .adjustments
+            .iter()
+            .filter(|a| a.color == Color::White)
+            .map(|a| a.delta_ms)
+            .collect();
+        assert_eq!(own, [-(2_000 + 300_000)], "increment and bonus taken back");
+        let set = s
+            .actions
+            .iter()
+            .find_map(|a| match a.action {
+                Action::SetClock {
+                    white_moves,
+                    black_moves,
+                    ..
+                } => Some((white_moves, black_moves)),
+                _ => None,
+            })
+            .expect("set");
+        assert_eq!(set, (39, 39));
+        // The real 40th move earns the bonus.
+        let before_real = s.moves[77].clk_ms.expect("clk");
+        assert!(s.moves[78].clk_ms.expect("clk") > before_real + 250_000);
+    }
+
+    #[test]
+    fn recorded_clocks_stay_honoured_around_illegal_moves() {
+        let Some(dir) = data_dir() else { return };
+        let text = std::fs::read_to_string(dir.join("dgt-livechess-1.4.8-tata-steel-2017.pgn"))
+            .expect("r");
+        let noise = NoiseConfig {
+            probability: 0.3,
+            ..NoiseConfig::default()
+        };
+        let (mut games, mut incidents) = (0, 0);
+        for mut game in read_games(&text).expect("games").into_iter().take(10) {
+            if game.time_control.is_none() {
+                game.time_control = game.guess_time_control();
+            }
+            let n = game.moves.len();
+            if n < 30 || game.time_control.is_none() {
+                continue;
+            }
+            let plans = [
+                planned(n / 3, IllegalKind::Move),
+                planned(n / 3 + 2, IllegalKind::Capture),
+                planned(2 * n / 3, IllegalKind::PressWithoutMove),
+            ];
+            for seed in 1..=3 {
+                let plain = script(&game, seed, &noise);
+                let s = script_with(&game, seed, &noise, &plans);
+                // Every clock flagged honoured is shown exactly (checked by the replay).
+                replay(&game, &s, &noise);
+                let honoured = |s: &Script| s.moves.iter().filter(|m| m.clock_honoured).count();
+                // Only the incidents' own moves may lose theirs (a think too short for both).
+                assert!(honoured(&s) + s.illegal.len() >= honoured(&plain));
+                // The other moves are handled as without incidents.
+                let plies: Vec<usize> = s.illegal.iter().map(|x| x.ply).collect();
+                for (i, (a, b)) in moves_of(&plain).iter().zip(moves_of_real(&s)).enumerate() {
+                    if !plies.contains(&(i + 1)) {
+                        assert_eq!(*a, b, "seed {seed} ply {}", i + 1);
+                    }
+                }
+                incidents += s.illegal.len();
+            }
+            games += 1;
+        }
+        assert!(
+            games > 0 && incidents >= games * 3 * 3 - 3,
+            "{games} {incidents}"
+        );
+    }
+
+    /// The physical actions of each real move (after the arbiter's clock setting, if any).
+    fn moves_of_real(s: &Script) -> Vec<Vec<Action>> {
+        let mut out = vec![Vec::new(); s.moves.len()];
+        let mut i = 0;
+        for ta in &s.actions {
+            match ta.action {
+                Action::SetClock { .. } => out[i].clear(),
+                Action::PressLever(_) if ta.at_ms == s.moves[i].press_ms => i += 1,
+                Action::PressLever(_) => {}
+                Action::Lift(_) | Action::Place(..) => out[i].push(ta.action),
+                Action::StartClock | Action::StopClock => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn without_a_clock_or_within_the_game_only() {
+        let no_clock = one_game("[Event \"x\"]\n\n1. e4 e5 2. Nf3 Nc6 *");
+        let plans = [planned(2, IllegalKind::Move)];
+        let s = script_with(&no_clock, 3, &NoiseConfig::default(), &plans);
+        assert!(s.illegal.is_empty() && s.adjustments.is_empty());
+        assert_eq!(
+            s.actions,
+            script(&no_clock, 3, &NoiseConfig::default()).actions
+        );
+        let game = one_game(ITALIAN);
+        let beyond = [
+            planned(11, IllegalKind::Move),
+            planned(40, IllegalKind::Move),
+        ];
+        let s = script_with(&game, 3, &NoiseConfig::default(), &beyond);
+        assert!(s.illegal.is_empty());
+        assert_eq!(s.actions, script(&game, 3, &NoiseConfig::default()).actions);
     }
 }

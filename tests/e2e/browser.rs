@@ -2260,3 +2260,120 @@ fn browser_console_shows_battery_clock_and_sync_problems() {
         b.quit().await;
     });
 }
+
+/// A player completes two illegal moves on an emulated board (`relay demo --illegal`): the
+/// console, opened with the admin token, lists each at once with a beep, naming the board,
+/// the player and which of theirs it is, with what the Laws prescribe; for the second it
+/// offers the result they prescribe, and the arbiter's click puts it in the PGN with its
+/// termination and in the audit trail.
+#[test]
+fn browser_console_alerts_an_illegal_move_and_gives_the_prescribed_result() {
+    browser_test("console_illegal", || async {
+        let dir = temp_dir("browser-illegal");
+        let svc = Service::demo(
+            &dir,
+            &[
+                "--boards",
+                "1",
+                "--speed",
+                "3",
+                "--noise",
+                "0",
+                "--seed",
+                "1",
+                "--illegal",
+                "3,7:press",
+                "--admin-token",
+                TOKEN,
+            ],
+        );
+        let b = Browser::start("console_illegal").await;
+        b.goto(&svc.url("/console.html?round=1")).await;
+        b.enter_token().await;
+        // The first illegal move: listed, no result offered.
+        let first = eventually!(
+            60,
+            format!("the first illegal move in the console:\n{}", svc.log_text()),
+            async {
+                let v = b
+                    .js(
+                        "const li = document.querySelector('#illegal-list li.first');
+                         return li && !document.getElementById('illegal-banner').hidden ? li.textContent : null;",
+                        vec![],
+                    )
+                    .await;
+                v.as_str().map(str::to_string)
+            }
+        );
+        println!("console: {first}");
+        assert!(first.contains("Board 1: White"), "{first}");
+        assert!(first.contains("first illegal move in this game"), "{first}");
+        assert!(first.contains("two minutes"), "{first}");
+        // The second, a press without a move by the same player: the result is offered.
+        let second = eventually!(
+            90,
+            format!(
+                "the second illegal move in the console:\n{}",
+                svc.log_text()
+            ),
+            async {
+                let v = b
+                    .js(
+                        "const li = document.querySelector('#illegal-list li.second');
+                         return li ? li.textContent : null;",
+                        vec![],
+                    )
+                    .await;
+                v.as_str().map(str::to_string)
+            }
+        );
+        println!("console: {second}");
+        assert!(
+            second.contains("second illegal move in this game"),
+            "{second}"
+        );
+        assert!(second.contains("clock pressed without a move"), "{second}");
+        assert!(second.contains("Give 0-1"), "{second}");
+        b.screenshot("illegal-move-alert").await;
+        let button = b
+            .client()
+            .find(Locator::Css(
+                "#illegal-list li.second button[data-ruling=\"result\"]",
+            ))
+            .await
+            .expect("the result button");
+        button.click().await.expect("click");
+        let game = eventually!(20, "the prescribed result stored", async {
+            let g = try_json(&svc.url("/api/rounds/1"))?["games"]
+                .as_array()?
+                .first()?
+                .clone();
+            (g["result"] == "0-1").then_some(g)
+        });
+        assert_eq!(game["termination"], "rules infraction", "{game}");
+        let id = game["id"].as_i64().expect("id");
+        let pgn = svc
+            .admin("GET", &format!("/api/games/{id}/pgn"), None)
+            .text();
+        assert!(pgn.contains("[Termination \"rules infraction\"]"), "{pgn}");
+        assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
+        let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("Illegal move by White (second in this game)"),
+            "{pgn}"
+        );
+        let trail = svc
+            .admin("GET", &format!("/api/games/{id}/audit"), None)
+            .text();
+        assert!(trail.contains("incident_ruling"), "{trail}");
+        // The alert is gone once ruled on.
+        let left = b
+            .js(
+                "return document.querySelectorAll('#illegal-list li.second').length;",
+                vec![],
+            )
+            .await;
+        assert_eq!(left, json!(0));
+        drop(b);
+    });
+}

@@ -11,6 +11,7 @@ mod serve_api;
 mod serve_boards;
 mod serve_cluster;
 mod serve_faults;
+mod serve_illegal;
 mod serve_lichess;
 mod serve_outage;
 mod serve_trf;

@@ -9,7 +9,10 @@ use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::clock::{ChessClock, TimeControl};
 use emulator::line::{Line, VirtualClock};
 use emulator::play::{Table, play};
-use emulator::player::{GameScore, NoiseConfig, read_games, script};
+use emulator::player::{
+    ArbiterConfig, GameScore, NoiseConfig, PlannedIllegal, parse_plan, read_games,
+    script_with_arbiter,
+};
 use shakmaty::Position;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,12 +62,35 @@ pub struct HallArgs {
     pub serials: Vec<u16>,
     /// Append, for every game a board starts, one JSON line per move with the time its
     /// mover's clock shows after the press (`serial`, `game` = index in the PGN, `ply`,
-    /// `clk_ms`): the truth tests check recorded clocks against.
+    /// `clk_ms`), and before them one per illegal move played (`serial`, `game`, `illegal`:
+    /// `ply`, `color`, `kind`, `uci` or null): the truth tests check the record against.
     #[arg(long)]
     pub press_log: Option<PathBuf>,
+    /// Illegal moves in every game a board plays: plies (from 1; the move the illegal one is
+    /// made in place of), each with a kind — `move` (default: a piece moved as it cannot),
+    /// `capture`, `check` (own king left in check) or `press` (the clock pressed without a
+    /// move), e.g. `12,31:press,40:check`. The mover does it and presses the clock; the
+    /// arbiter stops the clock, puts the position back, gives the opponent
+    /// `--illegal-extra-secs`, takes the false press's increment back and restarts the clock;
+    /// then the game's real move is played. Plies beyond a game are ignored; a position with
+    /// no displacement of the kind gets another kind (the press log says which).
+    #[arg(long, value_parser = parse_illegal)]
+    pub illegal: Option<IllegalPlan>,
+    /// The time the arbiter gives the opponent after an illegal move (FIDE: 120 in standard
+    /// play, 60 in rapid and blitz).
+    #[arg(long, default_value_t = 120)]
+    pub illegal_extra_secs: u64,
     /// Directory for stable links to the terminals (dgt-1, dgt-2, ...).
     #[arg(long)]
     pub link_dir: Option<PathBuf>,
+}
+
+/// The illegal moves of `--illegal`.
+#[derive(Clone, Debug)]
+pub struct IllegalPlan(pub Vec<PlannedIllegal>);
+
+fn parse_illegal(s: &str) -> Result<IllegalPlan, String> {
+    parse_plan(s).map(IllegalPlan)
 }
 
 #[derive(Args, Debug)]
@@ -187,6 +213,10 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
             let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
             let hold_ms = args.hold_secs.saturating_mul(1000);
             let start_file = args.start_file.clone();
+            let illegal = args.illegal.clone().map(|p| p.0).unwrap_or_default();
+            let arbiter = ArbiterConfig {
+                extra_ms: args.illegal_extra_secs.saturating_mul(1000),
+            };
             let first = board_no;
             board_no += 1;
             players.push(std::thread::spawn(move || {
@@ -211,9 +241,28 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             Orientation::Normal
                         },
                     };
-                    let s = script(game, seed.wrapping_add(k as u64), &noise);
+                    let s = script_with_arbiter(
+                        game,
+                        seed.wrapping_add(k as u64),
+                        &noise,
+                        &illegal,
+                        &arbiter,
+                    );
                     if let Some(log) = &press_log {
                         let mut text = String::new();
+                        for i in &s.illegal {
+                            let line = serde_json::json!({
+                                "serial": serial,
+                                "game": (first + k) % games.len(),
+                                "illegal": {
+                                    "ply": i.ply,
+                                    "color": i.color.fold_wb("white", "black"),
+                                    "kind": i.kind.name(),
+                                    "uci": i.uci(),
+                                },
+                            });
+                            text.push_str(&format!("{line}\n"));
+                        }
                         for (i, m) in s.moves.iter().enumerate() {
                             if let Some(clk) = m.clk_ms {
                                 let line = serde_json::json!({
