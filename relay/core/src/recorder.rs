@@ -665,14 +665,24 @@ impl Recorder {
         } else {
             Color::Black
         };
-        if !ok || color != pos.turn() || self.positions.len() < 2 {
+        if !ok || self.positions.len() < 2 {
             return;
         }
+        // The presser is to move; or the opponent's move is on the board but not judged yet
+        // (a press within the settle time after the opponent's): then the presser is to move
+        // after it, and the check waits for that move.
+        let ply = if color == pos.turn() {
+            self.positions.len()
+        } else if self.awaiting_judgement() {
+            self.positions.len() + 1
+        } else {
+            return;
+        };
         self.clocks.checks.push(PressCheck {
             press: index,
             at_ms: now_ms,
             board: p.board.unwrap_or(self.board),
-            ply: self.positions.len(),
+            ply,
             color,
         });
     }
@@ -706,7 +716,11 @@ impl Recorder {
             if press.used || self.positions.len() < c.ply || (self.finished && !made) {
                 continue;
             }
-            let Some(pos) = self.positions.get(c.ply - 1) else {
+            let Some(pos) = self
+                .positions
+                .get(c.ply - 1)
+                .filter(|p| p.turn() == c.color)
+            else {
                 continue;
             };
             let at_press = press.board.unwrap_or(c.board).to_board(orientation);

@@ -771,3 +771,39 @@ fn a_board_first_read_mid_game_is_recorded_from_there_once_the_clock_says_whose_
     rec.tick(3_000);
     assert!(rec.game().is_none());
 }
+
+#[test]
+fn a_press_without_a_move_right_after_the_opponents_press_is_still_seen() {
+    let mut t = after_e4_e5();
+    t.play("Nf3");
+    t.clock(300, 302, Some(ClockSide::Right), None);
+    // Black plays Nc6 and presses; White presses at once, before the board has settled.
+    play_san(&mut t.pos, "Nc6");
+    let b = t.pos.board().clone();
+    let placement = Placement::from_board(&b, Orientation::Normal);
+    t.t += 50;
+    let out = t.rec.on_message(&Message::BoardDump { placement }, t.t);
+    t.outcomes.extend(out);
+    t.clock(300, 301, Some(ClockSide::Left), None);
+    t.clock(299, 301, Some(ClockSide::Right), None);
+    t.settle();
+    t.settle();
+    let illegal: Vec<&Outcome> = incidents(&t)
+        .into_iter()
+        .filter(|o| matches!(o, Outcome::IllegalMove { .. }))
+        .collect();
+    assert_eq!(
+        illegal,
+        vec![&Outcome::IllegalMove {
+            ply: 5,
+            color: ColorName::White,
+            kind: IllegalKind::PressWithoutMove,
+            uci: None,
+            piece: None,
+            captured: None,
+            clock_pressed: true,
+        }]
+    );
+    assert_eq!(t.sans(), vec!["e4", "e5", "Nf3", "Nc6"]);
+    assert_eq!(t.clocks()[3], Some(301_000), "Nc6 keeps its own press");
+}
