@@ -32,6 +32,7 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/console/eboards.js"),
     page!("js/console/game-actions.js"),
     page!("js/console/games.js"),
+    page!("js/console/illegal.js"),
     page!("js/console/page.js"),
     page!("js/console/push.js"),
     page!("js/console/round.js"),
@@ -81,4 +82,46 @@ pub fn service(
     tower::service_fn(move |req: Request<Body>| {
         std::future::ready(Ok(serve(dir.as_ref(), req.uri().path())))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PAGES;
+    use std::path::Path;
+
+    /// Every page, script and style sheet in `web/` (not its node tooling) is built in: a
+    /// module left off the list is a 404 in the installed relay, and every page importing it
+    /// breaks, while `--web-dir` would hide it.
+    #[test]
+    fn every_file_of_the_pages_is_built_in() {
+        fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                let name = e.file_name().to_string_lossy().to_string();
+                if p.is_dir() {
+                    if name != "node_modules" && name != "types" {
+                        walk(&p, base, out);
+                    }
+                } else if ["html", "css", "js"]
+                    .iter()
+                    .any(|ext| name.ends_with(&format!(".{ext}")))
+                {
+                    let rel = p.strip_prefix(base).unwrap_or(&p);
+                    out.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+        let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+        let mut files = Vec::new();
+        walk(&web, &web, &mut files);
+        assert!(!files.is_empty(), "no pages found in {}", web.display());
+        let missing: Vec<&String> = files
+            .iter()
+            .filter(|f| !PAGES.iter().any(|(p, _)| p == f))
+            .collect();
+        assert!(missing.is_empty(), "not built in: {missing:?}");
+    }
 }

@@ -31,6 +31,8 @@ pub async fn open_illegal_moves(
     State(store): State<Store>,
     Path(id): Path<RoundId>,
 ) -> Result<Json<Vec<IllegalMoveView>>, ApiError> {
+    // An unknown round is 404, not an empty list.
+    store.round(id.get()).await?;
     let open: Vec<Incident> = store.open_illegal_moves(id.get()).await?;
     let mut games: Vec<i64> = open.iter().map(|i| i.game_id).collect();
     games.dedup();
