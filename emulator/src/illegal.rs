@@ -236,7 +236,13 @@ pub(crate) fn displacements(pos: &Chess) -> Vec<Displacement> {
             {
                 continue;
             }
-            let kind = if follows_the_rules(board, from, to, piece, captured.is_some()) {
+            let kind = if relay_core::incident::follows_piece_rules(
+                board,
+                from,
+                to,
+                piece,
+                captured.is_some(),
+            ) {
                 IllegalKind::KingInCheck
             } else if piece.role == Role::King {
                 continue;
@@ -272,27 +278,6 @@ fn king_attacked(board: &Board, color: Color) -> bool {
     board
         .king_of(color)
         .is_some_and(|k| board.attacks_to(k, !color, board.occupied()).any())
-}
-
-/// Whether the piece could move so by its own rules (castling, en passant and promotion
-/// aside), whatever happens to its king.
-fn follows_the_rules(board: &Board, from: Square, to: Square, piece: Piece, capture: bool) -> bool {
-    let occupied = board.occupied();
-    match piece.role {
-        Role::Pawn => {
-            let forward = if piece.color == Color::White { 8 } else { -8 };
-            let one = from.offset(forward);
-            let two = one.and_then(|s| s.offset(forward));
-            let start = from.rank() == piece.color.fold_wb(Rank::Second, Rank::Seventh);
-            if capture {
-                shakmaty::attacks::pawn_attacks(piece.color, from).contains(to)
-            } else {
-                Some(to) == one
-                    || (start && Some(to) == two && one.is_some_and(|s| !occupied.contains(s)))
-            }
-        }
-        _ => shakmaty::attacks::attacks(from, piece, occupied).contains(to),
-    }
 }
 
 #[cfg(test)]

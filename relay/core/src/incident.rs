@@ -196,31 +196,42 @@ fn displacement(
     })
 }
 
+/// Whether `piece` could go from `from` to `to` on `board` by its own rules, whatever
+/// happens to its king (castling, en passant and promotion aside); `capture`: an opponent's
+/// piece stands on `to`. The emulator plays its illegal moves by the same rule.
+pub fn follows_piece_rules(
+    board: &Board,
+    from: Square,
+    to: Square,
+    piece: Piece,
+    capture: bool,
+) -> bool {
+    let occupied = board.occupied();
+    match piece.role {
+        Role::Pawn => {
+            let forward = if piece.color == Color::White { 8 } else { -8 };
+            let one = from.offset(forward);
+            let two = one.and_then(|s| s.offset(forward));
+            let start = from.rank() == piece.color.fold_wb(Rank::Second, Rank::Seventh);
+            if capture {
+                shakmaty::attacks::pawn_attacks(piece.color, from).contains(to)
+            } else {
+                Some(to) == one
+                    || (start && Some(to) == two && one.is_some_and(|s| !occupied.contains(s)))
+            }
+        }
+        _ => shakmaty::attacks::attacks(from, piece, occupied).contains(to),
+    }
+}
+
 /// Why the displacement `d` is not a legal move.
 fn classify(pos: &Chess, d: &Displacement) -> IllegalKind {
-    let board = pos.board();
-    let color = d.piece.color;
-    let occupied = board.occupied();
-    let last_rank = color.fold_wb(Rank::Eighth, Rank::First);
-    let pseudo = match d.piece.role {
-        Role::Pawn => {
-            let forward = if color == Color::White { 8 } else { -8 };
-            let one = d.from.offset(forward);
-            let two = one.and_then(|s| s.offset(forward));
-            let start = d.from.rank() == color.fold_wb(Rank::Second, Rank::Seventh);
-            let capture = shakmaty::attacks::pawn_attacks(color, d.from).contains(d.to)
-                && d.captured.is_some();
-            let push = d.captured.is_none()
-                && (Some(d.to) == one
-                    || (start && Some(d.to) == two && one.is_some_and(|s| !occupied.contains(s))));
-            if (push || capture) && d.to.rank() == last_rank {
-                // The move is right but the pawn was left on the last rank.
-                return IllegalKind::PawnNotPromoted;
-            }
-            push || capture
-        }
-        role => shakmaty::attacks::attacks(d.from, Piece { color, role }, occupied).contains(d.to),
-    };
+    let pseudo = follows_piece_rules(pos.board(), d.from, d.to, d.piece, d.captured.is_some());
+    let last_rank = d.piece.color.fold_wb(Rank::Eighth, Rank::First);
+    if pseudo && d.piece.role == Role::Pawn && d.to.rank() == last_rank {
+        // The move is right but the pawn was left on the last rank.
+        return IllegalKind::PawnNotPromoted;
+    }
     if pseudo {
         IllegalKind::KingInCheck
     } else {
