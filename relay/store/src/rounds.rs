@@ -176,12 +176,17 @@ impl Store {
         Ok(u32::try_from(d).unwrap_or(0))
     }
 
-    /// Whether a tournament's spectators see the arbiter's record (one small query, for
-    /// public requests).
-    pub async fn public_incidents(&self, tournament: i64) -> Result<bool> {
-        let row: Option<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT public_incidents FROM tournaments WHERE id = $1")
+    /// What a game's record needs of its tournament: the time control (which Laws apply to
+    /// an illegal move) and whether spectators see the record (one small query, not the
+    /// whole tournament list).
+    pub async fn record_terms(&self, tournament: i64) -> Result<(Option<String>, bool)> {
+        let row: Option<(Option<String>, i64)> = on_pool!(self, pool => sqlx::query_as("SELECT time_control, public_incidents FROM tournaments WHERE id = $1")
             .bind(tournament).fetch_optional(pool).await?);
-        Ok(row.is_some_and(|(v,)| v != 0))
+        let (tc, public) = row.ok_or(StoreError::NotFound {
+            what: "tournament",
+            id: tournament.to_string(),
+        })?;
+        Ok((tc, public != 0))
     }
 
     pub async fn round(&self, id: i64) -> Result<RoundInfo> {

@@ -52,8 +52,9 @@ pub async fn get_game(
     let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
     // Arbiters see the game's record; spectators too when the tournament says so, as of
     // the delay.
-    let record = if reader.arbiter || lookup.store.public_incidents(r.tournament_id).await? {
-        Some(super::record::record_of(&lookup.store, &g, cut).await?)
+    let (tc, public) = lookup.store.record_terms(r.tournament_id).await?;
+    let record = if reader.arbiter || public {
+        Some(super::record::record_of(&lookup.store, &g, tc.as_deref(), cut).await?)
     } else {
         None
     };

@@ -16,13 +16,21 @@ use relay_store::{Incident, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The time control of the tournament a round belongs to (which Laws an illegal move falls
+/// under).
+async fn time_control_of(store: &Store, round: i64) -> Result<Option<String>, ApiError> {
+    let r = store.round(round).await?;
+    Ok(store.record_terms(r.tournament_id).await?.0)
+}
+
 pub async fn game_record(
     _: Admin,
     State(store): State<Store>,
     Path(id): Path<GameId>,
 ) -> Result<Json<Record>, ApiError> {
     let g = store.game(id.get()).await?;
-    Ok(Json(record_of(&store, &g, None).await?))
+    let tc = time_control_of(&store, g.round_id).await?;
+    Ok(Json(record_of(&store, &g, tc.as_deref(), None).await?))
 }
 
 /// The illegal moves of a round no arbiter has ruled on, oldest first.
@@ -31,15 +39,17 @@ pub async fn open_illegal_moves(
     State(store): State<Store>,
     Path(id): Path<RoundId>,
 ) -> Result<Json<Vec<IllegalMoveView>>, ApiError> {
-    // An unknown round is 404, not an empty list.
-    store.round(id.get()).await?;
+    // (An unknown round is 404, not an empty list.)
+    let tc = time_control_of(&store, id.get()).await?;
     let open: Vec<Incident> = store.open_illegal_moves(id.get()).await?;
+    // Each game's record once, however many of its illegal moves are open.
     let mut games: Vec<i64> = open.iter().map(|i| i.game_id).collect();
+    games.sort_unstable();
     games.dedup();
     let mut out = Vec::new();
     for game in games {
         let g = store.game(game).await?;
-        let record = record_of(&store, &g, None).await?;
+        let record = record_of(&store, &g, tc.as_deref(), None).await?;
         out.extend(
             record
                 .illegal_moves
@@ -47,6 +57,7 @@ pub async fn open_illegal_moves(
                 .filter(|i| i.ruling.is_none()),
         );
     }
+    out.sort_by_key(|i| i.id);
     Ok(Json(out))
 }
 
@@ -79,7 +90,8 @@ pub async fn rule(
     JsonBody(b, _): JsonBody<RulingBody>,
 ) -> Result<Json<Ruled>, ApiError> {
     let g = store.game(id.get()).await?;
-    let record = record_of(&store, &g, None).await?;
+    let tc = time_control_of(&store, g.round_id).await?;
+    let record = record_of(&store, &g, tc.as_deref(), None).await?;
     let Some(seen) = record.illegal_moves.iter().find(|i| i.id == b.incident) else {
         return Err(ApiError::NotFound(format!(
             "game {} has no illegal move {} on its record",
@@ -125,7 +137,7 @@ pub async fn rule(
         .rule_incident(b.incident, &b.ruling, "arbiter")
         .await?;
     let g = store.game(id.get()).await?;
-    let record = record_of(&store, &g, None).await?;
+    let record = record_of(&store, &g, tc.as_deref(), None).await?;
     let illegal_move = record
         .illegal_moves
         .into_iter()

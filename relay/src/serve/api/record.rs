@@ -142,20 +142,19 @@ fn prescribed(count: u32, rapid: bool, result: GameResult) -> String {
 }
 
 /// A game's record as the console shows it: each illegal move with its count, what the Laws
-/// prescribe and the result they give; with `cut` (a delayed view), only what was seen by
-/// then.
+/// prescribe for the tournament's `time_control` and the result they give; with `cut` (a
+/// delayed view), only what was seen by then.
 pub async fn record_of(
     store: &Store,
     g: &StoredGame,
+    time_control: Option<&str>,
     cut: Option<i64>,
 ) -> Result<Record, ApiError> {
     let mut incidents = store.game_incidents(g.id).await?;
     if let Some(cut) = cut {
         incidents.retain(|i| i.at_ms <= cut);
     }
-    let r = store.round(g.round_id).await?;
-    let t = store.tournament(r.tournament_id).await?;
-    let rapid = rapid_or_blitz(t.time_control.as_deref());
+    let rapid = rapid_or_blitz(time_control);
     let pos = position_of(g);
     let mut counts = [0u32; 2];
     let mut record = Record::default();
