@@ -7,26 +7,12 @@
 
 mod support;
 
-use boards::protocol::{Command, LineMode};
+use boards::protocol::LineMode;
 use emulator::play::Table;
 use emulator::player::{GameScore, NoiseConfig, read_games, script};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::replay;
 use shakmaty::Position;
-
-fn startup() -> Vec<u8> {
-    [
-        Command::Reset,
-        Command::ReturnSerialNumber,
-        Command::SendVersion,
-        Command::SendUpdateNice,
-        Command::SendBoard,
-        Command::SendClock,
-    ]
-    .iter()
-    .flat_map(Command::encode)
-    .collect()
-}
 
 /// Plays `game` and checks what comes back. Returns (moves, clocks checked).
 fn check_game(game: &GameScore, seed: u64, label: &str) -> (usize, usize) {
@@ -40,7 +26,7 @@ fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usi
     };
     let s = script(game, seed, &noise);
     let table = Table::varied(seed);
-    let chunks = support::play_sans_io(game, &s, table, 7, &startup(), 200);
+    let chunks = support::play_sans_io(game, &s, table, 7, &support::single_startup(), 200);
     let (games, outcomes) = replay(&chunks, LineMode::Single, RecorderConfig::default());
     assert_eq!(games.len(), 1, "{label}: one game");
     // Noise (pieces touched, slid, taken back before the press) is never an illegal move,

@@ -7,7 +7,7 @@
 
 mod support;
 
-use boards::protocol::{Command, LineMode};
+use boards::protocol::LineMode;
 use emulator::play::Table;
 use emulator::player::{
     Action, GameScore, IllegalKind, NoiseConfig, PlannedIllegal, Script, read_games, script,
@@ -15,20 +15,6 @@ use emulator::player::{
 };
 use relay_core::recorder::{ColorName, Outcome, RecorderConfig};
 use relay_core::replay::replay;
-
-fn startup() -> Vec<u8> {
-    [
-        Command::Reset,
-        Command::ReturnSerialNumber,
-        Command::SendVersion,
-        Command::SendUpdateNice,
-        Command::SendBoard,
-        Command::SendClock,
-    ]
-    .iter()
-    .flat_map(Command::encode)
-    .collect()
-}
 
 fn color_name(c: shakmaty::Color) -> ColorName {
     c.into()
@@ -47,7 +33,7 @@ fn recorded_kind(k: IllegalKind) -> &'static str {
 /// corrections, the moves taken back or corrected on the way).
 fn check(game: &GameScore, s: &Script, seed: u64, label: &str) -> (usize, usize, Vec<Outcome>) {
     let table = Table::varied(seed);
-    let chunks = support::play_sans_io(game, s, table, 7, &startup(), 200);
+    let chunks = support::play_sans_io(game, s, table, 7, &support::single_startup(), 200);
     let (games, outcomes) = replay(&chunks, LineMode::Single, RecorderConfig::default());
     assert_eq!(games.len(), 1, "{label}: one game");
     // Moves taken back or corrected on the way (castling rook first, a slid piece): the

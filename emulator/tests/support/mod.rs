@@ -4,12 +4,29 @@
 // Each test binary (and the benchmark) that includes this module uses a different subset of it.
 #![allow(dead_code)]
 
+use boards::protocol::Command;
 use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::play::{Table, simulate};
 use emulator::player::{GameScore, Script};
 use relay_core::game::Game;
 use relay_core::replay::Received;
 use shakmaty::Position;
+
+/// What a host sends a single board at start-up: reset, serial number and version, changes
+/// reported as they happen, the board and the clock now.
+pub fn single_startup() -> Vec<u8> {
+    [
+        Command::Reset,
+        Command::ReturnSerialNumber,
+        Command::SendVersion,
+        Command::SendUpdateNice,
+        Command::SendBoard,
+        Command::SendClock,
+    ]
+    .iter()
+    .flat_map(Command::encode)
+    .collect()
+}
 
 /// Plays the script `s` of `game` on a fresh emulated board with serial number `serial`, sans
 /// I/O: the host sends `startup` first and lets virtual time pass every `tick_ms`. Returns what
