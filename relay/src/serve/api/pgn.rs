@@ -232,7 +232,7 @@ async fn games_of(
         // when the tournament says so, as of the delay.
         if reader.arbiter || t.public_incidents {
             for (stored, game) in games.iter().zip(pgn.iter_mut()) {
-                annotate_record(store, stored, game, cut).await?;
+                annotate_record(store, stored, game, t.time_control.as_deref(), cut).await?;
             }
         }
         out.extend(pgn);
@@ -314,39 +314,46 @@ async fn annotate_record(
     store: &relay_store::Store,
     stored: &StoredGame,
     game: &mut relay_core::game::Game,
+    time_control: Option<&str>,
     cut: Option<i64>,
 ) -> Result<(), ApiError> {
     use relay_core::incident::{IllegalKind, adjustment_note, annotate, illegal_note};
-    let mut counts = [0u32; 2];
-    for i in store.game_incidents(stored.id).await? {
-        if cut.is_some_and(|c| i.at_ms > c) {
-            continue;
-        }
-        let white = i.color == "white";
-        let note = if i.kind == "joined_late" {
-            let who = if white { "White" } else { "Black" };
-            format!(
-                "Joined late: recording began in the middle of the game, from this position with {who} to move; the moves before it were not seen."
-            )
-        } else if i.kind == "clock_adjustment" {
-            adjustment_note(white, i.delta_ms.unwrap_or(0))
+    use shakmaty::Position;
+    // The record as the JSON gives it (the counts are worked out there, once), its notes in
+    // the order they happened.
+    let record = super::record::record_of(store, stored, time_control, cut).await?;
+    if record.joined_late {
+        let who = if game.start.turn().is_white() {
+            "White"
         } else {
-            let Some(kind) = i.illegal.as_deref().and_then(IllegalKind::from_name) else {
-                continue;
-            };
-            let n = &mut counts[usize::from(!white)];
-            if i.ruling.as_deref() != Some("dismissed") {
-                *n += 1;
-            }
-            illegal_note(
-                white,
-                (*n).max(1),
-                kind,
-                i.uci.as_deref(),
-                i.ruling.as_deref(),
-            )
+            "Black"
         };
-        annotate(game, i.ply, &note);
+        let note = format!(
+            "Joined late: recording began in the middle of the game, from this position with {who} to move; the moves before it were not seen."
+        );
+        annotate(game, 1, &note);
+    }
+    let mut notes: Vec<(i64, u32, String)> = record
+        .clock_adjustments
+        .iter()
+        .map(|a| (a.id, a.ply, adjustment_note(a.color == "white", a.delta_ms)))
+        .collect();
+    for m in &record.illegal_moves {
+        let Some(kind) = IllegalKind::from_name(&m.kind) else {
+            continue;
+        };
+        let note = illegal_note(
+            m.color == "white",
+            m.count,
+            kind,
+            m.uci.as_deref(),
+            m.ruling.as_deref(),
+        );
+        notes.push((m.id, m.ply, note));
+    }
+    notes.sort_by_key(|(id, _, _)| *id);
+    for (_, ply, note) in notes {
+        annotate(game, ply, &note);
     }
     Ok(())
 }
