@@ -111,7 +111,7 @@ impl Store {
     }
 
     /// The arbiter's ruling on an incident (`dismissed` or `result`), with an audit entry;
-    /// the incident as it is now.
+    /// the incident as it is now (as written, not read again).
     pub async fn rule_incident(&self, id: i64, ruling: &str, actor: &str) -> Result<Incident> {
         let before = self.incident(id).await?;
         let detail = serde_json::json!({
@@ -134,6 +134,10 @@ impl Store {
                 .execute(&mut *tx).await?;
             tx.commit().await?;
         });
-        self.incident(id).await
+        Ok(Incident {
+            ruling: Some(ruling.to_string()),
+            ruled_at_ms: Some(at),
+            ..before
+        })
     }
 }
