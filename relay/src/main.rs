@@ -71,6 +71,11 @@ fn main() -> ExitCode {
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
+        // Convert, import and export wrote what they could; the games left out were named.
+        Err(e) if e.downcast_ref::<cli::convert::GamesSkipped>().is_some() => {
+            eprintln!("relay: {e}");
+            ExitCode::from(cli::convert::SKIPPED_STATUS)
+        }
         Err(e) => {
             eprintln!("relay: {e:#}");
             ExitCode::FAILURE

@@ -5,73 +5,119 @@
 //! position, 33 bytes of start position. A move is stored as its number in the list ChessBase's
 //! move generator makes, so the generator's order *is* the format.
 //!
-//! The specification leaves room; it is read this way:
+//! ## What a record holds, and how each open question was settled
+//!
+//! The 1993 text leaves room, and relay's first writer (2025-2026) filled it by guessing. The
+//! only outside program that still reads the format is Scidb's ChessBase-DOS codec (Gregor
+//! Cramer, GPL-2.0-or-later, `src/db/cbf/`), written to read real ChessBase databases (its
+//! comments cite games of public ChessBase archives it was checked on). No ChessBase file
+//! could be found to test with here, so where the text is silent the reader written against
+//! real files decides, and where the text speaks, the text and the reader were compared:
+//!
+//! - **Header byte 13** (§2.7, "magic", "checksum ?"). ChessBase's public games carry a check
+//!   byte computed from the other header bytes, and Scidb refuses a record whose byte 13 is
+//!   neither `GY·0x25 + byte5 + byte9` nor `byte3·0x1EC1·(byte8 + 1)·GY` (mod 256, on the
+//!   plain header). Written: the first. Relay's first writer wrote 0, which is how a record
+//!   from it is told apart (see "Reading" below).
+//! - **Castling in the generator** (§2.4: "requires the king and the corresponding rook to be
+//!   correctly placed, and the intervening squares to be free"). The text names no castling
+//!   right and Scidb tests none: king on e1/e8, own rook in the corner, the squares between
+//!   empty, and the castling is numbered whether or not it may still be played. Relay's first
+//!   writer also asked for the right, so after a king or rook had moved and come back, every
+//!   later move of that side numbered one lower than ChessBase's.
+//! - **The pawn on the a-file** (not in the text). Scidb counts one extra number for a pawn
+//!   of the side to move on a5 (White) or a4 (Black) when the last move was no double step,
+//!   after that pawn's own moves: ChessBase's generator lists a capture "a5xh6 e.p." that
+//!   wraps round the board edge. It is a number no move has. In the Tata Steel 2017
+//!   broadcast 30 of 92 games reach such a position, and 17 of relay's first files of them
+//!   failed in Scidb from this and the castling question above; a reader disagreeing with
+//!   ChessBase here could not have read a third of real games, which is why the reader is
+//!   taken to be right.
+//! - **The e.p. carried over a castling** (§2.4's "illegal e.p."). After a double step
+//!   answered by castling, ChessBase keeps the e.p. file for the side that made the double
+//!   step: its pawns that could take "e.p." towards that file count one number each (the
+//!   target square empty or held by an own piece), again for no move. Scidb does the same.
+//! - **Promotions, e.p., the order of pieces and directions**: the text and Scidb agree with
+//!   each other and with relay's first writer (below).
+//! - **Texts.** ChessBase for DOS wrote the PC's code page; Scidb reads code page 850, and
+//!   so do relay now (relay's first writer wrote Latin-1). The player text is "White-Black",
+//!   split by readers at the *first* '-'; the source text is the event with the round in
+//!   brackets, "Wijk aan Zee (3)", the form Scidb takes the round out of. There is no site.
+//! - **Comments** (§2.5): the area starts with one 0xFF; each comment is four bytes of
+//!   evaluations (0: none) and its text, and ends with 0xFF. Scidb reads the area one byte
+//!   past the moves, which is that first 0xFF.
+//!
+//! ## The rules as written and read
+//!
 //! - Move generator (§2.4): the squares are visited file by file, a1..a8, b1..b8, …, h1..h8,
 //!   and each piece of the side to move adds its moves. All directions are from White's side
 //!   of the board for both colours, only pawns go towards their own promotion rank.
 //!   King: the steps (file, rank) (−1,−1), (−1,0), (−1,+1), (0,−1), (0,+1), (+1,−1), (+1,0),
-//!   (+1,+1), regardless of threats, then the short and the long castling (standard chess only:
-//!   king on e1/e8, rook in the corner, the castling right still held and the squares between
-//!   them empty; being in or passing through check is not looked at). Queen: the bishop's runs,
-//!   then the rook's. Rook: runs left, down, right, up. Bishop: runs left-down, right-down,
-//!   right-up, left-up. A run stops before an own piece and on (taking) an enemy one. Knight:
-//!   (−2,−1), (−2,+1), (+2,−1), (+2,+1), (−1,−2), (−1,+2), (+1,−2), (+1,+2). Pawn: the double
-//!   step (from its start rank, both squares empty), the single step, the capture towards the
-//!   a-file, the capture towards the h-file (each to the last rank as four moves: =Q, =R, =B,
-//!   =N), then en passant when the position has an en passant square (any double step just
-//!   made, [`EnPassantMode::Always`]) diagonally in front of the pawn. The list is
-//!   pseudo-legal (a move may leave the own king in check); a move is written as its index + 1.
-//!   The "illegal e.p." that the specification says ChessBase also generates (a pawn beside
-//!   an enemy pawn that made no double step, after the own side's double step and the other
-//!   side's castling) is *not* generated: it is never a legal move, so no game of the relay
-//!   needs it. In the rare position where ChessBase lists it, the moves after it in its list
-//!   (the rest of that pawn's square order) number one higher there than here, so a file
-//!   from ChessBase with such a position may read wrongly or fail with an error.
+//!   (+1,+1), regardless of threats, then the short and the long castling as above (checks
+//!   are not looked at). Queen: the bishop's runs, then the rook's. Rook: runs left, down,
+//!   right, up. Bishop: runs left-down, right-down, right-up, left-up. A run stops before an
+//!   own piece and on (taking) an enemy one. Knight: (−2,−1), (−2,+1), (+2,−1), (+2,+1),
+//!   (−1,−2), (−1,+2), (+1,−2), (+1,+2). Pawn: the double step (from its start rank, both
+//!   squares empty), the single step, the capture towards the a-file, the capture towards
+//!   the h-file (each to the last rank as four moves: =Q, =R, =B, =N), then e.p. towards the
+//!   a-file and towards the h-file, with the numbers for no move of the two items above in
+//!   their places. The list is pseudo-legal (a move may leave the own king in check); a move
+//!   is written as its number, from 1.
 //! - A move byte is its number 1..=127, bit 7 set when the move has a comment. A game whose
 //!   move would need a number above 127, or a commented move numbered 127 (that byte, 0xFF,
-//!   starts a variation), is refused. Variations are never written (a [`Game`] has none);
-//!   reading skips them ($FF … $80, nested), and their commented moves use up their comments.
+//!   starts a variation), cannot be written. Variations are never written (a [`Game`] has
+//!   none); reading skips them ($FF … $80, nested), and their commented moves use up their
+//!   comments.
 //! - Coding: the header, texts and moves are XOR-coded exactly as the specification's C
 //!   snippets say (writing runs them backwards: header byte 11 first, then the 14-byte key run).
 //!   Multibyte integers are big-endian.
-//! - Header: the year comes from the `Date` tag (1772..=2026, else 127, "no year"; reading gives
-//!   `YYYY.??.??` or `????.??.??`). Result: 0 = 0-1, 1 = ½-½, 2 = 1-0, 3 with variant 0 = `*`
-//!   (reading any 3 gives `*`). Elo: `WhiteElo`/`BlackElo` rounded to the nearest multiple of 5
-//!   and kept when within 1605..=2875 as (Elo − 1600)/5, else 0 ("none"). ECO (standard start
-//!   only): "B90" is ECO1 = 1·100 + 90 + 1, its bits spread as §2.2 says; ECO2 (the
-//!   sub-code) is written 0 and ignored when read, and an ECO1 whose letter would be F is
-//!   ignored (no such ECO code). Byte 12 is the number of full moves the game spans (a game
-//!   of more than 255 is refused), byte 13 (the "magic" byte, meaning unknown) is written 0
-//!   and ignored, as is flags2 bit 6. Games marked deleted (flags1 bit 7) are skipped.
+//! - Header: the year comes from the `Date` tag (1772..=2026, else 127, "no year": a game of
+//!   2027 or later is written without its year; reading gives `YYYY.??.??` or `????.??.??`).
+//!   Result: 0 = 0-1, 1 = ½-½, 2 = 1-0, 3 with variant 0 = `*` (reading any 3 gives `*`). Elo:
+//!   `WhiteElo`/`BlackElo` rounded to the nearest multiple of 5 and kept when within
+//!   1605..=2875 as (Elo − 1600)/5, else 0 ("none"). ECO (standard start only): "B90" is ECO1 =
+//!   1·100 + 90 + 1, its bits spread as §2.2 says; ECO2 (the sub-code) is written 0 and ignored
+//!   when read, and an ECO1 whose letter would be F is ignored (no such ECO code). Byte 12 is
+//!   the number of full moves the game spans (a game of more than 255 cannot be written),
+//!   byte 13 the check byte above; flags2 bit 6 is written 0 and ignored. Games marked deleted
+//!   (flags1 bit 7) are skipped.
 //! - Set-up start: flags1 bit 1 Black to move, bits 2..5 the castling rights (White O-O-O,
 //!   White O-O, Black O-O-O, Black O-O), flags2 bits 0..3 the en passant file (1..8, 0 none;
 //!   written from [`EnPassantMode::Always`] so that the reader's generator numbers alike).
 //!   The 33 bytes hold two squares a byte in the order a1, b1, …, h1, a2, …, h8, the first of
 //!   each pair in the high nibble, pieces K1 Q2 N3 B4 R5 P6 (Black + 8), and the full move
-//!   number − 1 (a start beyond move 256 is refused). The half-move clock is not kept (read
-//!   as 0). Reading drops castling rights whose king and rook are not in place and an en
+//!   number − 1 (a start beyond move 256 cannot be written). The half-move clock is not kept
+//!   (read as 0). Reading drops castling rights whose king and rook are not in place and an en
 //!   passant file no double step can explain, rather than refusing the game.
-//! - Texts: the player text is White and Black joined by "-" (as in "Kasparov,G-Karpov,A"),
-//!   by " - " when either name holds a '-'; reading splits at the first " - ", else at the
-//!   first '-' (no separator: all of it is White's name, Black is "?"). The source text is
-//!   Event, Site and Round joined by '|', empty trailing parts left out (a '|' inside one is
-//!   written '/'); reading gives 1 part Event, 2 Event and Site, 3 Event, Site and Round.
-//!   Missing or "?" tags are written empty and read back as "?". Each text is cut at 63
-//!   bytes. Texts are Latin-1; a character above U+00FF is written '?'. Other tags are
-//!   dropped; reading sets the seven roster tags, `WhiteElo`/`BlackElo`/`ECO` when present,
-//!   and the start position in [`Game::start`] (as the PGN reader does, not as tags).
-//! - Comments (§2.5, both of its descriptions read together): for each commented move, in
-//!   order, 0xFF, four bytes 0 (move evaluation, position evaluation, extra evaluation, NULL)
-//!   and the text, '\n' written 0xFE ('\r' dropped). Characters above U+00FF, Latin-1 0xFE and
-//!   0xFF, and 177..=182 (which ChessBase shows as piece symbols) are written '?'. Only the
-//!   move's comment is written: CBF has no clocks, and a comment before the first move has no
-//!   place (dropped). Reading splits the area at 0xFF; a piece whose first four bytes are all
-//!   below 0x20 with the fourth 0 loses those four, another loses its leading bytes below
-//!   0x20 (evaluations; they are not kept); 0xFE reads as '\n' and 177..=182 as "K", "Q",
-//!   "N", "B", "R" and "" (the pawn, as in SAN); an empty text is no comment.
+//! - Texts, each at most 63 bytes of code page 850. What a game cannot have written exactly
+//!   is refused ([`encode_game`] says why; `relay convert` leaves such a game out, named):
+//!   White's name holding a '-' (readers would split it there); a character of the names
+//!   that code page 850 lacks, or one of "óúñÑªº", whose codes ChessBase shows as chess
+//!   pieces in names; names over 63 bytes together. The event is the least of a game: a
+//!   character the code page lacks is written '?' and an event too long is cut, keeping the
+//!   round. The round is written when it is digits and dots ("3", "1.4"), else left out;
+//!   `Site` and the other tags are not kept. Missing or "?" names and event are written empty and read back as "?".
+//!   Reading sets the seven roster tags (`Site` "?"), `WhiteElo`/`BlackElo`/`ECO` when
+//!   present, and the start position in [`Game::start`] (as the PGN reader does, not as tags).
+//! - Comments: as above, '\n' written 0xFE ('\r' dropped); characters code page 850 lacks,
+//!   0xFE and 0xFF, and 177..=182 (which ChessBase shows as piece symbols) are written '?'.
+//!   Only the move's comment is written: CBF has no clocks, and a comment before the first
+//!   move has no place (dropped). Reading splits the area at 0xFF; a piece whose first four
+//!   bytes are all below 0x20 with the fourth 0 loses those four, another loses its leading
+//!   bytes below 0x20 (evaluations; they are not kept); 0xFE reads as '\n' and 177..=182 as
+//!   "K", "Q", "N", "B", "R" and "" (the pawn, as in SAN); an empty text is no comment.
 //! - CBI: `games + 1`, then for game i (from 1) its offset + i + 1, then the file's length +
 //!   games + 2, each a big-endian `u32`. Reading goes through the index when there is one
 //!   (§2 says games should be reached only through it), else record after record.
+//!
+//! ## Reading
+//!
+//! A record whose byte 13 is one of the two check values is read by ChessBase's rules above.
+//! One whose byte 13 is neither was written by relay before this change (or is a "private"
+//! ChessBase game, which nobody can read): it is read by relay's first rules — the generator
+//! without the numbers for no move and with castling only while the right is held, Latin-1
+//! texts, the source text `Event|Site|Round`, the players split at " - " when there is one.
+//! If a record does not read by the rules its byte 13 points to, the other rules are tried.
 
 use crate::game::{Game, GameResult, RecordedMove, Tags};
 use shakmaty::san::SanPlus;
@@ -146,10 +192,50 @@ fn step(sq: Square, df: i32, dr: i32) -> Option<Square> {
     ))
 }
 
-/// The moves the ChessBase move generator numbers from `pos`, in its order (pseudo-legal: king
-/// moves regardless of threats, castling when the side still has the right and the squares
-/// between king and rook are empty). A move's CBF number is its index here + 1.
-pub fn generator_moves(pos: &Chess) -> Vec<Move> {
+/// Whose rules a record follows (see the module notes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// ChessBase's, as real files and Scidb's reader have them; what relay writes now.
+    ChessBase,
+    /// Relay's first writer's (byte 13 written 0): read so that its files are not lost.
+    RelayFirst,
+}
+
+/// What ChessBase's generator remembers from the moves before: the file of a double step made
+/// by the last move, or carried over a castling that answered it (then its "illegal e.p.").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EpMemory {
+    file: Option<File>,
+    carried: bool,
+}
+
+impl EpMemory {
+    /// The memory after `mv` (a move of the position this memory belongs to).
+    pub fn after(self, mv: Move) -> EpMemory {
+        match mv {
+            Move::Castle { .. } if self.file.is_some() => EpMemory {
+                file: self.file,
+                carried: true,
+            },
+            Move::Normal {
+                role: Role::Pawn,
+                from,
+                to,
+                ..
+            } if from.rank().distance(to.rank()) == 2 => EpMemory {
+                file: Some(from.file()),
+                carried: false,
+            },
+            _ => EpMemory::default(),
+        }
+    }
+}
+
+/// The list ChessBase's move generator numbers from `pos`, in its order: a move's CBF number is
+/// its index + 1. `None` is a number ChessBase counts for no move it can play (the a-file pawn
+/// and the e.p. carried over a castling, [`Rules::ChessBase`] only). Pseudo-legal: king moves
+/// regardless of threats, castling regardless of checks.
+pub fn generator_moves(pos: &Chess, rules: Rules, ep: EpMemory) -> Vec<Option<Move>> {
     let board = pos.board();
     let us = pos.turn();
     let mut out = Vec::with_capacity(64);
@@ -170,8 +256,8 @@ pub fn generator_moves(pos: &Chess) -> Vec<Move> {
                         }
                     }
                     for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
-                        if let Some(m) = castling(pos, from, side) {
-                            out.push(m);
+                        if let Some(m) = castling(pos, rules, from, side) {
+                            out.push(Some(m));
                         }
                     }
                 }
@@ -197,11 +283,16 @@ pub fn generator_moves(pos: &Chess) -> Vec<Move> {
                         }
                     }
                 }
-                Role::Pawn => pawn_moves(pos, from, &mut out),
+                Role::Pawn => pawn_moves(pos, rules, ep, from, &mut out),
             }
         }
     }
     out
+}
+
+/// The CBF number of `mv` in `list` (its index + 1).
+fn number_of(list: &[Option<Move>], mv: Move) -> Option<usize> {
+    list.iter().position(|g| *g == Some(mv)).map(|i| i + 1)
 }
 
 /// A move to `to` unless an own piece stands there; returns whether `to` was empty.
@@ -211,25 +302,33 @@ fn push_if_free(
     role: Role,
     from: Square,
     to: Square,
-    out: &mut Vec<Move>,
+    out: &mut Vec<Option<Move>>,
 ) -> bool {
     match board.piece_at(to) {
         Some(p) if p.color == us => false,
         other => {
-            out.push(Move::Normal {
+            out.push(Some(Move::Normal {
                 role,
                 from,
                 capture: other.map(|p| p.role),
                 to,
                 promotion: None,
-            });
+            }));
             other.is_none()
         }
     }
 }
 
 /// A sliding piece's run in one direction, up to an own piece or onto an enemy one.
-fn run(board: &Board, us: Color, role: Role, from: Square, df: i32, dr: i32, out: &mut Vec<Move>) {
+fn run(
+    board: &Board,
+    us: Color,
+    role: Role,
+    from: Square,
+    df: i32,
+    dr: i32,
+    out: &mut Vec<Option<Move>>,
+) {
     let mut at = from;
     while let Some(to) = step(at, df, dr) {
         if !push_if_free(board, us, role, from, to, out) {
@@ -239,9 +338,10 @@ fn run(board: &Board, us: Color, role: Role, from: Square, df: i32, dr: i32, out
     }
 }
 
-/// Castling to `side` as ChessBase tests it: king and rook where the standard game has them,
-/// the right still held, the squares between empty. Checks are not looked at.
-fn castling(pos: &Chess, king: Square, side: CastlingSide) -> Option<Move> {
+/// Castling to `side` as the generator tests it: king and rook where the standard game has
+/// them and the squares between empty (relay's first rules: and the right still held). Checks
+/// are not looked at.
+fn castling(pos: &Chess, rules: Rules, king: Square, side: CastlingSide) -> Option<Move> {
     let us = pos.turn();
     let back = us.relative_rank(Rank::First);
     let corner = match side {
@@ -249,15 +349,20 @@ fn castling(pos: &Chess, king: Square, side: CastlingSide) -> Option<Move> {
         CastlingSide::QueenSide => File::A,
     };
     let rook = Square::from_coords(corner, back);
+    let right = match rules {
+        Rules::ChessBase => true,
+        Rules::RelayFirst => {
+            pos.castles().has(us, side) && pos.castles().rook(us, side) == Some(rook)
+        }
+    };
     let placed = king == Square::from_coords(File::E, back)
-        && pos.castles().has(us, side)
-        && pos.castles().rook(us, side) == Some(rook)
+        && right
         && pos.board().piece_at(rook) == Some(Role::Rook.of(us));
     let free = (attacks::between(king, rook) & pos.board().occupied()).is_empty();
     (placed && free).then_some(Move::Castle { king, rook })
 }
 
-fn pawn_moves(pos: &Chess, from: Square, out: &mut Vec<Move>) {
+fn pawn_moves(pos: &Chess, rules: Rules, ep: EpMemory, from: Square, out: &mut Vec<Option<Move>>) {
     let board = pos.board();
     let us = pos.turn();
     let dir = match us {
@@ -265,25 +370,25 @@ fn pawn_moves(pos: &Chess, from: Square, out: &mut Vec<Move>) {
         Color::Black => -1,
     };
     let last = us.relative_rank(Rank::Eighth);
-    let push = |to: Square, capture: Option<Role>, out: &mut Vec<Move>| {
+    let push = |to: Square, capture: Option<Role>, out: &mut Vec<Option<Move>>| {
         if to.rank() == last {
             for p in PROMOTIONS {
-                out.push(Move::Normal {
+                out.push(Some(Move::Normal {
                     role: Role::Pawn,
                     from,
                     capture,
                     to,
                     promotion: Some(p),
-                });
+                }));
             }
         } else {
-            out.push(Move::Normal {
+            out.push(Some(Move::Normal {
                 role: Role::Pawn,
                 from,
                 capture,
                 to,
                 promotion: None,
-            });
+            }));
         }
     };
     let one = step(from, 0, dir).filter(|s| board.piece_at(*s).is_none());
@@ -302,10 +407,31 @@ fn pawn_moves(pos: &Chess, from: Square, out: &mut Vec<Move>) {
             push(to, Some(p.role), out);
         }
     }
-    if let Some(ep) = pos.ep_square(EnPassantMode::Always)
-        && (step(from, -1, dir) == Some(ep) || step(from, 1, dir) == Some(ep))
-    {
-        out.push(Move::EnPassant { from, to: ep });
+    let real_ep = pos.ep_square(EnPassantMode::Always);
+    let chessbase = rules == Rules::ChessBase;
+    for df in [-1, 1] {
+        // The wrapped "a5xh6 e.p.": counted where the a-pawn's capture to the right is tried.
+        if chessbase
+            && df == 1
+            && from.file() == File::A
+            && from.rank() == us.relative_rank(Rank::Fifth)
+            && ep.file.is_none()
+        {
+            out.push(None);
+        }
+        let Some(to) = step(from, df, dir) else {
+            continue;
+        };
+        if real_ep == Some(to) {
+            out.push(Some(Move::EnPassant { from, to }));
+        } else if chessbase
+            && ep.carried
+            && ep.file == Some(to.file())
+            && to.rank() == us.relative_rank(Rank::Sixth)
+            && board.piece_at(to).is_none_or(|p| p.color == us)
+        {
+            out.push(None);
+        }
     }
 }
 
@@ -335,6 +461,18 @@ fn decode_header(mut h: [u8; HEADER_LEN]) -> [u8; HEADER_LEN] {
     header_keys(&mut h);
     h[11] ^= flags2_key(&h);
     h
+}
+
+/// The two check values of header byte 13 that ChessBase's public games carry, from the
+/// plain header (see the module notes).
+fn check_bytes(h: &[u8; HEADER_LEN]) -> [u8; 2] {
+    let gy = h[0];
+    [
+        gy.wrapping_mul(0x25).wrapping_add(h[5]).wrapping_add(h[9]),
+        h[3].wrapping_mul(0xc1) // 0x1EC1 mod 256
+            .wrapping_mul(h[8].wrapping_add(1))
+            .wrapping_mul(gy),
+    ]
 }
 
 /// §2.3: the player and source text together; the key starts at 3 × their length and is
@@ -367,36 +505,121 @@ fn tag<'g>(game: &'g Game, name: &str) -> &'g str {
     }
 }
 
-/// Text as Latin-1, a character beyond it as '?'.
-fn latin1(text: &str) -> Vec<u8> {
+/// Code page 850, bytes 0x80..=0xFF (below them it is ASCII).
+const CP850: [char; 128] = [
+    'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
+    'É', 'æ', 'Æ', 'ô', 'ö', 'ò', 'û', 'ù', 'ÿ', 'Ö', 'Ü', 'ø', '£', 'Ø', '×', 'ƒ', //
+    'á', 'í', 'ó', 'ú', 'ñ', 'Ñ', 'ª', 'º', '¿', '®', '¬', '½', '¼', '¡', '«', '»', //
+    '░', '▒', '▓', '│', '┤', 'Á', 'Â', 'À', '©', '╣', '║', '╗', '╝', '¢', '¥', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', 'ã', 'Ã', '╚', '╔', '╩', '╦', '╠', '═', '╬', '¤', //
+    'ð', 'Ð', 'Ê', 'Ë', 'È', 'ı', 'Í', 'Î', 'Ï', '┘', '┌', '█', '▄', '¦', 'Ì', '▀', //
+    'Ó', 'ß', 'Ô', 'Ò', 'õ', 'Õ', 'µ', 'þ', 'Þ', 'Ú', 'Û', 'Ù', 'ý', 'Ý', '¯', '´', //
+    '\u{ad}', '±', '‗', '¾', '¶', '§', '÷', '¸', '°', '¨', '·', '¹', '³', '²', '■', '\u{a0}',
+];
+
+/// In names, the codes ChessBase shows as the pieces K, Q, N, B, R, P (code page 850's
+/// "óúñÑªº"), and what they read as.
+const NAME_PIECES: [(u8, char); 6] = [
+    (0xa2, 'K'),
+    (0xa3, 'Q'),
+    (0xa4, 'N'),
+    (0xa5, 'B'),
+    (0xa6, 'R'),
+    (0xa7, 'P'),
+];
+
+/// A character's code page 850 byte, if it has one.
+fn cp850_byte(c: char) -> Option<u8> {
+    if c.is_ascii() {
+        return Some(c as u8);
+    }
+    // At most 127, so the sum is at most 255.
+    CP850.iter().position(|x| *x == c).map(|i| 0x80 + i as u8)
+}
+
+fn cp850_char(b: u8) -> char {
+    if b < 0x80 {
+        char::from(b)
+    } else {
+        CP850[usize::from(b - 0x80)]
+    }
+}
+
+/// A roster text (names, event, round) in code page 850, exactly, or why it cannot be.
+fn roster_bytes(what: &str, text: &str) -> Result<Vec<u8>, CbfError> {
     text.chars()
-        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .map(|c| match cp850_byte(c) {
+            Some(b) if NAME_PIECES.iter().any(|(p, _)| *p == b) => Err(CbfError(format!(
+                "{what} {text:?} holds '{c}', which ChessBase shows as a chess piece"
+            ))),
+            Some(b) => Ok(b),
+            None => Err(CbfError(format!(
+                "{what} {text:?} holds '{c}', which ChessBase's code page (850) lacks"
+            ))),
+        })
         .collect()
 }
 
-fn player_text(game: &Game) -> Vec<u8> {
-    let (white, black) = (tag(game, "White"), tag(game, "Black"));
-    let text = if white.is_empty() && black.is_empty() {
-        String::new()
-    } else if white.contains('-') || black.contains('-') {
-        format!("{white} - {black}")
+/// A text and its name, refused when over the 63 bytes its size field holds.
+fn fits(what: &str, bytes: Vec<u8>) -> Result<Vec<u8>, CbfError> {
+    if bytes.len() > MAX_TEXT {
+        Err(CbfError(format!(
+            "the {what} text is {} bytes, over CBF's {MAX_TEXT}",
+            bytes.len()
+        )))
     } else {
-        format!("{white}-{black}")
-    };
-    let mut bytes = latin1(&text);
-    bytes.truncate(MAX_TEXT);
-    bytes
+        Ok(bytes)
+    }
 }
 
-fn source_text(game: &Game) -> Vec<u8> {
-    let mut parts: Vec<String> = ["Event", "Site", "Round"]
-        .iter()
-        .map(|name| tag(game, name).replace('|', "/"))
-        .collect();
-    while parts.last().is_some_and(String::is_empty) {
-        parts.pop();
+/// "White-Black", as ChessBase joins them; readers split at the first '-'.
+fn player_text(game: &Game) -> Result<Vec<u8>, CbfError> {
+    let (white, black) = (tag(game, "White"), tag(game, "Black"));
+    if white.contains('-') {
+        return Err(CbfError(format!(
+            "White's name {white:?} holds a '-', where CBF readers split White from Black"
+        )));
     }
-    let mut bytes = latin1(&parts.join("|"));
+    if white.is_empty() && black.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut bytes = roster_bytes("White's name", white)?;
+    bytes.push(b'-');
+    bytes.extend(roster_bytes("Black's name", black)?);
+    fits("player", bytes)
+}
+
+/// A round ChessBase's readers take out of the source text's brackets: digits, '.' and '/'.
+fn is_round(round: &str) -> bool {
+    round.starts_with(|c: char| c.is_ascii_digit())
+        && round
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '/')
+}
+
+/// "Event (Round)", the round only when it is a number such as "3" or "1.4". The event is
+/// the least of what a game is: a character the code page lacks is written '?', and an event
+/// too long for the field is cut (the round kept).
+fn source_text(game: &Game) -> Vec<u8> {
+    let round = tag(game, "Round");
+    let suffix = if is_round(round) && round.len() + 2 <= MAX_TEXT {
+        format!("({round})")
+    } else {
+        String::new()
+    };
+    let mut bytes: Vec<u8> = tag(game, "Event")
+        .chars()
+        .map(|c| cp850_byte(c).unwrap_or(b'?'))
+        .collect();
+    if !suffix.is_empty() {
+        bytes.truncate(MAX_TEXT - suffix.len() - 1);
+        let cut = bytes.trim_ascii_end().len();
+        bytes.truncate(cut);
+        if !bytes.is_empty() {
+            bytes.push(b' ');
+        }
+        bytes.extend(suffix.bytes());
+    }
     bytes.truncate(MAX_TEXT);
     bytes
 }
@@ -405,9 +628,9 @@ fn source_text(game: &Game) -> Vec<u8> {
 fn comment_bytes(text: &str) -> Vec<u8> {
     text.chars()
         .filter(|c| *c != '\r')
-        .map(|c| match (c, u8::try_from(u32::from(c))) {
+        .map(|c| match (c, cp850_byte(c)) {
             ('\n', _) => COMMENT_NEWLINE,
-            (_, Ok(b)) if b < COMMENT_NEWLINE && !PIECE_SYMBOLS.iter().any(|(s, _)| *s == b) => b,
+            (_, Some(b)) if b < COMMENT_NEWLINE && !PIECE_SYMBOLS.iter().any(|(s, _)| *s == b) => b,
             _ => b'?',
         })
         .collect()
@@ -592,19 +815,21 @@ pub fn encode_game(game: &Game) -> Result<Vec<u8>, CbfError> {
     }
     let set_up = game.has_custom_start();
 
+    let player = player_text(game)?;
+    let source = source_text(game);
+
     let mut pos = game.start.clone();
+    let mut ep = EpMemory::default();
     let mut moves = Vec::with_capacity(game.moves.len());
-    let mut comments = Vec::new();
+    // The area starts with one 0xFF; each comment ends with one.
+    let mut comments = vec![COMMENT_START];
     for (i, m) in game.moves.iter().enumerate() {
         let ply = i + 1;
         if !pos.is_legal(m.mv) {
             return Err(CbfError(format!("ply {ply} ({}) is not legal", m.san)));
         }
-        let number = generator_moves(&pos)
-            .iter()
-            .position(|g| *g == m.mv)
-            .map(|i| i + 1)
-            .ok_or_else(|| {
+        let number =
+            number_of(&generator_moves(&pos, Rules::ChessBase, ep), m.mv).ok_or_else(|| {
                 CbfError(format!(
                     "ply {ply} ({}) is not among the generator's moves",
                     m.san
@@ -627,12 +852,16 @@ pub fn encode_game(game: &Game) -> Result<Vec<u8>, CbfError> {
                     m.san
                 )));
             }
-            comments.push(COMMENT_START);
             comments.extend_from_slice(&[0, 0, 0, 0]);
             comments.extend(comment_bytes(text));
+            comments.push(COMMENT_START);
         }
         moves.push(byte);
+        ep = ep.after(m.mv);
         pos.play_unchecked(m.mv);
+    }
+    if comments.len() == 1 {
+        comments.clear();
     }
 
     let mlen = u16::try_from(moves.len() + 1)
@@ -647,9 +876,7 @@ pub fn encode_game(game: &Game) -> Result<Vec<u8>, CbfError> {
     let full = u8::try_from(full)
         .map_err(|_| CbfError(format!("{full} full moves are more than CBF's 255")))?;
 
-    let player = player_text(game);
-    let source = source_text(game);
-    // Both at most 63 bytes (cut above), so they fit the six bits.
+    // Both at most 63 bytes (`fits`), so they fit the six bits.
     let (plen, slen) = (player.len() as u8, source.len() as u8);
 
     let mut h = [0u8; HEADER_LEN];
@@ -691,6 +918,7 @@ pub fn encode_game(game: &Game) -> Result<Vec<u8>, CbfError> {
         None
     };
     h[12] = full;
+    h[13] = check_bytes(&h)[0];
 
     let mut text = [player, source].concat();
     code_text(&mut text);
@@ -731,7 +959,9 @@ fn be_u32(bytes: &[u8], at: usize) -> Option<u32> {
 /// Reads the games of a CBF file, through its CBI index when given (the spec says games
 /// should be reached through it), else one after another from the start (a record's length
 /// follows from its header). Deleted games (flags1 bit 7) are skipped. Each item is a game or
-/// an error naming the game number and the byte offset; iteration stops after the first error.
+/// an error naming the game number and the byte offset; a game that does not read is stepped
+/// over, and iteration stops only where the next game cannot be found (a broken header read
+/// without an index).
 /// Games are numbered from 1 as they stand in the index or file, deleted ones counted.
 pub fn games<'a>(
     cbf: &'a [u8],
@@ -820,23 +1050,60 @@ impl Iterator for Games<'_> {
                 }
             };
             self.n = n;
-            match read_record(self.cbf, at) {
-                Ok((len, game)) => {
-                    if let Offsets::Sequential { next } = &mut self.offsets {
-                        *next = at + len;
-                    }
-                    if let Some(game) = game {
-                        return Some(Ok(game));
-                    }
-                }
+            // A record whose length is known is stepped over even when it does not read, so
+            // the games after it still come; without its length (a broken header) the file
+            // cannot be followed further unless the index says where the next game is.
+            let len = record_len(self.cbf, at);
+            match &mut self.offsets {
+                Offsets::Sequential { next } => match &len {
+                    Ok(len) => *next = at + len,
+                    Err(_) => self.done = true,
+                },
+                Offsets::Index { .. } => {}
+            }
+            match len.and_then(|_| read_record(self.cbf, at)) {
+                Ok((_, Some(game))) => return Some(Ok(game)),
+                Ok((_, None)) => {}
                 Err(e) => {
-                    self.done = true;
                     return Some(Err(CbfError(format!("game {n} (from byte {at}): {e}"))));
                 }
             }
         }
         None
     }
+}
+
+/// The length of the record at `at`, from its header, if the file holds that much.
+fn record_len(cbf: &[u8], at: usize) -> Result<usize, String> {
+    if at >= cbf.len() {
+        return Err(format!(
+            "the offset is beyond the CBF file ({} bytes)",
+            cbf.len()
+        ));
+    }
+    let coded: [u8; HEADER_LEN] = cbf
+        .get(at..at + HEADER_LEN)
+        .and_then(|h| h.try_into().ok())
+        .ok_or("the header is cut short")?;
+    let h = decode_header(coded);
+    let mlen = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    if mlen == 0 {
+        return Err("bad length: the move count (mlen) is 0, it is the moves + 1".into());
+    }
+    let set_up = h[10] & 1 != 0;
+    let len = HEADER_LEN
+        + usize::from(h[4] & 63)
+        + usize::from(h[5] & 63)
+        + (mlen - 1)
+        + usize::from(u16::from_be_bytes([h[6], h[7]]))
+        + if set_up { POSITION_LEN } else { 0 };
+    if at + len > cbf.len() {
+        return Err(format!(
+            "bad length: the record's {len} bytes go beyond the end of the file ({} bytes)",
+            cbf.len()
+        ));
+    }
+    Ok(len)
 }
 
 /// The record at `at`: its length, and its game unless it is marked deleted.
@@ -888,12 +1155,82 @@ fn read_record(cbf: &[u8], at: usize) -> Result<(usize, Option<Game>), String> {
         Chess::default()
     };
     let (player, source) = text.split_at(plen);
-    let game = decode_game(&h, player, source, &moves, comment_area, start)?;
+    // The rules byte 13 points to first; the other if the record does not read by them.
+    let first = if check_bytes(&h).contains(&h[13]) {
+        Rules::ChessBase
+    } else {
+        Rules::RelayFirst
+    };
+    let other = match first {
+        Rules::ChessBase => Rules::RelayFirst,
+        Rules::RelayFirst => Rules::ChessBase,
+    };
+    let game = decode_game(
+        first,
+        &h,
+        player,
+        source,
+        &moves,
+        comment_area,
+        start.clone(),
+    )
+    .or_else(|e| {
+        decode_game(other, &h, player, source, &moves, comment_area, start).map_err(|_| e)
+    })?;
     Ok((len, Some(game)))
 }
 
 fn latin1_text(bytes: &[u8]) -> String {
     bytes.iter().map(|b| char::from(*b)).collect()
+}
+
+/// The players, event, site and round a record's texts give, by `rules`.
+fn roster(rules: Rules, player: &[u8], source: &[u8]) -> [String; 5] {
+    match rules {
+        Rules::RelayFirst => {
+            let player = latin1_text(player);
+            let (white, black) = match player.split_once(" - ") {
+                Some(pair) => pair,
+                None => player.split_once('-').unwrap_or((player.as_str(), "")),
+            };
+            let source = latin1_text(source);
+            let mut parts = source.splitn(3, '|');
+            let (event, site, round) = (parts.next(), parts.next(), parts.next());
+            [
+                white.into(),
+                black.into(),
+                event.unwrap_or("").into(),
+                site.unwrap_or("").into(),
+                round.unwrap_or("").into(),
+            ]
+        }
+        Rules::ChessBase => {
+            let name = |bytes: &[u8]| -> String {
+                bytes
+                    .iter()
+                    .map(|b| match NAME_PIECES.iter().find(|(p, _)| p == b) {
+                        Some((_, piece)) => *piece,
+                        None => cp850_char(*b),
+                    })
+                    .collect()
+            };
+            let (white, black) = match player.iter().position(|b| *b == b'-') {
+                Some(i) => (name(&player[..i]), name(&player[i + 1..])),
+                None => (name(player), String::new()),
+            };
+            let source: String = source.iter().map(|b| cp850_char(*b)).collect();
+            let source = source.trim();
+            let (event, round) = match source
+                .strip_suffix(')')
+                .and_then(|s| s.rsplit_once('('))
+                .filter(|(_, r)| is_round(r.trim()))
+            {
+                Some((event, round)) => (event.trim_end(), round.trim()),
+                None => (source, ""),
+            };
+            [white, black, event.into(), String::new(), round.into()]
+        }
+    }
 }
 
 /// A text for a tag: empty reads as "?".
@@ -903,6 +1240,7 @@ fn or_unknown(s: &str) -> String {
 }
 
 fn decode_game(
+    rules: Rules,
     h: &[u8; HEADER_LEN],
     player: &[u8],
     source: &[u8],
@@ -910,14 +1248,7 @@ fn decode_game(
     comment_area: &[u8],
     start: Chess,
 ) -> Result<Game, String> {
-    let player = latin1_text(player);
-    let (white, black) = match player.split_once(" - ") {
-        Some(pair) => pair,
-        None => player.split_once('-').unwrap_or((player.as_str(), "")),
-    };
-    let source = latin1_text(source);
-    let mut parts = source.splitn(3, '|');
-    let (event, site, round) = (parts.next(), parts.next(), parts.next());
+    let [white, black, event, site, round] = roster(rules, player, source);
     let result = match h[1] & 3 {
         0 => GameResult::BlackWins,
         1 => GameResult::Draw,
@@ -930,12 +1261,12 @@ fn decode_game(
     };
 
     let mut tags = Tags::default();
-    tags.set("Event", or_unknown(event.unwrap_or("")));
-    tags.set("Site", or_unknown(site.unwrap_or("")));
+    tags.set("Event", or_unknown(&event));
+    tags.set("Site", or_unknown(&site));
     tags.set("Date", date);
-    tags.set("Round", or_unknown(round.unwrap_or("")));
-    tags.set("White", or_unknown(white));
-    tags.set("Black", or_unknown(black));
+    tags.set("Round", or_unknown(&round));
+    tags.set("White", or_unknown(&white));
+    tags.set("Black", or_unknown(&black));
     tags.set("Result", result.to_string());
     for (name, k) in [("WhiteElo", h[8]), ("BlackElo", h[9])] {
         if k > 0 {
@@ -955,6 +1286,7 @@ fn decode_game(
     // The main line's moves; `commented[k]` is the ply of the k-th commented move of the
     // whole list (None for one inside a variation, whose comment is skipped).
     let mut pos = start.clone();
+    let mut ep = EpMemory::default();
     let mut recorded = Vec::new();
     let mut commented: Vec<Option<usize>> = Vec::new();
     let mut depth = 0usize;
@@ -974,8 +1306,8 @@ fn decode_game(
             _ => {
                 let ply = recorded.len() + 1;
                 let number = usize::from(b & !COMMENTED);
-                let list = generator_moves(&pos);
-                let mv = number
+                let list = generator_moves(&pos, rules, ep);
+                let slot = number
                     .checked_sub(1)
                     .and_then(|i| list.get(i))
                     .copied()
@@ -985,6 +1317,11 @@ fn decode_game(
                             list.len()
                         )
                     })?;
+                let mv = slot.ok_or_else(|| {
+                    format!(
+                        "move byte {i} (ply {ply}): move number {number} is one ChessBase counts for no move"
+                    )
+                })?;
                 if !pos.is_legal(mv) {
                     return Err(format!(
                         "move byte {i} (ply {ply}): move number {number} ({}) is not legal",
@@ -994,6 +1331,7 @@ fn decode_game(
                 if b & COMMENTED != 0 {
                     commented.push(Some(recorded.len()));
                 }
+                ep = ep.after(mv);
                 recorded.push(RecordedMove {
                     mv,
                     san: SanPlus::from_move_and_play_unchecked(&mut pos, mv),
@@ -1014,7 +1352,7 @@ fn decode_game(
         .into_iter()
         .zip(comment_area.split(|b| *b == COMMENT_START).skip(1))
     {
-        let text = comment_text(piece);
+        let text = comment_text(rules, piece);
         if let Some(m) = target.and_then(|ply| recorded.get_mut(ply))
             && !text.is_empty()
         {
@@ -1033,7 +1371,7 @@ fn decode_game(
 }
 
 /// A comment's text from its piece of the comment area (after its 0xFF).
-fn comment_text(piece: &[u8]) -> String {
+fn comment_text(rules: Rules, piece: &[u8]) -> String {
     let body = match piece {
         [a, b, c, 0, rest @ ..] if [a, b, c].iter().all(|x| **x < 0x20) => rest,
         _ => {
@@ -1047,6 +1385,8 @@ fn comment_text(piece: &[u8]) -> String {
             text.push('\n');
         } else if let Some((_, s)) = PIECE_SYMBOLS.iter().find(|(sym, _)| *sym == b) {
             text.push_str(s);
+        } else if rules == Rules::ChessBase {
+            text.push(cp850_char(b));
         } else {
             text.push(char::from(b));
         }
@@ -1229,7 +1569,7 @@ mod tests {
             0,  // 10: flags1: usual start, no ECO
             0,  // 11: flags2: no ECO2
             2,  // 12: two full moves
-            0,  // 13: magic byte
+            79, // 13: check byte, 85·0x25 + 6 + 0 = 3151 ≡ 79 (mod 256)
         ];
         // Coding: byte 11 first gets 14 + 19 + 6 = 39, then byte 13 down to 0 the keys 101,
         // 101·3 = 303 ≡ 47, 141, 423 ≡ 167, 501 ≡ 245, 735 ≡ 223, 669 ≡ 157, 471 ≡ 215,
@@ -1296,28 +1636,33 @@ mod tests {
     #[test]
     fn the_generator_numbers_every_legal_move_once() {
         let start = Chess::default();
-        let list = generator_moves(&start);
+        let list = generator_moves(&start, Rules::ChessBase, EpMemory::default());
         assert_eq!(list.len(), 20);
         for m in start.legal_moves() {
-            assert_eq!(list.iter().filter(|g| **g == m).count(), 1, "{m:?}");
+            assert_eq!(list.iter().filter(|g| **g == Some(m)).count(), 1, "{m:?}");
         }
         let mut rng = Rng::new(7);
-        for _ in 0..20 {
-            let mut pos = Chess::default();
-            for _ in 0..200 {
-                let legal = pos.legal_moves();
-                let list = generator_moves(&pos);
-                for m in &legal {
-                    assert_eq!(list.iter().filter(|g| *g == m).count(), 1, "{m:?}");
+        for rules in [Rules::ChessBase, Rules::RelayFirst] {
+            for _ in 0..20 {
+                let mut pos = Chess::default();
+                let mut ep = EpMemory::default();
+                for _ in 0..200 {
+                    let legal = pos.legal_moves();
+                    let list = generator_moves(&pos, rules, ep);
+                    for m in &legal {
+                        assert_eq!(list.iter().filter(|g| **g == Some(*m)).count(), 1, "{m:?}");
+                    }
+                    // And nothing twice.
+                    for (i, g) in list.iter().enumerate() {
+                        assert!(g.is_none() || !list[i + 1..].contains(g), "{g:?} twice");
+                    }
+                    if legal.is_empty() {
+                        break;
+                    }
+                    let mv = legal[rng.below(legal.len())];
+                    ep = ep.after(mv);
+                    pos.play_unchecked(mv);
                 }
-                // And nothing twice.
-                for (i, g) in list.iter().enumerate() {
-                    assert!(!list[i + 1..].contains(g), "{g:?} twice");
-                }
-                if legal.is_empty() {
-                    break;
-                }
-                pos.play_unchecked(legal[rng.below(legal.len())]);
             }
         }
     }
@@ -1327,7 +1672,14 @@ mod tests {
         // The rook on f8 guards f1: O-O is not legal, yet ChessBase numbers it (short
         // before long); e5xd6 e.p. comes after the pawn's step.
         let pos = position("5rk1/8/8/3pP3/8/8/8/R3K2R w KQ d6 0 1");
-        let list = generator_moves(&pos);
+        let ep = EpMemory {
+            file: Some(File::D),
+            carried: false,
+        };
+        let list: Vec<Move> = generator_moves(&pos, Rules::ChessBase, ep)
+            .into_iter()
+            .map(|m| m.expect("no number without a move here"))
+            .collect();
         let castles: Vec<_> = list.iter().filter(|m| m.is_castle()).collect();
         assert_eq!(
             castles,
@@ -1375,6 +1727,108 @@ mod tests {
                 Square::A1
             ]
         );
+    }
+
+    /// The numbers of `list` that hold no move.
+    fn empty_numbers(list: &[Option<Move>]) -> Vec<usize> {
+        (1..=list.len()).filter(|n| list[n - 1].is_none()).collect()
+    }
+
+    #[test]
+    fn the_a_file_pawn_counts_a_number_for_no_move() {
+        // White: Ka1, Pa5; Black: Kh8, Ph7. White's list: Ka1's steps (a2, b1, b2), the a5
+        // pawn's step (a6), then ChessBase's number for no move (5).
+        let pos = position("7k/7p/8/P7/8/8/8/K7 w - - 0 1");
+        let list = generator_moves(&pos, Rules::ChessBase, EpMemory::default());
+        assert_eq!(list.len(), 5);
+        assert_eq!(empty_numbers(&list), [5]);
+        // Not after a double step, and never in relay's first rules.
+        let after_double = EpMemory {
+            file: Some(File::H),
+            carried: false,
+        };
+        assert!(empty_numbers(&generator_moves(&pos, Rules::ChessBase, after_double)).is_empty());
+        assert_eq!(
+            generator_moves(&pos, Rules::RelayFirst, EpMemory::default()).len(),
+            4
+        );
+        // Black's pawn on a4 likewise; a game through it numbers Black's h-pawn one higher
+        // than relay's first writer did, and reads back.
+        let start = position("7k/7p/8/8/p7/8/8/K7 b - - 0 1");
+        let game = game_of(start, &["h6", "Kb1", "h5"], &[], GameResult::Ongoing);
+        let cbf = encode_game(&game).expect("encode");
+        let g = &read_all(&cbf, None)[0];
+        assert_eq!(
+            g.moves.iter().map(|m| m.mv).collect::<Vec<_>>(),
+            game.moves.iter().map(|m| m.mv).collect::<Vec<_>>()
+        );
+        let pos = position("7k/7p/8/8/p7/8/8/K7 b - - 0 1");
+        let h6 = "h6"
+            .parse::<San>()
+            .expect("san")
+            .to_move(&pos)
+            .expect("legal");
+        let cb = generator_moves(&pos, Rules::ChessBase, EpMemory::default());
+        let first = generator_moves(&pos, Rules::RelayFirst, EpMemory::default());
+        assert_eq!(number_of(&cb, h6), number_of(&first, h6).map(|n| n + 1));
+    }
+
+    #[test]
+    fn castling_is_numbered_without_the_right() {
+        // King and rooks at home, no castling rights: ChessBase still numbers both castlings.
+        let pos = position("4k3/8/8/8/8/8/8/R3K2R w - - 0 1");
+        let castles = |rules| {
+            generator_moves(&pos, rules, EpMemory::default())
+                .into_iter()
+                .flatten()
+                .filter(|m| m.is_castle())
+                .count()
+        };
+        assert_eq!(castles(Rules::ChessBase), 2);
+        assert_eq!(castles(Rules::RelayFirst), 0);
+        // A game whose king went out and back writes and reads back.
+        let game = game_of(
+            Chess::default(),
+            &[
+                "e4", "e5", "Ke2", "Ke7", "Ke1", "Ke8", "Nf3", "Nf6", "Be2", "Be7", "Nc3",
+            ],
+            &[],
+            GameResult::Ongoing,
+        );
+        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        assert_eq!(g.moves.len(), 11);
+        assert_eq!(g.moves[10].san.to_string(), "Nc3");
+    }
+
+    #[test]
+    fn the_en_passant_carried_over_a_castling_counts_a_number_for_no_move() {
+        // 1. d4 O-O: ChessBase keeps White's e.p. file d, so the e5 pawn counts a number for
+        // "exd6 e.p." (d6 empty) after its own step to e6.
+        let start = position("4k2r/8/8/3pP3/8/8/3P4/4K3 w k - 0 1");
+        let game = game_of(
+            start.clone(),
+            &["d4", "O-O", "e6"],
+            &[],
+            GameResult::Ongoing,
+        );
+        let mut pos = start;
+        let mut ep = EpMemory::default();
+        for m in &game.moves[..2] {
+            ep = ep.after(m.mv);
+            pos.play_unchecked(m.mv);
+        }
+        assert_eq!(
+            ep,
+            EpMemory {
+                file: Some(File::D),
+                carried: true
+            }
+        );
+        let list = generator_moves(&pos, Rules::ChessBase, ep);
+        let e6 = number_of(&list, game.moves[2].mv).expect("e6");
+        assert_eq!(empty_numbers(&list), [e6 + 1]);
+        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        assert_eq!(g.moves[2].san.to_string(), "e6");
     }
 
     #[test]
@@ -1509,11 +1963,11 @@ mod tests {
             Chess::default(),
             &["d4"],
             &[
-                ("Event", "Ch|URS"),
+                ("Event", "Ch URS"),
                 ("Site", "Moscow"),
-                ("Round", "3"),
+                ("Round", "3.1"),
                 ("White", "Müller"),
-                ("Black", "Ивaнов"),
+                ("Black", "Smith-Jones"),
                 ("ECO", "E99"),
                 ("WhiteElo", "2878"),
                 ("BlackElo", "1603"),
@@ -1521,33 +1975,102 @@ mod tests {
             GameResult::Ongoing,
         );
         let cbf = encode_game(&game).expect("encode");
+        // The texts as ChessBase has them: code page 850 (ü is 0x81), "Event (Round)".
+        let h = decode_header(cbf[..14].try_into().expect("14"));
+        let mut text = cbf[14..14 + usize::from(h[4] & 63) + usize::from(h[5] & 63)].to_vec();
+        code_text(&mut text);
+        assert_eq!(text, b"M\x81ller-Smith-JonesCh URS (3.1)");
+        assert!(check_bytes(&h).contains(&h[13]));
         let g = &read_all(&cbf, None)[0];
         assert_eq!(g.tags.get("ECO"), Some("E99"));
         assert_eq!(g.tags.get("WhiteElo"), None);
         assert_eq!(g.tags.get("BlackElo"), Some("1605"));
-        assert_eq!(g.tags.get("Event"), Some("Ch/URS"));
-        assert_eq!(g.tags.get("Site"), Some("Moscow"));
-        assert_eq!(g.tags.get("Round"), Some("3"));
+        assert_eq!(g.tags.get("Event"), Some("Ch URS"));
+        assert_eq!(g.tags.get("Site"), Some("?"));
+        assert_eq!(g.tags.get("Round"), Some("3.1"));
         assert_eq!(g.tags.get("White"), Some("Müller"));
-        assert_eq!(g.tags.get("Black"), Some("??a???"));
+        assert_eq!(g.tags.get("Black"), Some("Smith-Jones"));
         assert_eq!(g.tags.get("Date"), Some("????.??.??"));
         assert_eq!(g.tags.get("Result"), Some("*"));
         assert_eq!(g.result, GameResult::Ongoing);
+        // A round that is no number is left out.
+        let mut other = game.clone();
+        other.tags.set("Round", "Final");
+        let g = &read_all(&encode_game(&other).expect("encode"), None)[0];
+        assert_eq!(
+            (g.tags.get("Event"), g.tags.get("Round")),
+            (Some("Ch URS"), Some("?"))
+        );
     }
 
     #[test]
-    fn comment_text_is_latin1_with_chessbase_specials() {
-        // '\r' dropped, '\n' as 0xFE; '±' (177, ChessBase's king), 'þ' (0xFE), 'ÿ' (0xFF)
-        // and '€' (beyond Latin-1) as '?'; 'é' kept.
-        assert_eq!(
-            comment_bytes("a±b\r\nþÿ€é"),
-            [b'a', b'?', b'b', 0xFE, b'?', b'?', b'?', 0xE9]
+    fn what_the_texts_cannot_hold_is_refused_with_the_reason() {
+        for (name, value, says) in [
+            ("White", "Vachier-Lagrave, Maxime", "holds a '-'"),
+            ("Black", "Иванов", "code page (850) lacks"),
+            ("White", "Núñez", "as a chess piece"),
+            ("Black", &"y".repeat(62), "over CBF's 63"),
+        ] {
+            let mut game = game_of(
+                Chess::default(),
+                &["e4"],
+                &[("White", "A"), ("Black", "B")],
+                GameResult::Draw,
+            );
+            game.tags.set(name, value);
+            let e = encode_game(&game).expect_err(value);
+            assert!(e.0.contains(says), "{value}: {e}");
+        }
+        // An event too long is cut, the round kept; one the code page lacks is written '?'.
+        let game = game_of(
+            Chess::default(),
+            &["e4"],
+            &[
+                ("Event", &format!("{} – Köln", "x".repeat(70))),
+                ("Round", "12.3"),
+            ],
+            GameResult::Draw,
         );
-        assert_eq!(comment_text(&[0, 0, 0, 0, b'a', b'?', 0xFE, 0xE9]), "a?\né");
+        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        assert_eq!(g.tags.get("Event"), Some("x".repeat(56).as_str()));
+        assert_eq!(g.tags.get("Round"), Some("12.3"));
+        let game = game_of(
+            Chess::default(),
+            &["e4"],
+            &[("Event", "Turnier – Köln")],
+            GameResult::Draw,
+        );
+        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        assert_eq!(g.tags.get("Event"), Some("Turnier ? Köln"));
+        // A year CBF cannot hold is left out, the game written.
+        let game = game_of(
+            Chess::default(),
+            &["e4"],
+            &[("Date", "2027.01.20")],
+            GameResult::Draw,
+        );
+        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        assert_eq!(g.tags.get("Date"), Some("????.??.??"));
+    }
+
+    #[test]
+    fn comment_text_is_code_page_850_with_chessbase_specials() {
+        // '\r' dropped, '\n' as 0xFE; '▒' (177, ChessBase's king), '■' (0xFE), the no-break
+        // space (0xFF) and '€' (not in the code page) as '?'; 'é' kept as 0x82.
+        assert_eq!(
+            comment_bytes("a▒b\r\n■\u{a0}€é"),
+            [b'a', b'?', b'b', 0xFE, b'?', b'?', b'?', 0x82]
+        );
+        assert_eq!(
+            comment_text(Rules::ChessBase, &[0, 0, 0, 0, b'a', b'?', 0xFE, 0x82]),
+            "a?\né"
+        );
+        // Relay's first files are Latin-1.
+        assert_eq!(comment_text(Rules::RelayFirst, &[0, 0, 0, 0, 0xE9]), "é");
         // No evaluations at all, or only leading control bytes.
-        assert_eq!(comment_text(b"plain"), "plain");
-        assert_eq!(comment_text(&[0x12, b'x']), "x");
-        assert_eq!(comment_text(&[]), "");
+        assert_eq!(comment_text(Rules::ChessBase, b"plain"), "plain");
+        assert_eq!(comment_text(Rules::ChessBase, &[0x12, b'x']), "x");
+        assert_eq!(comment_text(Rules::ChessBase, &[]), "");
     }
 
     #[test]
@@ -1651,7 +2174,10 @@ mod tests {
     fn moves_beyond_127_are_refused() {
         // The position with 218 legal moves for White.
         let start = position("R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1");
-        let list = generator_moves(&start);
+        let list: Vec<Move> = generator_moves(&start, Rules::ChessBase, EpMemory::default())
+            .into_iter()
+            .flatten()
+            .collect();
         assert!(list.len() >= 218);
         let late = *list
             .iter()
@@ -1715,15 +2241,20 @@ mod tests {
         }
         // Game 2's only move byte (not coded) to a number beyond the list.
         cbf[first + 14 + usize::from(h[4] & 63) + usize::from(h[5] & 63)] = 100;
-        let items: Vec<_> = games(&cbf, Some(&cbi)).expect("index").collect();
-        assert_eq!(items.len(), 1, "stops after the error");
-        let e = items[0].as_ref().expect_err("bad move");
-        assert!(
-            e.0.starts_with(&format!(
-                "game 2 (from byte {first}): move byte 0 (ply 1): move number 100"
-            )),
-            "{e}"
-        );
+        // It is named, and game 3 still comes after it, with the index or without.
+        for cbi in [Some(cbi.as_slice()), None] {
+            let items: Vec<_> = games(&cbf, cbi).expect("index").collect();
+            assert_eq!(items.len(), 2, "steps over the game that does not read");
+            let e = items[0].as_ref().expect_err("bad move");
+            assert!(
+                e.0.starts_with(&format!(
+                    "game 2 (from byte {first}): move byte 0 (ply 1): move number 100"
+                )),
+                "{e}"
+            );
+            let g = items[1].as_ref().expect("game 3");
+            assert_eq!(g.tags.get("White"), Some("A"));
+        }
         // An index pointing past the file.
         let cbi = index(&[0, 10_000], cbf.len() as u32);
         let items: Vec<_> = games(&cbf, Some(&cbi)).expect("index").collect();
@@ -1751,8 +2282,8 @@ mod tests {
             let mut game = Game {
                 start,
                 tags: Tags(vec![
-                    ("White".into(), "W-x".into()),
-                    ("Black".into(), "B".into()),
+                    ("White".into(), "W x".into()),
+                    ("Black".into(), "B-x".into()),
                 ]),
                 ..Game::default()
             };

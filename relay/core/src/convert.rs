@@ -28,6 +28,18 @@ struct Held {
     len: usize,
 }
 
+/// Why a game was not added.
+#[derive(Debug, thiserror::Error)]
+pub enum AddError {
+    /// The format cannot hold this game (Chess960 in CBF, a name too long…): nothing of it
+    /// was written, and the writer goes on with the next game.
+    #[error("{0}")]
+    CannotHold(String),
+    /// Writing failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 /// A format games can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -118,37 +130,38 @@ impl<W: Write> GameWriter<W> {
         self
     }
 
-    pub fn add(&mut self, g: &Game) -> std::io::Result<()> {
-        self.games += 1;
-        if self.games == 1 && self.format == Format::OneByte {
-            self.out.write_all(crate::onebyte::MAGIC)?;
-        }
-        // The caller says which game (it knows the file and where the game began).
-        let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+    /// Writes one game, or leaves it out whole when the format cannot hold it
+    /// ([`AddError::CannotHold`]; the caller says which game, as it knows the file and where
+    /// the game began).
+    pub fn add(&mut self, g: &Game) -> Result<(), AddError> {
+        let cannot = |e: String| AddError::CannotHold(e);
+        let n = self.games + 1;
         match self.format {
             Format::Pgc => {
-                let bytes = crate::pgc::encode_game(g).map_err(|e| invalid(e.0))?;
-                self.out.write_all(&bytes)
+                let bytes = crate::pgc::encode_game(g).map_err(|e| cannot(e.0))?;
+                self.out.write_all(&bytes)?;
             }
             Format::Cbf | Format::Cbi => {
-                let bytes = crate::cbf::encode_game(g).map_err(|e| invalid(e.0))?;
-                let at = u32::try_from(self.cbf_len)
-                    .map_err(|_| invalid("a CBF file holds 4 GiB".into()))?;
+                let bytes = crate::cbf::encode_game(g).map_err(|e| cannot(e.0))?;
+                let at = u32::try_from(self.cbf_len).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "a CBF file holds 4 GiB")
+                })?;
                 self.offsets.push(at);
                 self.cbf_len += bytes.len() as u64;
                 if self.format == Format::Cbf {
                     self.out.write_all(&bytes)?;
                 }
-                Ok(())
             }
             Format::OneByte => {
-                let bytes =
-                    crate::onebyte::container_game(g).map_err(|e| invalid(e.to_string()))?;
-                self.out.write_all(&bytes)
+                let bytes = crate::onebyte::container_game(g).map_err(|e| cannot(e.to_string()))?;
+                if n == 1 {
+                    self.out.write_all(crate::onebyte::MAGIC)?;
+                }
+                self.out.write_all(&bytes)?;
             }
             Format::Pgn => self
                 .out
-                .write_all(write_game(g, &WriteOptions::default()).as_bytes()),
+                .write_all(write_game(g, &WriteOptions::default()).as_bytes())?,
             Format::Archive => {
                 let text = write_game(g, &WriteOptions::default());
                 let moves = movetext(&text).as_bytes();
@@ -162,18 +175,21 @@ impl<W: Write> GameWriter<W> {
                 // the end, in `write_sorted`.
                 self.spill.write_all(text.as_bytes())?;
                 self.spill_len += text.len() as u64;
-                Ok(())
             }
             Format::Epd => {
-                for line in
-                    crate::epd::game_epds(g, &format!("game {}", self.games), self.final_only)
-                {
+                for line in crate::epd::game_epds(g, &format!("game {n}"), self.final_only) {
                     self.out.write_all(line.as_bytes())?;
                     self.out.write_all(b"\n")?;
                 }
-                Ok(())
             }
         }
+        self.games = n;
+        Ok(())
+    }
+
+    /// The format written.
+    pub fn format(&self) -> Format {
+        self.format
     }
 
     /// Games written.

@@ -4,13 +4,17 @@
 //! encoding. PGN and PGC are read a game at a time, so a file of any size converts in the
 //! memory of one game (the archival order keeps the written games in a file beside the
 //! output and only their keys in memory; the compact one-byte and CBF files are held whole).
-//! A game that does not read stops the conversion with its number and byte offset, and no
-//! output file is left: the output is written beside it under a temporary name and renamed
-//! at the end.
+//! A game that does not read (an illegal move as the source recorded it, a broken tag
+//! section) or that the target format cannot hold (Chess960 in CBF, a name too long for its
+//! field…) is left out with a warning naming it, its byte offset and the reason; the rest is
+//! written, the summary says how many games were written and skipped, and the exit status is
+//! 3 when any was skipped. `--strict` keeps the all-or-nothing of old: the first such game
+//! stops the conversion and no output file is left. Either way the output is written beside
+//! it under a temporary name and renamed at the end.
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use relay_core::convert::{Format, GameWriter};
+use relay_core::convert::{AddError, Format, GameWriter};
 use relay_core::game::Game;
 use relay_core::pgn::read_games;
 use relay_core::pgn::split::GamePieces;
@@ -58,6 +62,83 @@ pub struct ConvertArgs {
     /// EPD: the final position of each game only.
     #[arg(long = "final")]
     final_only: bool,
+    /// All or nothing: a game that does not read or cannot be written stops the conversion
+    /// and nothing is written (by default such a game is left out, named, and the rest is
+    /// written).
+    #[arg(long)]
+    strict: bool,
+}
+
+/// The games left out, as the run ends: the command prints the summary and exits with
+/// status 3 (`main` looks for this error).
+#[derive(Debug)]
+pub struct GamesSkipped(pub usize);
+
+impl std::fmt::Display for GamesSkipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} game(s) skipped (each named above)", self.0)
+    }
+}
+
+impl std::error::Error for GamesSkipped {}
+
+/// The exit status of a run that skipped games.
+pub const SKIPPED_STATUS: u8 = 3;
+
+/// Ok, or [`GamesSkipped`] when `skipped` is not 0.
+pub fn skipped_result(skipped: usize) -> Result<()> {
+    if skipped == 0 {
+        Ok(())
+    } else {
+        Err(GamesSkipped(skipped).into())
+    }
+}
+
+/// Where a game stands in its input, to name it.
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    /// From 1, in file order (games that do not read counted too).
+    pub game: usize,
+    /// Where its text begins, when the format tells (PGN).
+    pub offset: Option<u64>,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.offset {
+            Some(at) => write!(f, "game {} (from byte {at})", self.game),
+            None => write!(f, "game {}", self.game),
+        }
+    }
+}
+
+/// Adds `g` to `writer`; a game the format cannot hold is skipped with a warning naming it
+/// (or, `strict`, stops everything).
+pub fn add_or_skip<W: std::io::Write>(
+    writer: &mut GameWriter<W>,
+    g: &Game,
+    name: &str,
+    strict: bool,
+    skipped: &mut usize,
+) -> Result<()> {
+    match writer.add(g) {
+        Ok(()) => Ok(()),
+        Err(AddError::CannotHold(why)) if !strict => {
+            eprintln!(
+                "relay: skipped {name}, {}: cannot be written as {}: {why}",
+                g.label(),
+                writer.format().extension()
+            );
+            *skipped += 1;
+            Ok(())
+        }
+        Err(AddError::CannotHold(why)) => bail!(
+            "{name}, {}: cannot be written as {}: {why}; nothing was written",
+            g.label(),
+            writer.format().extension()
+        ),
+        Err(AddError::Io(e)) => Err(e.into()),
+    }
 }
 
 /// The writer every output goes through: to a file beside `output` under a temporary name,
@@ -65,12 +146,13 @@ pub struct ConvertArgs {
 /// when `fill` fails, so no half-written file is left (`relay convert` and `relay export`).
 /// A CBF file gets its CBI index beside it, written the same way and renamed into place with
 /// it (the index first, so a CBF file never stands without its index; on failure neither is).
+/// `fill` returns how many games it skipped, for the summary; so does this.
 pub fn write_file(
     output: &Path,
     to: To,
     final_only: bool,
-    fill: impl FnOnce(&mut GameWriter<BufWriter<std::fs::File>>) -> Result<()>,
-) -> Result<()> {
+    fill: impl FnOnce(&mut GameWriter<BufWriter<std::fs::File>>) -> Result<usize>,
+) -> Result<usize> {
     let name = output
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -79,7 +161,7 @@ pub fn write_file(
     let cbi = output.with_extension("cbi");
     let cbi_tmp = output.with_file_name(format!(".{name}.cbi.part"));
     let spill = output.with_file_name(format!(".{name}.sort"));
-    let written = (|| -> Result<usize> {
+    let written = (|| -> Result<(usize, usize)> {
         let file = std::fs::File::create(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         let mut writer = GameWriter::new(BufWriter::new(file), to.format(), final_only);
@@ -95,7 +177,7 @@ pub fn write_file(
                 .with_context(|| format!("cannot write {}", spill.display()))?;
             writer = writer.with_spill(Box::new(spill));
         }
-        fill(&mut writer)?;
+        let skipped = fill(&mut writer)?;
         let n = writer.games();
         if to == To::Cbf {
             let index = writer.cbf_index()?;
@@ -109,19 +191,26 @@ pub fn write_file(
             .into_inner()
             .map_err(|e| e.into_error())?
             .sync_all()?;
-        Ok(n)
+        Ok((n, skipped))
     })();
     let _ = std::fs::remove_file(&spill);
     match written {
-        Ok(n) => {
+        Ok((n, skipped)) => {
             if to == To::Cbf {
                 std::fs::rename(&cbi_tmp, &cbi)
                     .with_context(|| format!("cannot write {}", cbi.display()))?;
             }
             std::fs::rename(&tmp, output)
                 .with_context(|| format!("cannot write {}", output.display()))?;
-            eprintln!("relay: {n} games written to {}", output.display());
-            Ok(())
+            if skipped == 0 {
+                eprintln!("relay: {n} games written to {}", output.display());
+            } else {
+                eprintln!(
+                    "relay: {n} games written to {}, {skipped} skipped",
+                    output.display()
+                );
+            }
+            Ok(skipped)
         }
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
@@ -138,29 +227,58 @@ fn extension(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Reads `input` (PGN or PGC a game at a time, a CBF or one-byte file whole) into `writer`.
-pub fn convert(input: &Path, writer: &mut GameWriter<BufWriter<std::fs::File>>) -> Result<()> {
-    each_game(input, "nothing was written", |g| Ok(writer.add(g)?))
+/// Reads `input` (PGN or PGC a game at a time, a CBF or one-byte file whole) into `writer`;
+/// returns how many games were skipped (read or written).
+pub fn convert(
+    input: &Path,
+    strict: bool,
+    writer: &mut GameWriter<BufWriter<std::fs::File>>,
+) -> Result<usize> {
+    let mut skipped = 0;
+    let name = input.display().to_string();
+    let unread = each_game(input, "nothing was written", strict, |g, place| {
+        add_or_skip(writer, g, &format!("{name}: {place}"), strict, &mut skipped)
+    })?;
+    Ok(unread + skipped)
 }
 
-/// Calls `each` with every game of `input` (any format `relay convert` reads), in order. A
-/// game that does not read stops it with the game's number and byte offset, and `then` (what
-/// that means for the caller: "nothing was written").
+/// Calls `each` with every game of `input` (any format `relay convert` reads), in order, and
+/// where it stands. A game that does not read is skipped with a warning naming it, its byte
+/// offset and the reason, and counted in the number returned; `strict`, it stops everything
+/// instead, with `then` (what that means for the caller: "nothing was written").
 pub fn each_game(
     input: &Path,
     then: &str,
-    mut each: impl FnMut(&Game) -> Result<()>,
-) -> Result<()> {
+    strict: bool,
+    mut each: impl FnMut(&Game, Place) -> Result<()>,
+) -> Result<usize> {
     let file =
         std::fs::File::open(input).with_context(|| format!("cannot read {}", input.display()))?;
     let mut reader = BufReader::new(file);
-    let fail = |e: String| anyhow::anyhow!("{}: {e}; {then}", input.display());
+    let mut skipped = 0;
+    // A game that does not read: warned and counted, or (strict) the end.
+    let mut unread = |e: String| -> Result<()> {
+        if strict {
+            bail!("{}: {e}; {then}", input.display());
+        }
+        eprintln!("relay: skipped {}: {e}", input.display());
+        skipped += 1;
+        Ok(())
+    };
+    let mut n = 0;
+    let mut place = |offset: Option<u64>| {
+        n += 1;
+        Place { game: n, offset }
+    };
     match extension(input).as_str() {
         "pgc" => {
             for g in relay_core::pgc::games(reader) {
-                each(&g.map_err(|e| fail(e.0))?)?;
+                match g {
+                    Ok(g) => each(&g, place(None))?,
+                    Err(e) => unread(e.0)?,
+                }
             }
-            return Ok(());
+            return Ok(skipped);
         }
         "cbf" => {
             let mut bytes = Vec::new();
@@ -171,10 +289,15 @@ pub fn each_game(
             let index = ["cbi", "CBI"]
                 .iter()
                 .find_map(|e| std::fs::read(input.with_extension(e)).ok());
-            for g in relay_core::cbf::games(&bytes, index.as_deref()).map_err(|e| fail(e.0))? {
-                each(&g.map_err(|e| fail(e.0))?)?;
+            let games = relay_core::cbf::games(&bytes, index.as_deref())
+                .map_err(|e| anyhow::anyhow!("{}: {e}; {then}", input.display()))?;
+            for g in games {
+                match g {
+                    Ok(g) => each(&g, place(None))?,
+                    Err(e) => unread(e.0)?,
+                }
             }
-            return Ok(());
+            return Ok(skipped);
         }
         _ => {}
     }
@@ -187,38 +310,32 @@ pub fn each_game(
         reader
             .read_to_end(&mut bytes)
             .with_context(|| format!("cannot read {}", input.display()))?;
-        let fail = |e: relay_core::onebyte::OneByteError| fail(e.to_string());
-        for g in relay_core::onebyte::container_games(&bytes).map_err(fail)? {
-            each(&g.map_err(fail)?)?;
+        let games = relay_core::onebyte::container_games(&bytes)
+            .map_err(|e| anyhow::anyhow!("{}: {e}; {then}", input.display()))?;
+        for g in games {
+            match g {
+                Ok(g) => each(&g, place(None))?,
+                Err(e) => unread(e.to_string())?,
+            }
         }
-        return Ok(());
+        return Ok(skipped);
     }
-    let mut game = 0;
     for piece in GamePieces::new(reader) {
         let piece = piece.with_context(|| format!("cannot read {}", input.display()))?;
         for g in read_games(&piece.text) {
-            game += 1;
+            let at = place(Some(piece.offset));
             match g {
-                Ok(g) => each(&g).with_context(|| {
-                    format!(
-                        "{}: game {game} (from byte {})",
-                        input.display(),
-                        piece.offset
-                    )
-                })?,
-                Err(e) => bail!(
-                    "{}: game {game} (from byte {}) does not read: {e}; {then}",
-                    input.display(),
-                    piece.offset
-                ),
+                Ok(g) => each(&g, at).with_context(|| format!("{}: {at}", input.display()))?,
+                Err(e) => unread(format!("{at} does not read: {e}"))?,
             }
         }
     }
-    Ok(())
+    Ok(skipped)
 }
 
 pub fn main(args: ConvertArgs) -> Result<()> {
-    write_file(&args.output, args.to, args.final_only, |w| {
-        convert(&args.input, w)
-    })
+    let skipped = write_file(&args.output, args.to, args.final_only, |w| {
+        convert(&args.input, args.strict, w)
+    })?;
+    skipped_result(skipped)
 }

@@ -32,6 +32,10 @@ pub struct ExportArgs {
     /// EPD: the final position of each game only.
     #[arg(long = "final")]
     final_only: bool,
+    /// All or nothing: a game the format cannot hold stops the export and nothing is
+    /// written (by default it is left out, named, and the rest is written; exit status 3).
+    #[arg(long)]
+    strict: bool,
     /// Where to write.
     output: PathBuf,
 }
@@ -125,11 +129,12 @@ pub fn main(a: ExportArgs) -> Result<()> {
         let a = &a;
         async move { games(&store, a).await }
     })?;
-    super::convert::write_file(&a.output, to, a.final_only, |w| {
+    let skipped = super::convert::write_file(&a.output, to, a.final_only, |w| {
+        let mut skipped = 0;
         for (i, g) in games.iter().enumerate() {
-            w.add(g)
-                .with_context(|| format!("game {}, {}", i + 1, g.label()))?;
+            super::convert::add_or_skip(w, g, &format!("game {}", i + 1), a.strict, &mut skipped)?;
         }
-        Ok(())
-    })
+        Ok(skipped)
+    })?;
+    super::convert::skipped_result(skipped)
 }

@@ -39,6 +39,10 @@ pub struct ImportArgs {
     round: Option<String>,
     /// A PGN, PGC (.pgc), ChessBase (.cbf), one-byte, or TRF (.trf, .trfx, .tab) file.
     input: PathBuf,
+    /// All or nothing: a game that does not read stops the import and nothing is imported
+    /// (by default it is left out, named, and the rest is imported; exit status 3).
+    #[arg(long)]
+    strict: bool,
 }
 
 /// A tag's value when it says something (not empty, not `?`).
@@ -268,12 +272,17 @@ pub fn main(a: ImportArgs) -> Result<()> {
     if is_trf(&a.input, &bytes) {
         return import_trf(&a, &bytes);
     }
-    // Everything is read and checked before the store is touched.
+    // Everything is read and checked before the store is touched; a game that does not read
+    // is left out, named (`--strict`: nothing is imported).
     let mut games = Vec::new();
-    super::convert::each_game(&a.input, "nothing was imported", |g| {
+    let skipped = super::convert::each_game(&a.input, "nothing was imported", a.strict, |g, _| {
         games.push(g.clone());
         Ok(())
     })?;
     let (a, games) = (&a, &games);
-    super::with_store(&a.db, |store| async move { import(&store, a, games).await })
+    super::with_store(&a.db, |store| async move { import(&store, a, games).await })?;
+    if skipped > 0 {
+        eprintln!("relay: {} games imported, {skipped} skipped", games.len());
+    }
+    super::convert::skipped_result(skipped)
 }

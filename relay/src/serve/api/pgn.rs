@@ -175,6 +175,9 @@ pub struct ExportQuery {
     format: Option<String>,
     #[serde(rename = "final")]
     final_only: Option<String>,
+    /// `strict=1`: a game the format cannot hold fails the request (422) instead of being
+    /// left out.
+    strict: Option<String>,
 }
 
 /// What an export writes: a tournament's games, a round's, or one game.
@@ -253,19 +256,52 @@ async fn export(
         )));
     };
     let final_only = matches!(q.final_only.as_deref(), Some("1" | "true"));
+    let strict = matches!(q.strict.as_deref(), Some("1" | "true"));
     let (games, name) = games_of(lookup, what, reader).await?;
     let mut w = relay_core::convert::GameWriter::new(Vec::new(), format, final_only);
+    let mut skipped = Vec::new();
     for g in &games {
-        // A game the format cannot hold (Chess960 in CBF, say) is the request's problem.
-        w.add(g).map_err(|e| {
-            ApiError::Unprocessable(format!(
-                "game {} cannot be written as {fmt}: {e}",
-                g.label()
-            ))
-        })?;
+        // A game the format cannot hold (Chess960 in CBF, say) is left out and named in the
+        // answer's headers; with `strict`, it is the request's problem.
+        match w.add(g) {
+            Ok(()) => {}
+            Err(relay_core::convert::AddError::CannotHold(why)) if !strict => {
+                skipped.push(format!("{}: {why}", g.label()));
+            }
+            Err(relay_core::convert::AddError::CannotHold(why)) => {
+                return Err(ApiError::Unprocessable(format!(
+                    "game {} cannot be written as {fmt}: {why}",
+                    g.label()
+                )));
+            }
+            Err(relay_core::convert::AddError::Io(e)) => {
+                return Err(ApiError::Internal(e.to_string()));
+            }
+        }
     }
     let body = w.finish().map_err(|e| ApiError::Internal(e.to_string()))?;
     let mut headers = HeaderMap::new();
+    headers.insert(
+        "x-relay-games-written",
+        HeaderValue::from(games.len() - skipped.len()),
+    );
+    headers.insert("x-relay-games-skipped", HeaderValue::from(skipped.len()));
+    for why in &skipped {
+        // Header values are visible ASCII: anything else in a name becomes '?'.
+        let ascii: String = why
+            .chars()
+            .map(|c| {
+                if c == ' ' || c.is_ascii_graphic() {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .collect();
+        if let Ok(v) = HeaderValue::from_str(&ascii) {
+            headers.append("x-relay-game-skipped", v);
+        }
+    }
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(format.content_type()),
