@@ -249,18 +249,60 @@ fn epd_lines_are_the_positions_python_chess_finds() {
 }
 
 #[test]
-fn a_bad_game_is_named_with_its_byte_offset_and_nothing_is_left_behind() {
+fn a_bad_game_is_skipped_and_named_with_its_byte_offset_in_every_format() {
     let dir = temp_dir("convert-bad");
     let input = dir.join("bad.pgn");
+    // Game 2 holds an illegal move as the source recorded it; games 1 and 3 are fine.
     let good = "[Event \"A\"]\n[Result \"*\"]\n\n1. e4 e5 *\n\n";
+    let bad = "[Event \"B\"]\n[Result \"*\"]\n\n1. e4 e5 2. Ke3 *\n\n";
     std::fs::write(
         &input,
-        format!("{good}[Event \"B\"]\n[Result \"*\"]\n\n1. e4 e5 2. Ke3 *\n"),
+        format!("{good}{bad}[Event \"C\"]\n[Result \"*\"]\n\n1. d4 *\n"),
     )
     .expect("write");
-    let out = dir.join("out.pgn");
-    let r = relay_convert(&input, &out, "pgn", &[]);
+    for (to, ext) in [
+        ("pgn", "pgn"),
+        ("archive", "pgn"),
+        ("epd", "epd"),
+        ("onebyte", "1b"),
+        ("pgc", "pgc"),
+        ("cbf", "cbf"),
+    ] {
+        let out = dir.join(format!("out-{to}.{ext}"));
+        let r = relay_convert(&input, &out, to, &[]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(3), "{to}: {err}");
+        assert!(
+            err.contains(&format!("game 2 (from byte {}) does not read", good.len()))
+                && err.contains("Ke3")
+                && err.contains("2 games written")
+                && err.contains("1 skipped"),
+            "{to}: {err}"
+        );
+        if to == "epd" {
+            // Two lines for game 1 (start, after e4 … after e5: three), one more for game 3.
+            let text = std::fs::read_to_string(&out).expect("epd");
+            assert_eq!(text.lines().count(), 3 + 2, "{text}");
+            continue;
+        }
+        let back = dir.join(format!("back-{to}.pgn"));
+        let r = relay_convert(&out, &back, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{to}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let events: Vec<String> = games_in(&back)
+            .iter()
+            .map(|g| g.tags.get("Event").unwrap_or("").to_string())
+            .collect();
+        assert_eq!(events, ["A", "C"], "{to}");
+    }
+    // --strict: all or nothing, as before.
+    let out = dir.join("strict.pgn");
+    let r = relay_convert(&input, &out, "pgn", &["--strict"]);
     assert!(!r.status.success());
+    assert_ne!(r.status.code(), Some(3));
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
         err.contains("game 2") && err.contains(&format!("byte {}", good.len())),
@@ -270,9 +312,48 @@ fn a_bad_game_is_named_with_its_byte_offset_and_nothing_is_left_behind() {
     let left: Vec<_> = std::fs::read_dir(&dir)
         .expect("dir")
         .filter_map(|e| e.ok())
-        .map(|e| e.file_name())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with('.') || n.starts_with("strict"))
         .collect();
-    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_chess960_game_is_left_out_of_cbf_named_and_the_rest_written() {
+    let Some(f) =
+        boards::testdata::shared_data("pgn/tricky/python-chess-cutechess-fischerrandom.pgn")
+    else {
+        return;
+    };
+    let dir = temp_dir("convert-960");
+    let input = dir.join("mixed.pgn");
+    let standard = "[Event \"Club\"]\n[White \"Ann\"]\n[Black \"Bob\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n";
+    let chess960 = std::fs::read_to_string(&f).expect("960 file");
+    std::fs::write(&input, format!("{standard}{chess960}{standard}")).expect("write");
+    let out = dir.join("mixed.cbf");
+    let r = relay_convert(&input, &out, "cbf", &[]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(3), "{err}");
+    let skips: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("relay: skipped "))
+        .collect();
+    assert_eq!(skips.len(), 4, "{err}");
+    assert!(
+        skips[0].contains(&format!("game 2 (from byte {})", standard.len()))
+            && skips[0].contains("Maverick")
+            && skips[0].contains("Chess960"),
+        "{err}"
+    );
+    let back = dir.join("back.pgn");
+    assert!(relay_convert(&out, &back, "pgn", &[]).status.success());
+    let games = games_in(&back);
+    assert_eq!(games.len(), 2);
+    for g in &games {
+        assert_eq!(g.tags.get("White"), Some("Ann"));
+        assert_eq!(g.moves.len(), 7);
+        assert_eq!(g.moves[6].san.to_string(), "Qxf7#");
+    }
 }
 
 /// Sizes and counts of every readable shared file sent through a format and back.
@@ -285,9 +366,9 @@ struct Trip {
     packed_bytes: u64,
 }
 
-/// Sends every readable shared file through `relay convert --to format` (to `name`) and back
-/// to PGN, and calls `same(where, original, back)` for each game. A file the format refuses
-/// must say which game and leave no output (also no `.cbi` beside it).
+/// Sends every readable shared file through `relay convert --to format --strict` (to `name`)
+/// and back to PGN, and calls `same(where, original, back)` for each game. A file the format
+/// refuses must say which game and leave no output (also no `.cbi` beside it).
 fn through_and_back(
     format: &str,
     name: &str,
@@ -300,7 +381,7 @@ fn through_and_back(
         let index = packed.with_extension("cbi");
         let _ = std::fs::remove_file(&packed);
         let _ = std::fs::remove_file(&index);
-        let r = relay_convert(f, &packed, format, &[]);
+        let r = relay_convert(f, &packed, format, &["--strict"]);
         if !r.status.success() {
             let err = String::from_utf8_lossy(&r.stderr);
             assert!(
@@ -332,16 +413,20 @@ fn through_and_back(
     trip
 }
 
-/// A damaged file (`bytes`) is refused naming the game and its byte offset, and no output is
-/// left behind.
+/// A damaged file (`bytes`) is refused naming the game and its byte offset, and (`--strict`)
+/// no output is left behind.
 fn refused_with_offset(dir: &Path, name: &str, bytes: &[u8], what: &str) {
     let bad = dir.join(name);
     std::fs::write(&bad, bytes).expect("write");
     let out = dir.join("never.pgn");
-    let r = relay_convert(&bad, &out, "pgn", &[]);
+    let r = relay_convert(&bad, &out, "pgn", &["--strict"]);
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success() && err.contains(what), "{err}");
     assert!(!out.exists());
+    // Without --strict the damage is named the same way, and the exit status says so.
+    let r = relay_convert(&bad, &out, "pgn", &[]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains(what), "{err}");
 }
 
 /// A game as the one-byte container keeps it: tags, start, moves and result (no clocks or
@@ -645,10 +730,25 @@ fn relay_import_puts_a_round_in_the_store_and_export_gives_it_back() {
         "[White \"A\"]\n\n1. e4 e5 *\n\n[White \"B\"]\n\n1. e4 e5 2. Ke3 *\n",
     )
     .expect("write");
-    let o = relay(&["import", "--db", &db, bad.to_str().expect("path")]);
+    let o = relay(&[
+        "import",
+        "--db",
+        &db,
+        "--strict",
+        bad.to_str().expect("path"),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success() && err.contains("game 2") && err.contains("nothing was imported"),
+        "{err}"
+    );
+    // Without --strict, game 1 goes in (a store of its own), game 2 is named, status 3.
+    let lenient = format!("sqlite://{}", dir.join("lenient.db").display());
+    let o = relay(&["import", "--db", &lenient, bad.to_str().expect("path")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("game 2 (from byte ") && err.contains("does not read"),
         "{err}"
     );
     // Every tournament of a store, as `relay export` writes it.
@@ -742,15 +842,38 @@ fn relay_import_puts_a_round_in_the_store_and_export_gives_it_back() {
     assert!(club.iter().all(|g| g.moves.is_empty()));
 }
 
-/// A text as CBF keeps it: Latin-1, with the bytes ChessBase shows as piece symbols
-/// (177..=182) and its markers (0xFE, 0xFF) as `?`.
-fn cbf_text(v: &str) -> String {
-    latin1(v)
-        .chars()
-        .map(|c| match u32::from(c) {
-            177..=182 | 0xfe | 0xff => '?',
-            _ => c,
+/// A text as CBF keeps it in comments: code page 850, with the bytes ChessBase shows as piece
+/// symbols (177..=182) and its markers (0xFE, 0xFF) as `?`.
+fn cbf_comment(v: &str) -> String {
+    v.chars()
+        .map(|c| match cp850(c) {
+            Some(177..=182 | 0xfe | 0xff) | None => '?',
+            Some(_) => c,
         })
+        .collect()
+}
+
+/// A character's code page 850 byte, if it has one.
+fn cp850(c: char) -> Option<u8> {
+    if c.is_ascii() {
+        return Some(c as u8);
+    }
+    CP850_HIGH
+        .chars()
+        .position(|x| x == c)
+        .map(|i| 0x80 + i as u8)
+}
+
+/// Code page 850 from 0x80 to 0xFF (as Python's `cp850` codec gives it).
+const CP850_HIGH: &str = "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜø£Ø×ƒáíóúñÑªº¿®¬½¼¡«»░▒▓│┤ÁÂÀ©╣║╗╝¢¥┐└┴┬├─┼ãÃ╚╔╩╦╠═╬¤ðÐÊËÈıÍÎÏ┘┌█▄¦Ì▀ÓßÔÒõÕµþÞÚÛÙýÝ¯´\u{ad}±‗¾¶§÷¸°¨·¹³²■\u{a0}";
+
+/// The games `relay convert` said it skipped (their numbers), from its warnings.
+fn skipped_games(stderr: &str, input: &Path) -> Vec<usize> {
+    let lead = format!("relay: skipped {}: game ", input.display());
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(&lead))
+        .filter_map(|rest| rest.split([' ', ',']).next()?.parse().ok())
         .collect()
 }
 
@@ -761,75 +884,150 @@ fn shared_pgn_files_go_through_chessbase_cbf_and_back() {
         return;
     }
     let dir = temp_dir("convert-cbf");
-    let mut cut = 0;
-    // Chess960, or a position with more than 127 moves in ChessBase's list, refuses its file.
-    let trip = through_and_back("cbf", "games.cbf", &dir, |at, x, y| {
-        let sans =
-            |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
-        assert_eq!(sans(x), sans(y), "{at}");
-        assert_eq!(x.result, y.result, "{at}");
-        assert_eq!(x.start, y.start, "{at}");
-        // Comments come back (clocks do not: CBF has none).
-        let comments = |g: &Game, map: bool| -> Vec<Option<String>> {
-            g.moves
-                .iter()
-                .map(|m| {
-                    m.comment
-                        .as_deref()
-                        .map(|c| if map { cbf_text(c) } else { c.to_string() })
-                        .filter(|c| !c.is_empty())
-                })
-                .collect()
-        };
-        assert_eq!(comments(x, true), comments(y, false), "{at}");
-        // The texts, where they fit ChessBase's 63 bytes.
-        let known = |g: &Game, t: &str| -> String {
-            g.tags
-                .get(t)
-                .filter(|v| !v.is_empty() && *v != "?")
-                .map(cbf_text)
-                .unwrap_or_default()
-        };
-        let players = known(x, "White").len() + known(x, "Black").len() + 3;
-        if players <= 63 {
+    let (mut games, mut skipped, mut cut) = (0, 0, 0);
+    for f in &files {
+        let packed = dir.join("games.cbf");
+        let r = relay_convert(f, &packed, "cbf", &[]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        let left_out = skipped_games(&err, f);
+        // Exit 0 when every game went in, 3 when some were left out, each named.
+        let status = if left_out.is_empty() { 0 } else { 3 };
+        assert_eq!(r.status.code(), Some(status), "{}: {err}", f.display());
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.starts_with("relay: skipped "))
+                .count(),
+            left_out.len(),
+            "{err}"
+        );
+        let back = dir.join("back.pgn");
+        let r = relay_convert(&packed, &back, "pgn", &[]);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let kept: Vec<Game> = games_in(f)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !left_out.contains(&(i + 1)))
+            .map(|(_, g)| g)
+            .collect();
+        let b = games_in(&back);
+        assert_eq!(kept.len(), b.len(), "{}", f.display());
+        for (i, (x, y)) in kept.iter().zip(&b).enumerate() {
+            let at = format!("{} game {} of those kept", f.display(), i + 1);
+            let sans =
+                |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
+            assert_eq!(sans(x), sans(y), "{at}");
+            assert_eq!(x.result, y.result, "{at}");
+            assert_eq!(x.start, y.start, "{at}");
+            // Comments come back (clocks do not: CBF has none).
+            let comments = |g: &Game, map: bool| -> Vec<Option<String>> {
+                g.moves
+                    .iter()
+                    .map(|m| {
+                        m.comment
+                            .as_deref()
+                            .map(|c| if map { cbf_comment(c) } else { c.to_string() })
+                            .filter(|c| !c.is_empty())
+                    })
+                    .collect()
+            };
+            assert_eq!(comments(x, true), comments(y, false), "{at}");
+            let known = |g: &Game, t: &str| -> String {
+                g.tags
+                    .get(t)
+                    .filter(|v| !v.is_empty() && *v != "?")
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            // The players exactly: a game whose names CBF cannot hold was left out.
             for t in ["White", "Black"] {
                 assert_eq!(known(y, t), known(x, t), "{at} {t}");
             }
-        } else {
-            cut += 1;
-        }
-        let source = ["Event", "Site", "Round"]
-            .iter()
-            .map(|t| known(x, t).len() + 1)
-            .sum::<usize>();
-        if source <= 63 {
-            for t in ["Event", "Site", "Round"] {
-                assert_eq!(known(y, t), known(x, t).replace('|', "/"), "{at} {t}");
+            // The event, unless it had to be cut or lacked a character; a numbered round.
+            let event = known(x, "Event");
+            if event.chars().all(|c| cp850(c).is_some()) && event.len() + 12 <= 63 {
+                assert_eq!(known(y, "Event"), event, "{at}");
+            } else {
+                cut += 1;
             }
-        } else {
-            cut += 1;
-        }
-        let year = |g: &Game| g.tags.get("Date").map(|d| d[..4.min(d.len())].to_string());
-        let dated = |d: &str| d.len() >= 4 && d[..4].bytes().all(|b| b.is_ascii_digit());
-        if x.tags.get("Date").is_some_and(dated) {
-            assert_eq!(year(x), year(y), "{at}");
-        }
-        for t in ["WhiteElo", "BlackElo"] {
-            let elo = |g: &Game| g.tags.get(t).and_then(|v| v.parse::<i64>().ok());
-            if let Some(e) = elo(x).filter(|e| (1603..=2877).contains(e)) {
-                let got = elo(y).expect("an Elo in range is kept");
-                assert!((got - e).abs() <= 2 && got % 5 == 0, "{at} {t} {e} → {got}");
+            let round = known(x, "Round");
+            if round.starts_with(|c: char| c.is_ascii_digit())
+                && round.chars().all(|c| c.is_ascii_digit() || c == '.')
+            {
+                assert_eq!(known(y, "Round"), round, "{at}");
+            }
+            let year = |g: &Game| g.tags.get("Date").map(|d| d[..4.min(d.len())].to_string());
+            let dated = |d: &str| d.len() >= 4 && d[..4].bytes().all(|b| b.is_ascii_digit());
+            if x.tags.get("Date").is_some_and(dated) {
+                assert_eq!(year(x), year(y), "{at}");
+            }
+            for t in ["WhiteElo", "BlackElo"] {
+                let elo = |g: &Game| g.tags.get(t).and_then(|v| v.parse::<i64>().ok());
+                if let Some(e) = elo(x).filter(|e| (1603..=2877).contains(e)) {
+                    let got = elo(y).expect("an Elo in range is kept");
+                    assert!((got - e).abs() <= 2 && got % 5 == 0, "{at} {t} {e} → {got}");
+                }
             }
         }
-    });
-    eprintln!(
-        "{} games through CBF and back ({} files refused, {cut} texts cut at 63 bytes); {} bytes of CBF",
-        trip.games, trip.refused, trip.packed_bytes
-    );
-    // A damaged file (cut in half, its index kept) is refused with the game and byte.
+        games += b.len();
+        skipped += left_out.len();
+    }
+    eprintln!("{games} games through CBF and back, {skipped} left out (named), {cut} events cut");
+    assert!(games >= 150, "only {games} games");
+    // A damaged file (cut in half, its index kept) is named with the game and byte.
     let good = dir.join("good.cbf");
     assert!(relay_convert(&files[0], &good, "cbf", &[]).status.success());
     let bytes = std::fs::read(&good).expect("cbf");
     std::fs::copy(dir.join("good.cbi"), dir.join("bad.cbi")).expect("index");
     refused_with_offset(&dir, "bad.cbf", &bytes[..bytes.len() / 2], "(from byte ");
+}
+
+/// A CBF file relay wrote before it wrote ChessBase's own way (the check byte 0, the old
+/// generator, Latin-1, `Event|Site|Round`): the Tata Steel 2017 broadcast, kept in the tests'
+/// data as that relay wrote it. It must still read, every game equal to the PGN it came from.
+#[test]
+fn a_cbf_file_from_the_first_relay_still_reads() {
+    let Some(f) =
+        boards::testdata::shared_data("pgn/clocks/dgt-livechess-1.4.8-tata-steel-2017.pgn")
+    else {
+        return;
+    };
+    let old = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/e2e/data/tata-steel-2017-first-relay.cbf");
+    let dir = temp_dir("convert-first-cbf");
+    let back = dir.join("back.pgn");
+    let r = relay_convert(&old, &back, "pgn", &[]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let a: Vec<Game> = games_in(&f)
+        .into_iter()
+        .filter(|g| !g.moves.is_empty() || g.tags.get("White").is_some())
+        .collect();
+    let b = games_in(&back);
+    assert_eq!(b.len(), 91);
+    let mut matched = 0;
+    for y in &b {
+        let x = a
+            .iter()
+            .find(|x| {
+                x.tags.get("White") == y.tags.get("White")
+                    && x.tags.get("Round") == y.tags.get("Round")
+            })
+            .expect("the game in the PGN");
+        let sans =
+            |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
+        assert_eq!(sans(x), sans(y));
+        for t in ["Event", "Site", "Black"] {
+            assert_eq!(
+                x.tags.get(t).unwrap_or("?"),
+                y.tags.get(t).unwrap_or("?"),
+                "{t}"
+            );
+        }
+        matched += 1;
+    }
+    assert_eq!(matched, 91);
 }
