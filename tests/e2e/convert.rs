@@ -1031,3 +1031,148 @@ fn a_cbf_file_from_the_first_relay_still_reads() {
     }
     assert_eq!(matched, 91);
 }
+
+/// The outside referee for CBF. Scidb's ChessBase-DOS codec (the only program still reading
+/// the format) cannot be installed from any registry this project's machines reach, so it ran
+/// once, by hand, on the CBF and CBI files relay writes from every shared PGN file; its reading
+/// of each, as PGN, is kept in `tests/e2e/data/scidb/` beside the files it read (the folder's
+/// README says how it was made). This test checks both halves of that: relay still writes those
+/// very bytes (any change to the writer fails here until Scidb has read the new files), and
+/// what Scidb read is every game of the source that relay did not leave out, with its moves,
+/// start, players, event, year and result.
+#[test]
+fn scidb_read_every_game_of_the_cbf_files_relay_writes() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/data/scidb");
+    let mut readings: Vec<PathBuf> = std::fs::read_dir(&data)
+        .expect("scidb data")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".scidb.pgn"))
+        .collect();
+    readings.sort();
+    assert!(readings.len() >= 20, "{readings:?}");
+    let dir = temp_dir("convert-scidb");
+    let (mut files, mut games, mut conventions) = (0, 0, 0);
+    for reading in &readings {
+        let name = reading.file_name().expect("name").to_string_lossy();
+        let stem = name.trim_end_matches(".scidb.pgn");
+        let Some(source) = ["pgn/clocks", "pgn/tricky"]
+            .iter()
+            .map(|d| format!("{d}/{stem}.pgn"))
+            .find(|p| {
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../shared/data")
+                    .join(p)
+                    .exists()
+            })
+            .and_then(|p| boards::testdata::shared_data(&p))
+        else {
+            // Absent shared data: skipped with a notice (a failure under RELAY_REQUIRE_SHARED_DATA).
+            boards::testdata::shared_data(&format!("pgn/clocks/{stem}.pgn"));
+            continue;
+        };
+        // 1. The bytes Scidb read are the bytes relay writes today.
+        let out = dir.join(format!("{stem}.cbf"));
+        let r = relay_convert(&source, &out, "cbf", &[]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        for ext in ["cbf", "cbi"] {
+            let now = std::fs::read(out.with_extension(ext)).expect("written");
+            let read = std::fs::read(data.join(format!("{stem}.{ext}"))).expect("kept");
+            assert!(
+                now == read,
+                "{stem}.{ext}: relay's CBF writer changed since Scidb read its files; have Scidb \
+                 read the new files and renew tests/e2e/data/scidb (see its README)"
+            );
+        }
+        // 2. What Scidb read is the source, less the games relay left out (named).
+        let left_out = skipped_games(&err, &source);
+        // Numbered as relay numbers them: games that do not read count (and are left out).
+        let bytes = std::fs::read(&source).expect("source");
+        let kept: Vec<Game> = read_games(&relay_core::pgn::decode_pgn_bytes(&bytes))
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !left_out.contains(&(i + 1)))
+            .map(|(i, g)| g.unwrap_or_else(|e| panic!("{stem} game {}: {e}", i + 1)))
+            .collect();
+        let text = std::fs::read_to_string(reading).expect("scidb pgn");
+        let pieces: Vec<&str> = text
+            .split("\n[Event ")
+            .filter(|p| !p.trim().is_empty())
+            .collect();
+        assert_eq!(
+            pieces.len(),
+            kept.len(),
+            "{stem}: Scidb read a different number of games"
+        );
+        for (i, (x, piece)) in kept.iter().zip(&pieces).enumerate() {
+            let at = format!("{stem}: game {} of those written", i + 1);
+            let mut piece = piece.to_string();
+            if !piece.starts_with("[Event ") {
+                piece = format!("[Event {piece}");
+            }
+            // Scidb's PGN writer leaves out the FEN of a set-up start: its moves are read from
+            // the source's start, which they only fit if Scidb decoded that very position.
+            if x.has_custom_start() && !piece.contains("[FEN ") {
+                let fen = relay_core::epd::fen(&x.start);
+                piece = format!("[SetUp \"1\"]\n[FEN \"{fen}\"]\n{piece}");
+            }
+            let y = &relay_core::pgn::read_game(&piece)
+                .unwrap_or_else(|e| panic!("{at}: Scidb's reading does not read: {e}"));
+            let sans =
+                |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
+            assert_eq!(sans(x), sans(y), "{at}");
+            assert_eq!(x.start, y.start, "{at}");
+            assert_eq!(x.result, y.result, "{at}");
+            let known = |g: &Game, t: &str| -> String {
+                g.tags
+                    .get(t)
+                    .filter(|v| !v.is_empty() && *v != "?")
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            // Scidb reads names and events as ChessBase users wrote them: a bracketed
+            // "(Computer)", title or country after a name, and a country code ending the event,
+            // are data about the name, not part of it. Anything else must be equal.
+            for t in ["White", "Black"] {
+                let (a, b) = (known(x, t), known(y, t));
+                if a != b {
+                    assert!(
+                        a.starts_with(&b) && a[b.len()..].trim().starts_with('('),
+                        "{at} {t}: {a:?} read as {b:?}"
+                    );
+                    conventions += 1;
+                }
+            }
+            let event = known(x, "Event");
+            if event.chars().all(|c| cp850(c).is_some()) && event.len() + 12 <= 63 {
+                let read = known(y, "Event");
+                if read != event {
+                    let rest = &event[read.len().min(event.len())..];
+                    assert!(
+                        event.starts_with(&read)
+                            && rest.trim().len() == 3
+                            && rest.trim().bytes().all(|b| b.is_ascii_uppercase()),
+                        "{at}: event {event:?} read as {read:?}"
+                    );
+                    conventions += 1;
+                }
+            }
+            let year = |g: &Game| {
+                g.tags
+                    .get("Date")
+                    .filter(|d| d.len() >= 4 && d[..4].bytes().all(|b| b.is_ascii_digit()))
+                    .map(|d| d[..4].to_string())
+            };
+            // CBF's year byte holds 1772..=2026; another year is written as none.
+            if year(x).is_some_and(|y| ("1772".."2027").contains(&y.as_str())) {
+                assert_eq!(year(x), year(y), "{at}");
+            }
+            games += 1;
+        }
+        files += 1;
+    }
+    eprintln!(
+        "Scidb read {games} games of {files} CBF files as relay writes them today: moves, start, \
+         players, event, year and result equal ({conventions} names or events read by \
+         ChessBase's conventions)"
+    );
+}
