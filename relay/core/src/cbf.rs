@@ -35,8 +35,9 @@
 //!   taken to be right.
 //! - **The e.p. carried over a castling** (§2.4's "illegal e.p."). After a double step
 //!   answered by castling, ChessBase keeps the e.p. file for the side that made the double
-//!   step: its pawns that could take "e.p." towards that file count one number each (the
-//!   target square empty or held by an own piece), again for no move. Scidb does the same.
+//!   step: its pawns that could take "e.p." towards that file count one number each, whatever
+//!   stands on the target square (an enemy piece there is counted a second time, after its
+//!   ordinary capture), again for no move relay writes. Scidb does the same.
 //! - **Promotions, e.p., the order of pieces and directions**: the text and Scidb agree with
 //!   each other and with relay's first writer (below).
 //! - **Texts.** ChessBase for DOS wrote the PC's code page; Scidb reads code page 850, and
@@ -428,8 +429,9 @@ fn pawn_moves(pos: &Chess, rules: Rules, ep: EpMemory, from: Square, out: &mut V
             && ep.carried
             && ep.file == Some(to.file())
             && to.rank() == us.relative_rank(Rank::Sixth)
-            && board.piece_at(to).is_none_or(|p| p.color == us)
         {
+            // Whatever stands there: empty, an own piece, or an enemy one (then the capture
+            // is counted twice, once here).
             out.push(None);
         }
     }
@@ -1829,6 +1831,27 @@ mod tests {
         assert_eq!(empty_numbers(&list), [e6 + 1]);
         let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
         assert_eq!(g.moves[2].san.to_string(), "e6");
+
+        // A black knight on d6: the ordinary capture exd6, then the carried e.p. counts again
+        // (Scidb found on random games: 8,000 of them read alike after this).
+        let start = position("4k2r/8/3n4/3pP3/8/8/3P4/4K3 w k - 0 1");
+        let game = game_of(
+            start.clone(),
+            &["d4", "O-O", "exd6"],
+            &[],
+            GameResult::Ongoing,
+        );
+        let mut pos = start;
+        let mut ep = EpMemory::default();
+        for m in &game.moves[..2] {
+            ep = ep.after(m.mv);
+            pos.play_unchecked(m.mv);
+        }
+        let list = generator_moves(&pos, Rules::ChessBase, ep);
+        let takes = number_of(&list, game.moves[2].mv).expect("exd6");
+        assert_eq!(empty_numbers(&list), [takes + 1]);
+        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        assert_eq!(g.moves[2].san.to_string(), "exd6");
     }
 
     #[test]
