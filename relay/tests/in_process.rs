@@ -933,6 +933,66 @@ async fn a_round_exports_as_pgn_archive_epd_pgc_and_cbf() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// A game the format cannot hold is left out of the export and named in the answer's headers;
+/// `strict=1` refuses the whole export instead (422), as before.
+#[tokio::test]
+async fn an_export_leaves_out_a_game_the_format_cannot_hold_and_names_it() {
+    let (core, app) = start().await;
+    core.shared.accept_pushes("push-token-w".into());
+    let mut b = push_batch(1, &["e2e4", "e7e5"], "*");
+    let mut second = b["games"][0].clone();
+    second["id"] = json!(12);
+    second["pairing"] = json!({"board_no": 2, "white": {"name": "Vachier-Lagrave, Maxime"},
+                               "black": {"name": "Carlsen, Magnus"}});
+    b["games"].as_array_mut().expect("games").push(second);
+    let ok = push(&app, Some("push-token-w"), &b).await;
+    assert_eq!(ok.status, StatusCode::OK, "{:?}", ok.body);
+    let round = venue_tournament(&app).await["rounds"][0]["id"]
+        .as_i64()
+        .expect("round");
+    let get = |path: String| {
+        let app = app.clone();
+        async move {
+            let req = Request::builder()
+                .uri(path)
+                .body(Body::empty())
+                .expect("request");
+            let res = app.oneshot(req).await.expect("infallible router");
+            let (status, headers) = (res.status(), res.headers().clone());
+            let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+                .await
+                .expect("body");
+            (status, headers, bytes.to_vec())
+        }
+    };
+    let (status, headers, cbf) = get(format!("/api/rounds/{round}/export?format=cbf")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["x-relay-games-written"], "1");
+    assert_eq!(headers["x-relay-games-skipped"], "1");
+    let why = headers["x-relay-game-skipped"].to_str().expect("ascii");
+    assert!(
+        why.contains("Vachier-Lagrave") && why.contains("holds a '-'"),
+        "{why}"
+    );
+    let games: Vec<_> = relay_core::cbf::games(&cbf, None)
+        .expect("reads")
+        .collect::<Result<_, _>>()
+        .expect("our CBF reads");
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].tags.get("White"), Some("A"));
+    // PGN holds both.
+    let (_, headers, _) = get(format!("/api/rounds/{round}/export?format=pgn")).await;
+    assert_eq!(headers["x-relay-games-written"], "2");
+    assert_eq!(headers["x-relay-games-skipped"], "0");
+    let (status, _, body) = get(format!("/api/rounds/{round}/export?format=cbf&strict=1")).await;
+    assert_eq!(
+        status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+}
+
 /// Illegal moves through the whole service: the hall's recorder sees White's knight jump and
 /// the press, the arbiter put the position back and give Black two minutes, and later a
 /// press without a move by White. The record (illegal moves with their count and what the
