@@ -3,6 +3,7 @@
 
 mod browser;
 mod convert;
+mod convert_cbf;
 mod replay;
 // The outside reader of TRF files, shared with relay-core's and relay-store's tests.
 #[path = "../../relay/core/tests/referees/mod.rs"]
