@@ -832,6 +832,20 @@ async fn a_pushed_tournaments_delay_applies_on_the_cloud() {
     );
 }
 
+/// A GET with no token, answered as status, headers and the body's bytes (files, not JSON).
+async fn raw_get(app: &Router, path: String) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let req = Request::builder()
+        .uri(path)
+        .body(Body::empty())
+        .expect("request");
+    let res = app.clone().oneshot(req).await.expect("infallible router");
+    let (status, headers) = (res.status(), res.headers().clone());
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .expect("body");
+    (status, headers, bytes.to_vec())
+}
+
 #[tokio::test]
 async fn a_round_exports_as_pgn_archive_epd_pgc_and_cbf() {
     let (core, app) = start().await;
@@ -846,22 +860,7 @@ async fn a_round_exports_as_pgn_archive_epd_pgc_and_cbf() {
     let round = venue_tournament(&app).await["rounds"][0]["id"]
         .as_i64()
         .expect("round");
-    let raw = |path: String| {
-        let app = app.clone();
-        async move {
-            let req = Request::builder()
-                .uri(path)
-                .body(Body::empty())
-                .expect("request");
-            let res = app.oneshot(req).await.expect("infallible router");
-            let status = res.status();
-            let headers = res.headers().clone();
-            let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
-                .await
-                .expect("body");
-            (status, headers, bytes.to_vec())
-        }
-    };
+    let raw = |path: String| raw_get(&app, path);
     let (status, headers, epd) = raw(format!("/api/rounds/{round}/export?format=epd")).await;
     let text = String::from_utf8_lossy(&epd).to_string();
     assert_eq!(status, StatusCode::OK, "{text}");
@@ -950,21 +949,7 @@ async fn an_export_leaves_out_a_game_the_format_cannot_hold_and_names_it() {
     let round = venue_tournament(&app).await["rounds"][0]["id"]
         .as_i64()
         .expect("round");
-    let get = |path: String| {
-        let app = app.clone();
-        async move {
-            let req = Request::builder()
-                .uri(path)
-                .body(Body::empty())
-                .expect("request");
-            let res = app.oneshot(req).await.expect("infallible router");
-            let (status, headers) = (res.status(), res.headers().clone());
-            let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
-                .await
-                .expect("body");
-            (status, headers, bytes.to_vec())
-        }
-    };
+    let get = |path: String| raw_get(&app, path);
     let (status, headers, cbf) = get(format!("/api/rounds/{round}/export?format=cbf")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers["x-relay-games-written"], "1");

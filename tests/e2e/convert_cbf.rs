@@ -71,6 +71,20 @@ fn cp850(c: char) -> Option<u8> {
 /// Code page 850 from 0x80 to 0xFF (as Python's `cp850` codec gives it).
 const CP850_HIGH: &str = "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜø£Ø×ƒáíóúñÑªº¿®¬½¼¡«»░▒▓│┤ÁÂÀ©╣║╗╝¢¥┐└┴┬├─┼ãÃ╚╔╩╦╠═╬¤ðÐÊËÈıÍÎÏ┘┌█▄¦Ì▀ÓßÔÒõÕµþÞÚÛÙýÝ¯´\u{ad}±‗¾¶§÷¸°¨·¹³²■\u{a0}";
 
+/// A tag's value when it says something ("" for missing, empty or `?`).
+fn known(g: &Game, t: &str) -> String {
+    g.tags
+        .get(t)
+        .filter(|v| !v.is_empty() && *v != "?")
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A game's moves in SAN.
+fn sans(g: &Game) -> Vec<String> {
+    g.moves.iter().map(|m| m.san.to_string()).collect()
+}
+
 /// The games `relay convert` said it skipped (their numbers), from its warnings.
 fn skipped_games(stderr: &str, input: &Path) -> Vec<usize> {
     let lead = format!("relay: skipped {}: game ", input.display());
@@ -122,8 +136,6 @@ fn shared_pgn_files_go_through_chessbase_cbf_and_back() {
         assert_eq!(kept.len(), b.len(), "{}", f.display());
         for (i, (x, y)) in kept.iter().zip(&b).enumerate() {
             let at = format!("{} game {} of those kept", f.display(), i + 1);
-            let sans =
-                |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
             assert_eq!(sans(x), sans(y), "{at}");
             assert_eq!(x.result, y.result, "{at}");
             assert_eq!(x.start, y.start, "{at}");
@@ -140,13 +152,6 @@ fn shared_pgn_files_go_through_chessbase_cbf_and_back() {
                     .collect()
             };
             assert_eq!(comments(x, true), comments(y, false), "{at}");
-            let known = |g: &Game, t: &str| -> String {
-                g.tags
-                    .get(t)
-                    .filter(|v| !v.is_empty() && *v != "?")
-                    .unwrap_or_default()
-                    .to_string()
-            };
             // The players exactly: a game whose names CBF cannot hold was left out.
             for t in ["White", "Black"] {
                 assert_eq!(known(y, t), known(x, t), "{at} {t}");
@@ -221,8 +226,6 @@ fn a_cbf_file_from_the_first_relay_still_reads() {
                     && x.tags.get("Round") == y.tags.get("Round")
             })
             .expect("the game in the PGN");
-        let sans =
-            |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
         assert_eq!(sans(x), sans(y));
         for t in ["Event", "Site", "Black"] {
             assert_eq!(
@@ -321,18 +324,9 @@ fn scidb_read_every_game_of_the_cbf_files_relay_writes() {
             }
             let y = &relay_core::pgn::read_game(&piece)
                 .unwrap_or_else(|e| panic!("{at}: Scidb's reading does not read: {e}"));
-            let sans =
-                |g: &Game| -> Vec<String> { g.moves.iter().map(|m| m.san.to_string()).collect() };
             assert_eq!(sans(x), sans(y), "{at}");
             assert_eq!(x.start, y.start, "{at}");
             assert_eq!(x.result, y.result, "{at}");
-            let known = |g: &Game, t: &str| -> String {
-                g.tags
-                    .get(t)
-                    .filter(|v| !v.is_empty() && *v != "?")
-                    .unwrap_or_default()
-                    .to_string()
-            };
             // Scidb reads names and events as ChessBase users wrote them: a bracketed
             // "(Computer)", title or country after a name, and a country code ending the event,
             // are data about the name, not part of it. Anything else must be equal.

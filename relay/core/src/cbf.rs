@@ -1110,32 +1110,18 @@ fn record_len(cbf: &[u8], at: usize) -> Result<usize, String> {
 
 /// The record at `at`: its length, and its game unless it is marked deleted.
 fn read_record(cbf: &[u8], at: usize) -> Result<(usize, Option<Game>), String> {
-    if at >= cbf.len() {
-        return Err(format!(
-            "the offset is beyond the CBF file ({} bytes)",
-            cbf.len()
-        ));
-    }
-    let coded: [u8; HEADER_LEN] = cbf
-        .get(at..at + HEADER_LEN)
-        .and_then(|h| h.try_into().ok())
-        .ok_or("the header is cut short")?;
+    let len = record_len(cbf, at)?;
+    // `record_len` found the header and the whole record inside the file.
+    let record = &cbf[at..at + len];
+    let coded: [u8; HEADER_LEN] = record[..HEADER_LEN]
+        .try_into()
+        .map_err(|_| "the header is cut short")?;
     let h = decode_header(coded);
     let plen = usize::from(h[4] & 63);
     let slen = usize::from(h[5] & 63);
     let mlen = usize::from(u16::from_be_bytes([h[2], h[3]]));
     let clen = usize::from(u16::from_be_bytes([h[6], h[7]]));
     let set_up = h[10] & 1 != 0;
-    if mlen == 0 {
-        return Err("bad length: the move count (mlen) is 0, it is the moves + 1".into());
-    }
-    let len = HEADER_LEN + plen + slen + (mlen - 1) + clen + if set_up { POSITION_LEN } else { 0 };
-    let record = cbf.get(at..at + len).ok_or_else(|| {
-        format!(
-            "bad length: the record's {len} bytes go beyond the end of the file ({} bytes)",
-            cbf.len()
-        )
-    })?;
     if h[10] & 0x80 != 0 {
         return Ok((len, None));
     }
@@ -1802,14 +1788,13 @@ mod tests {
         assert_eq!(g.moves[10].san.to_string(), "Nc3");
     }
 
-    #[test]
-    fn the_en_passant_carried_over_a_castling_counts_a_number_for_no_move() {
-        // 1. d4 O-O: ChessBase keeps White's e.p. file d, so the e5 pawn counts a number for
-        // "exd6 e.p." (d6 empty) after its own step to e6.
-        let start = position("4k2r/8/8/3pP3/8/8/3P4/4K3 w k - 0 1");
+    /// From `fen`, 1. d4 O-O then `third`: the generator's list before the third move, its
+    /// number there, and the game as CBF reads it back.
+    fn after_d4_castling(fen: &str, third: &str) -> (Vec<Option<Move>>, usize, Game) {
+        let start = position(fen);
         let game = game_of(
             start.clone(),
-            &["d4", "O-O", "e6"],
+            &["d4", "O-O", third],
             &[],
             GameResult::Ongoing,
         );
@@ -1827,31 +1812,22 @@ mod tests {
             }
         );
         let list = generator_moves(&pos, Rules::ChessBase, ep);
-        let e6 = number_of(&list, game.moves[2].mv).expect("e6");
-        assert_eq!(empty_numbers(&list), [e6 + 1]);
-        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
-        assert_eq!(g.moves[2].san.to_string(), "e6");
+        let number = number_of(&list, game.moves[2].mv).expect("the third move");
+        let back = read_all(&encode_game(&game).expect("encode"), None).remove(0);
+        assert_eq!(back.moves[2].san.to_string(), third);
+        (list, number, back)
+    }
 
+    #[test]
+    fn the_en_passant_carried_over_a_castling_counts_a_number_for_no_move() {
+        // 1. d4 O-O: ChessBase keeps White's e.p. file d, so the e5 pawn counts a number for
+        // "exd6 e.p." (d6 empty) after its own step to e6.
+        let (list, e6, _) = after_d4_castling("4k2r/8/8/3pP3/8/8/3P4/4K3 w k - 0 1", "e6");
+        assert_eq!(empty_numbers(&list), [e6 + 1]);
         // A black knight on d6: the ordinary capture exd6, then the carried e.p. counts again
         // (Scidb found on random games: 8,000 of them read alike after this).
-        let start = position("4k2r/8/3n4/3pP3/8/8/3P4/4K3 w k - 0 1");
-        let game = game_of(
-            start.clone(),
-            &["d4", "O-O", "exd6"],
-            &[],
-            GameResult::Ongoing,
-        );
-        let mut pos = start;
-        let mut ep = EpMemory::default();
-        for m in &game.moves[..2] {
-            ep = ep.after(m.mv);
-            pos.play_unchecked(m.mv);
-        }
-        let list = generator_moves(&pos, Rules::ChessBase, ep);
-        let takes = number_of(&list, game.moves[2].mv).expect("exd6");
+        let (list, takes, _) = after_d4_castling("4k2r/8/3n4/3pP3/8/8/3P4/4K3 w k - 0 1", "exd6");
         assert_eq!(empty_numbers(&list), [takes + 1]);
-        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
-        assert_eq!(g.moves[2].san.to_string(), "exd6");
     }
 
     #[test]
