@@ -326,7 +326,21 @@ pub fn each_game(
             let at = place(Some(piece.offset));
             match g {
                 Ok(g) => each(&g, at).with_context(|| format!("{}: {at}", input.display()))?,
-                Err(e) => unread(format!("{at} does not read: {e}"))?,
+                Err(e) => {
+                    // The reader numbers games and lines within this game's text, not the file.
+                    let names = match (&e.white, &e.black) {
+                        (None, None) => String::new(),
+                        (w, b) => format!(
+                            ", {} - {}",
+                            w.as_deref().unwrap_or("?"),
+                            b.as_deref().unwrap_or("?")
+                        ),
+                    };
+                    unread(format!(
+                        "{at}{names} does not read: {} (line {} of the game's text)",
+                        e.kind, e.line
+                    ))?
+                }
             }
         }
     }
