@@ -372,7 +372,17 @@ fn onebyte_refusal_is_explained(reason: &str) -> bool {
 /// Why CBF may refuse a game from the standard start: a move numbered above 127 by its
 /// generator (several queens), or a commented move numbered exactly 127.
 fn cbf_refusal_is_explained(reason: &str) -> bool {
-    reason.contains("127")
+    // Too far down ChessBase's list, or a name CBF cannot hold exactly: a '-' in White's
+    // name, a character ChessBase shows as a piece or code page 850 lacks, too long.
+    [
+        "127",
+        "holds a '-'",
+        "as a chess piece",
+        "code page (850) lacks",
+        "over CBF's 63",
+    ]
+    .iter()
+    .any(|why| reason.contains(why))
 }
 
 /// What CBF gives back for an Elo tag: rounded to 5 and kept within 1605..=2875.
@@ -401,13 +411,19 @@ fn cbf_round_trip(game: &Game) -> Result<(), String> {
     assert_eq!(mvs(back), mvs(game), "CBF: moves differ for\n{shown}");
     assert_eq!(sans(back), sans(game), "CBF: SAN differs for\n{shown}");
     assert_eq!(back.result, game.result, "CBF: result for\n{shown}");
-    for name in ["Event", "Site", "Round", "White", "Black"] {
+    // The event and a numbered round (as these are) come back; CBF has no site.
+    for name in ["Event", "Round", "White", "Black"] {
         assert_eq!(
             back.tags.get(name),
             Some(game.tags.get(name).unwrap_or("?")),
             "CBF: tag {name} for\n{shown}"
         );
     }
+    assert_eq!(
+        back.tags.get("Site"),
+        Some("?"),
+        "CBF: no site for\n{shown}"
+    );
     let year = game
         .tags
         .get("Date")
