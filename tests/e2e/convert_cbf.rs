@@ -257,26 +257,25 @@ fn scidb_read_every_game_of_the_cbf_files_relay_writes() {
         .collect();
     readings.sort();
     assert!(readings.len() >= 20, "{readings:?}");
+    // The shared PGN files the readings were made from (absent: skipped with a notice, a
+    // failure under RELAY_REQUIRE_SHARED_DATA).
+    let mut sources = Vec::new();
+    for dir in ["pgn/clocks", "pgn/tricky"] {
+        let Some(files) = boards::testdata::shared_files(dir) else {
+            return;
+        };
+        sources.extend(files);
+    }
     let dir = temp_dir("convert-scidb");
     let (mut files, mut games, mut conventions) = (0, 0, 0);
     for reading in &readings {
         let name = reading.file_name().expect("name").to_string_lossy();
         let stem = name.trim_end_matches(".scidb.pgn");
-        let Some(source) = ["pgn/clocks", "pgn/tricky"]
+        let source = sources
             .iter()
-            .map(|d| format!("{d}/{stem}.pgn"))
-            .find(|p| {
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../shared/data")
-                    .join(p)
-                    .exists()
-            })
-            .and_then(|p| boards::testdata::shared_data(&p))
-        else {
-            // Absent shared data: skipped with a notice (a failure under RELAY_REQUIRE_SHARED_DATA).
-            boards::testdata::shared_data(&format!("pgn/clocks/{stem}.pgn"));
-            continue;
-        };
+            .find(|p| p.file_stem().is_some_and(|s| s.to_string_lossy() == stem))
+            .unwrap_or_else(|| panic!("{stem}: no shared PGN file of that name"))
+            .clone();
         // 1. The bytes Scidb read are the bytes relay writes today.
         let out = dir.join(format!("{stem}.cbf"));
         let r = relay_convert(&source, &out, "cbf", &[]);

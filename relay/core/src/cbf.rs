@@ -371,24 +371,17 @@ fn pawn_moves(pos: &Chess, rules: Rules, ep: EpMemory, from: Square, out: &mut V
         Color::Black => -1,
     };
     let last = us.relative_rank(Rank::Eighth);
+    // To the last rank as four moves, =Q, =R, =B, =N; else one.
     let push = |to: Square, capture: Option<Role>, out: &mut Vec<Option<Move>>| {
-        if to.rank() == last {
-            for p in PROMOTIONS {
-                out.push(Some(Move::Normal {
-                    role: Role::Pawn,
-                    from,
-                    capture,
-                    to,
-                    promotion: Some(p),
-                }));
-            }
-        } else {
+        let all = PROMOTIONS.map(Some);
+        let promotions: &[Option<Role>] = if to.rank() == last { &all } else { &[None] };
+        for &promotion in promotions {
             out.push(Some(Move::Normal {
                 role: Role::Pawn,
                 from,
                 capture,
                 to,
-                promotion: None,
+                promotion,
             }));
         }
     };
@@ -1055,17 +1048,17 @@ impl Iterator for Games<'_> {
             // A record whose length is known is stepped over even when it does not read, so
             // the games after it still come; without its length (a broken header) the file
             // cannot be followed further unless the index says where the next game is.
-            let len = record_len(self.cbf, at);
+            let header = record_header(self.cbf, at);
             match &mut self.offsets {
-                Offsets::Sequential { next } => match &len {
-                    Ok(len) => *next = at + len,
+                Offsets::Sequential { next } => match &header {
+                    Ok((_, len)) => *next = at + len,
                     Err(_) => self.done = true,
                 },
                 Offsets::Index { .. } => {}
             }
-            match len.and_then(|_| read_record(self.cbf, at)) {
-                Ok((_, Some(game))) => return Some(Ok(game)),
-                Ok((_, None)) => {}
+            match header.and_then(|(h, len)| read_record(&self.cbf[at..at + len], &h)) {
+                Ok(Some(game)) => return Some(Ok(game)),
+                Ok(None) => {}
                 Err(e) => {
                     return Some(Err(CbfError(format!("game {n} (from byte {at}): {e}"))));
                 }
@@ -1075,8 +1068,9 @@ impl Iterator for Games<'_> {
     }
 }
 
-/// The length of the record at `at`, from its header, if the file holds that much.
-fn record_len(cbf: &[u8], at: usize) -> Result<usize, String> {
+/// The plain header of the record at `at` and the record's length, if the file holds that
+/// much.
+fn record_header(cbf: &[u8], at: usize) -> Result<([u8; HEADER_LEN], usize), String> {
     if at >= cbf.len() {
         return Err(format!(
             "the offset is beyond the CBF file ({} bytes)",
@@ -1105,28 +1099,22 @@ fn record_len(cbf: &[u8], at: usize) -> Result<usize, String> {
             cbf.len()
         ));
     }
-    Ok(len)
+    Ok((h, len))
 }
 
-/// The record at `at`: its length, and its game unless it is marked deleted.
-fn read_record(cbf: &[u8], at: usize) -> Result<(usize, Option<Game>), String> {
-    let len = record_len(cbf, at)?;
-    // `record_len` found the header and the whole record inside the file.
-    let record = &cbf[at..at + len];
-    let coded: [u8; HEADER_LEN] = record[..HEADER_LEN]
-        .try_into()
-        .map_err(|_| "the header is cut short")?;
-    let h = decode_header(coded);
+/// The game of a `record` whose plain header is `h` ([`record_header`] measured the record),
+/// unless it is marked deleted.
+fn read_record(record: &[u8], h: &[u8; HEADER_LEN]) -> Result<Option<Game>, String> {
     let plen = usize::from(h[4] & 63);
     let slen = usize::from(h[5] & 63);
     let mlen = usize::from(u16::from_be_bytes([h[2], h[3]]));
     let clen = usize::from(u16::from_be_bytes([h[6], h[7]]));
     let set_up = h[10] & 1 != 0;
     if h[10] & 0x80 != 0 {
-        return Ok((len, None));
+        return Ok(None);
     }
     let mut rest = &record[HEADER_LEN..];
-    // The parts add up to `len`, the record's length, so no split is out of bounds.
+    // The parts add up to the record's length, so no split is out of bounds.
     let mut take = |n: usize| {
         let (part, tail) = rest.split_at(n);
         rest = tail;
@@ -1144,7 +1132,7 @@ fn read_record(cbf: &[u8], at: usize) -> Result<(usize, Option<Game>), String> {
     };
     let (player, source) = text.split_at(plen);
     // The rules byte 13 points to first; the other if the record does not read by them.
-    let first = if check_bytes(&h).contains(&h[13]) {
+    let first = if check_bytes(h).contains(&h[13]) {
         Rules::ChessBase
     } else {
         Rules::RelayFirst
@@ -1155,7 +1143,7 @@ fn read_record(cbf: &[u8], at: usize) -> Result<(usize, Option<Game>), String> {
     };
     let game = decode_game(
         first,
-        &h,
+        h,
         player,
         source,
         &moves,
@@ -1163,9 +1151,9 @@ fn read_record(cbf: &[u8], at: usize) -> Result<(usize, Option<Game>), String> {
         start.clone(),
     )
     .or_else(|e| {
-        decode_game(other, &h, player, source, &moves, comment_area, start).map_err(|_| e)
+        decode_game(other, h, player, source, &moves, comment_area, start).map_err(|_| e)
     })?;
-    Ok((len, Some(game)))
+    Ok(Some(game))
 }
 
 fn latin1_text(bytes: &[u8]) -> String {
@@ -2020,35 +2008,20 @@ mod tests {
             let e = encode_game(&game).expect_err(value);
             assert!(e.0.contains(says), "{value}: {e}");
         }
+        // 1. e4 with `tags`, written and read back.
+        let back = |tags: &[(&str, &str)]| {
+            let game = game_of(Chess::default(), &["e4"], tags, GameResult::Draw);
+            read_all(&encode_game(&game).expect("encode"), None).remove(0)
+        };
         // An event too long is cut, the round kept; one the code page lacks is written '?'.
-        let game = game_of(
-            Chess::default(),
-            &["e4"],
-            &[
-                ("Event", &format!("{} – Köln", "x".repeat(70))),
-                ("Round", "12.3"),
-            ],
-            GameResult::Draw,
-        );
-        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        let long = format!("{} – Köln", "x".repeat(70));
+        let g = back(&[("Event", &long), ("Round", "12.3")]);
         assert_eq!(g.tags.get("Event"), Some("x".repeat(56).as_str()));
         assert_eq!(g.tags.get("Round"), Some("12.3"));
-        let game = game_of(
-            Chess::default(),
-            &["e4"],
-            &[("Event", "Turnier – Köln")],
-            GameResult::Draw,
-        );
-        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        let g = back(&[("Event", "Turnier – Köln")]);
         assert_eq!(g.tags.get("Event"), Some("Turnier ? Köln"));
         // A year CBF cannot hold is left out, the game written.
-        let game = game_of(
-            Chess::default(),
-            &["e4"],
-            &[("Date", "2027.01.20")],
-            GameResult::Draw,
-        );
-        let g = &read_all(&encode_game(&game).expect("encode"), None)[0];
+        let g = back(&[("Date", "2027.01.20")]);
         assert_eq!(g.tags.get("Date"), Some("????.??.??"));
     }
 

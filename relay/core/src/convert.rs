@@ -134,15 +134,14 @@ impl<W: Write> GameWriter<W> {
     /// ([`AddError::CannotHold`]; the caller says which game, as it knows the file and where
     /// the game began).
     pub fn add(&mut self, g: &Game) -> Result<(), AddError> {
-        let cannot = |e: String| AddError::CannotHold(e);
         let n = self.games + 1;
         match self.format {
             Format::Pgc => {
-                let bytes = crate::pgc::encode_game(g).map_err(|e| cannot(e.0))?;
+                let bytes = crate::pgc::encode_game(g).map_err(|e| AddError::CannotHold(e.0))?;
                 self.out.write_all(&bytes)?;
             }
             Format::Cbf | Format::Cbi => {
-                let bytes = crate::cbf::encode_game(g).map_err(|e| cannot(e.0))?;
+                let bytes = crate::cbf::encode_game(g).map_err(|e| AddError::CannotHold(e.0))?;
                 let at = u32::try_from(self.cbf_len).map_err(|_| {
                     std::io::Error::new(std::io::ErrorKind::InvalidData, "a CBF file holds 4 GiB")
                 })?;
@@ -153,7 +152,8 @@ impl<W: Write> GameWriter<W> {
                 }
             }
             Format::OneByte => {
-                let bytes = crate::onebyte::container_game(g).map_err(|e| cannot(e.to_string()))?;
+                let bytes = crate::onebyte::container_game(g)
+                    .map_err(|e| AddError::CannotHold(e.to_string()))?;
                 if n == 1 {
                     self.out.write_all(crate::onebyte::MAGIC)?;
                 }

@@ -279,12 +279,10 @@ async fn export(
             }
         }
     }
+    let written = w.games();
     let body = w.finish().map_err(|e| ApiError::Internal(e.to_string()))?;
     let mut headers = HeaderMap::new();
-    headers.insert(
-        "x-relay-games-written",
-        HeaderValue::from(games.len() - skipped.len()),
-    );
+    headers.insert("x-relay-games-written", HeaderValue::from(written));
     headers.insert("x-relay-games-skipped", HeaderValue::from(skipped.len()));
     for why in &skipped {
         // Header values are visible ASCII: anything else in a name becomes '?'.
