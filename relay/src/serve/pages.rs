@@ -50,7 +50,8 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-fn serve(dir: Option<&PathBuf>, uri_path: &str) -> Response {
+/// One page file by its path (`/embed/game.html`), or 404 for a name not on the list.
+pub fn serve(dir: Option<&PathBuf>, uri_path: &str) -> Response {
     let rel = uri_path.trim_start_matches('/');
     let rel = if rel.is_empty() { "index.html" } else { rel };
     // Only names from the list: no path from a request ever reaches the file system as is.
