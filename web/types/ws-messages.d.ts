@@ -81,6 +81,11 @@ export type Announcement = {
       clocks: GameClock[];
     }
   | {
+      type: "eval";
+      seq: number;
+      evals: EvalEntry[];
+    }
+  | {
       type: "eboard";
       seq: number;
       eboard: EboardView;
@@ -178,6 +183,11 @@ export type ServerMessage =
       clocks: GameClock[];
     }
   | {
+      type: "eval";
+      seq: number;
+      evals: EvalEntry[];
+    }
+  | {
       type: "eboard";
       seq: number;
       eboard: EboardView;
@@ -270,6 +280,10 @@ export interface GameView {
    * The serial of the e-board the game is on.
    */
   eboard?: string | null;
+  /**
+   * The number (0–959) of the Chess960 start position the game began from, if it did.
+   */
+  chess960?: number | null;
 }
 /**
  * A move as spectators get it.
@@ -299,6 +313,25 @@ export interface MoveView {
    * game and round JSON once a later move of the same player has its clock.
    */
   clk_unseen?: boolean;
+  /**
+   * The engine's evaluation of the position after the move, once one is known (the same
+   * for every spectator: each position is evaluated once).
+   */
+  eval?: EvalView | null;
+}
+/**
+ * An engine's evaluation of a position, as spectators get it. `cp` (centipawns) or `mate`
+ * (moves to mate; negative: Black mates) is from White's point of view.
+ */
+export interface EvalView {
+  cp?: number | null;
+  mate?: number | null;
+  depth: number;
+  /**
+   * The engine's best line from the position, in SAN.
+   */
+  line: string[];
+  engine: string;
 }
 /**
  * The running clock of a game: at server time `at_ms`, White had `white_ms` and Black
@@ -349,6 +382,21 @@ export interface TeamMatchView {
 export interface GameClock {
   game_id: number;
   clock: ClockView;
+}
+/**
+ * One evaluation in an `eval` message: the position after move `ply` of game `game_id`.
+ */
+export interface EvalEntry {
+  game_id: number;
+  ply: number;
+  cp?: number | null;
+  mate?: number | null;
+  depth: number;
+  /**
+   * The engine's best line from the position, in SAN.
+   */
+  line: string[];
+  engine: string;
 }
 /**
  * One e-board as the operator sees it.

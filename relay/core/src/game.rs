@@ -202,6 +202,47 @@ pub fn play_uci<'a>(
     (moves, None)
 }
 
+
+/// The number (0–959, Scharnagl's numbering) of the Chess960 start position a FEN shows, when it
+/// shows one other than the standard position (number 518): what spectators of a Chess960
+/// game are told, the draw being part of the event.
+pub fn chess960_number(fen: &str) -> Option<u16> {
+    let setup = fen.parse::<Fen>().ok()?.into_setup();
+    if setup.board == shakmaty::Board::new() {
+        return None;
+    }
+    (0..960u32)
+        .find(|&n| shakmaty::Board::chess960(n) == setup.board)
+        .and_then(|n| u16::try_from(n).ok())
+}
+
+/// An engine's line, UCI moves from the position `fen`, as SAN, as far as its moves read and
+/// are legal there (a worker's answer is not trusted further than that).
+pub fn line_san(fen: &str, ucis: &[String]) -> Vec<String> {
+    let Ok(setup) = fen.parse::<Fen>().map(Fen::into_setup) else {
+        return Vec::new();
+    };
+    let pos = setup
+        .clone()
+        .position::<Chess>(CastlingMode::Standard)
+        .or_else(|_| setup.position::<Chess>(CastlingMode::Chess960));
+    let Ok(mut pos) = pos else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for text in ucis {
+        let Some(mv) = text
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+        else {
+            break;
+        };
+        out.push(SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string());
+    }
+    out
+}
+
 #[cfg(test)]
 mod play_uci_tests {
     use super::*;
@@ -215,5 +256,29 @@ mod play_uci_tests {
         let (moves, bad) = play_uci(&start, ["e2e4", "e7e5", "g1f3"]);
         assert_eq!((moves.len(), bad), (3, None));
         assert_eq!(play_uci(&start, ["zz"]).1, Some(0));
+    }
+
+    #[test]
+    fn chess960_numbers_and_engine_lines() {
+        assert_eq!(
+            chess960_number("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"),
+            None
+        );
+        // Number 0 is BBQNNRKR (Scharnagl's table).
+        assert_eq!(
+            chess960_number("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"),
+            Some(0)
+        );
+        assert_eq!(chess960_number("8/8/8/8/8/8/8/K6k w - - 0 1"), None);
+        let line: Vec<String> = ["e2e4", "e7e5", "d1h5", "e8e7", "h5f7"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        assert_eq!(line_san(start, &line[..3]), ["e4", "e5", "Qh5"]);
+        // After ...e5 the e7 square is free for the king; Qxf7 is then check.
+        assert_eq!(line_san(start, &line), ["e4", "e5", "Qh5", "Ke7", "Qxf7+"]);
+        // An illegal move ends the line.
+        assert_eq!(line_san(start, &["e2e5".to_string()]), Vec::<String>::new());
     }
 }

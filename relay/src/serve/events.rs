@@ -100,6 +100,11 @@ impl Event {
         matches!(&self.message, ServerMessage::Clocks { clocks, .. } if clocks.iter().any(|c| c.game_id == game))
     }
 
+    /// Whether this is an `eval` message with an evaluation of a position of `game`.
+    pub fn evaluates(&self, game: i64) -> bool {
+        matches!(&self.message, ServerMessage::Eval { evals, .. } if evals.iter().any(|e| e.game_id == game))
+    }
+
     /// A lever press on its own (a `move_clock` change with nothing carried): what a feed
     /// holds for the next change.
     pub fn is_press(&self) -> bool {

@@ -4,9 +4,9 @@
 //! rounds or tournaments ([`Lookup::edited`]), which open sockets are told of too.
 
 use super::live::Boards;
-use super::views::{GameView, RoundView, game_view, round_view};
+use super::views::{EvalView, GameView, RoundView, game_view, round_view};
 use parking_lot::Mutex;
-use relay_store::{RoundInfo, Store, StoreError, StoredGame, now_ms};
+use relay_store::{RoundInfo, Store, StoreError, StoredGame, now_ms, position_key};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -96,7 +96,7 @@ impl Lookup {
         }
         let clocks = self.boards.all_clocks();
         let bound = self.boards.all_bound();
-        Ok(round_view(
+        let mut view = round_view(
             &r,
             &t.name,
             &games,
@@ -105,13 +105,41 @@ impl Lookup {
             delay,
             |g| clocks.get(&g).copied(),
             |g| bound.get(&g).cloned(),
-        ))
+        );
+        self.with_evals(&mut view.games).await;
+        Ok(view)
     }
 
     /// A game's view as of `cutoff` (ms; `None`: live), read from the store.
     pub async fn game_view_at(&self, id: i64, cutoff: Option<i64>) -> Result<GameView, StoreError> {
         let g = self.store.game(id).await?;
-        Ok(self.game_view_of(&g, cutoff))
+        let mut view = self.game_view_of(&g, cutoff);
+        self.with_evals(std::slice::from_mut(&mut view)).await;
+        Ok(view)
+    }
+
+    /// Puts the engine's evaluation kept for each move's position on the move. Evaluations
+    /// are an extra: when they cannot be read the views go without them (and it is logged).
+    pub async fn with_evals(&self, games: &mut [GameView]) {
+        let keys: Vec<String> = games
+            .iter()
+            .flat_map(|g| g.moves.iter().map(|m| position_key(&m.fen)))
+            .collect();
+        if keys.is_empty() {
+            return;
+        }
+        let found = match self.store.evals_of(&keys).await {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::warn!(error = %e, "evaluations not read; views go without them");
+                return;
+            }
+        };
+        for m in games.iter_mut().flat_map(|g| g.moves.iter_mut()) {
+            if let Some(e) = found.get(&position_key(&m.fen)) {
+                m.eval = Some(EvalView::of(e, &m.fen));
+            }
+        }
     }
 
     /// A stored game's view as of `cutoff`, with its running clock and e-board.

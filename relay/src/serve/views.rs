@@ -141,6 +141,39 @@ pub struct MoveView {
     /// game and round JSON once a later move of the same player has its clock.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub clk_unseen: bool,
+    /// The engine's evaluation of the position after the move, once one is known (the same
+    /// for every spectator: each position is evaluated once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval: Option<EvalView>,
+}
+
+/// An engine's evaluation of a position, as spectators get it. `cp` (centipawns) or `mate`
+/// (moves to mate; negative: Black mates) is from White's point of view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct EvalView {
+    pub cp: Option<i32>,
+    pub mate: Option<i32>,
+    pub depth: u32,
+    /// The engine's best line from the position, in SAN.
+    pub line: Vec<String>,
+    pub engine: String,
+}
+
+/// How many moves of an engine's line spectators get.
+pub const LINE_PLIES: usize = 10;
+
+impl EvalView {
+    /// A stored evaluation of the position `fen` (its line read as SAN from there).
+    pub fn of(e: &relay_store::StoredEval, fen: &str) -> EvalView {
+        let line: Vec<String> = e.line.iter().take(LINE_PLIES).cloned().collect();
+        EvalView {
+            cp: e.cp,
+            mate: e.mate,
+            depth: e.depth,
+            line: relay_core::game::line_san(fen, &line),
+            engine: e.engine.clone(),
+        }
+    }
 }
 
 impl MoveView {
@@ -155,6 +188,7 @@ impl MoveView {
             clk_ms: None,
             emt_ms: None,
             clk_unseen: false,
+            eval: None,
         }
     }
 }
@@ -175,6 +209,7 @@ impl From<MoveRecord> for MoveView {
             clk_ms: m.clk_ms,
             emt_ms: m.emt_ms,
             clk_unseen: false,
+            eval: None,
         }
     }
 }
@@ -210,6 +245,8 @@ pub struct GameView {
     pub clock: Option<ClockView>,
     /// The serial of the e-board the game is on.
     pub eboard: Option<String>,
+    /// The number (0–959) of the Chess960 start position the game began from, if it did.
+    pub chess960: Option<u16>,
 }
 
 /// A round with its games.
@@ -360,6 +397,7 @@ pub fn game_view(
         termination,
         fen,
         moves: with_unseen_clocks(moves.iter().map(|m| MoveView::from(*m)).collect()),
+        chess960: relay_core::game::chess960_number(&start_fen),
         start_fen,
         clock,
         eboard: eboard.map(str::to_string),
@@ -454,6 +492,7 @@ impl GameView {
             moves: vec![],
             clock: None,
             eboard: None,
+            chess960: None,
         }
     }
 
@@ -473,6 +512,7 @@ impl GameView {
             moves: self.moves.last().cloned().into_iter().collect(),
             clock: self.clock,
             eboard: self.eboard.clone(),
+            chess960: self.chess960,
         }
     }
 

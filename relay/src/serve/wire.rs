@@ -4,7 +4,7 @@
 //! platforms have a contract.
 
 use super::views::{
-    ClockView, EboardView, GameClock, GameStatus, GameView, MoveView, RoundView, stored_result,
+    ClockView, EboardView, EvalView, GameClock, GameStatus, GameView, MoveView, RoundView, stored_result,
 };
 use axum::body::Bytes;
 use relay_core::game::GameResult;
@@ -95,6 +95,12 @@ pub enum ServerMessage {
         seq: i64,
         clocks: Vec<GameClock>,
     },
+    /// Engine evaluations of positions the client can see (each position is evaluated once,
+    /// for every spectator), several in one message: a round gets at most one a second.
+    Eval {
+        seq: i64,
+        evals: Vec<EvalEntry>,
+    },
     /// An e-board's state, for clients that asked (`?eboards=1`).
     Eboard {
         seq: i64,
@@ -147,6 +153,7 @@ impl ServerMessage {
             | ServerMessage::Game { seq, .. }
             | ServerMessage::Clock { seq, .. }
             | ServerMessage::Clocks { seq, .. }
+            | ServerMessage::Eval { seq, .. }
             | ServerMessage::Eboard { seq, .. }
             | ServerMessage::IllegalMove { seq, .. }
             | ServerMessage::ClockAdjustment { seq, .. } => Some(*seq),
@@ -213,6 +220,15 @@ impl ServerMessage {
             ChangeRecord::Game => return None,
         })
     }
+}
+
+/// One evaluation in an `eval` message: the position after move `ply` of game `game_id`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct EvalEntry {
+    pub game_id: i64,
+    pub ply: u32,
+    #[serde(flatten)]
+    pub eval: EvalView,
 }
 
 /// About how many bytes of games one part of a round snapshot holds, so that no message is
@@ -408,6 +424,15 @@ impl RoundView {
                     }
                     if let Some(c) = clock {
                         g.set_clock(*c);
+                    }
+                }
+            }
+            ServerMessage::Eval { evals, .. } => {
+                for e in evals {
+                    if let Some(g) = self.game_mut(e.game_id)
+                        && let Some(x) = g.moves.iter_mut().find(|x| x.ply == e.ply)
+                    {
+                        x.eval = Some(e.eval.clone());
                     }
                 }
             }

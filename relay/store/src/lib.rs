@@ -15,6 +15,7 @@ mod change;
 mod cluster;
 mod direct;
 mod error;
+mod evals;
 mod export;
 mod games;
 mod incidents;
@@ -34,6 +35,7 @@ pub use cluster::{
 };
 pub use direct::SqliteCommits;
 pub use error::{Result, StoreError};
+pub use evals::{StoredEval, position_key};
 pub use export::{round_game, to_game};
 pub use incidents::Incident;
 pub use migrate::SCHEMA_VERSION;

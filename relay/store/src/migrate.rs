@@ -48,10 +48,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0008_incidents.sql"),
         include_str!("../../../migrations/postgres/0008_incidents.sql"),
     ),
+    (
+        9,
+        include_str!("../../../migrations/sqlite/0009_evals.sql"),
+        include_str!("../../../migrations/postgres/0009_evals.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

@@ -127,6 +127,10 @@ pub struct TournamentInfo {
     /// each game too: illegal moves, clock corrections, a game joined late. Off by default.
     #[serde(default)]
     pub public_incidents: bool,
+    /// The origins (`https://club.example`) whose pages may show the tournament's embedded
+    /// boards (`/embed/…`) in a frame; none: only this relay's own pages.
+    #[serde(default)]
+    pub embed_origins: Vec<String>,
 }
 
 /// A round, without its games.

@@ -41,6 +41,8 @@ pub struct TournamentPatch {
     pub time_control: Option<Option<String>>,
     pub delay_secs: Option<u32>,
     pub public_incidents: Option<bool>,
+    /// The origins whose pages may frame the tournament's embedded boards.
+    pub embed_origins: Option<Vec<String>>,
 }
 
 /// Fields of a round an arbiter may change; `None` leaves a field as it is.
@@ -118,9 +120,10 @@ impl Store {
             arbiters: Option<String>,
             rounds_planned: Option<i64>,
             public_incidents: i64,
+            embed_origins: Option<String>,
         }
         let (ts, rounds): (Vec<Row>, Vec<RoundRow>) = on_pool!(self, pool => {
-            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents FROM tournaments ORDER BY id")
+            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents, embed_origins FROM tournaments ORDER BY id")
                 .fetch_all(pool).await?;
             let rs = sqlx::query_as(select_rounds!("ORDER BY tournament_id, id"))
                 .fetch_all(pool).await?;
@@ -149,6 +152,10 @@ impl Store {
                     .unwrap_or_default(),
                 rounds_planned: t.rounds_planned.and_then(|v| u32::try_from(v).ok()),
                 public_incidents: t.public_incidents != 0,
+                embed_origins: t
+                    .embed_origins
+                    .map(|a| a.lines().map(str::to_string).collect())
+                    .unwrap_or_default(),
             })
             .collect())
     }
@@ -207,8 +214,10 @@ impl Store {
         let tc = p.time_control.clone().unwrap_or(t.time_control);
         let delay = i64::from(p.delay_secs.unwrap_or(t.delay_secs));
         let public = i64::from(p.public_incidents.unwrap_or(t.public_incidents));
-        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6, public_incidents = $7 WHERE id = $8")
-            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(public).bind(id).execute(pool).await?; });
+        let origins = p.embed_origins.clone().unwrap_or(t.embed_origins);
+        let origins = (!origins.is_empty()).then(|| origins.join("\n"));
+        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6, public_incidents = $7, embed_origins = $8 WHERE id = $9")
+            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(public).bind(origins).bind(id).execute(pool).await?; });
         self.notify_rounds_edited().await
     }
 

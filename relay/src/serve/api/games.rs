@@ -58,8 +58,10 @@ pub async fn get_game(
     } else {
         None
     };
+    let mut view = lookup.game_view_of(&g, cut);
+    lookup.with_evals(std::slice::from_mut(&mut view)).await;
     Ok(Json(GameAnswer {
-        view: lookup.game_view_of(&g, cut),
+        view,
         edits: reader.arbiter.then_some(g.edits),
         illegal_moves: record.as_ref().map(|r| r.illegal_moves.clone()),
         joined_late: record.as_ref().map(|r| r.joined_late),

@@ -31,6 +31,10 @@ pub struct TournamentBody {
     /// Whether spectators' game JSON and game PGN show the arbiter's record (illegal moves,
     /// clock corrections), as of the delay; off unless set.
     public_incidents: Option<bool>,
+    /// The origins (`https://club.example`, `http://localhost:8000`) whose pages may show the
+    /// tournament's embedded boards (`/embed/game.html`, `/embed/round.html`) in a frame; at
+    /// most 20. `[]` allows only this relay's own pages.
+    embed_origins: Option<Vec<String>>,
 }
 
 /// What was made.
@@ -88,6 +92,40 @@ pub async fn create_tournament(
     Ok((StatusCode::CREATED, Json(Created { id })))
 }
 
+/// Origins as a `frame-ancestors` list may hold them: `http` or `https`, a host (whose first
+/// label may be `*`) and a port, nothing else (no path, no space or `;` that would end the
+/// directive and start another).
+fn check_origins(origins: Option<Vec<String>>) -> Result<Option<Vec<String>>, ApiError> {
+    let Some(origins) = origins else {
+        return Ok(None);
+    };
+    if origins.len() > 20 {
+        return Err(ApiError::bad("embed_origins: at most 20 origins"));
+    }
+    for o in &origins {
+        let rest = o
+            .strip_prefix("https://")
+            .or_else(|| o.strip_prefix("http://"));
+        let ok = rest.is_some_and(|r| {
+            let (host, port) = r.split_once(':').unwrap_or((r, "1"));
+            let host = host.strip_prefix("*.").unwrap_or(host);
+            !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+                && !port.is_empty()
+                && port.len() <= 5
+                && port.chars().all(|c| c.is_ascii_digit())
+        });
+        if !ok {
+            return Err(ApiError::bad(format!(
+                "embed_origins: {o:?} is not an origin (scheme://host[:port], e.g. https://club.example)"
+            )));
+        }
+    }
+    Ok(Some(origins))
+}
+
 pub async fn edit_tournament(
     _: Admin,
     State(store): State<Store>,
@@ -109,6 +147,7 @@ pub async fn edit_tournament(
         time_control: b.time_control,
         delay_secs: b.delay_secs,
         public_incidents: b.public_incidents,
+        embed_origins: check_origins(b.embed_origins)?,
     };
     store.update_tournament(id, &patch).await?;
     let t = store.tournament(id).await?;

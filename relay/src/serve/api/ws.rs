@@ -70,7 +70,8 @@ impl Scope {
         match self {
             Scope::Round(r) => e.round_id == r,
             Scope::Game { game, round } => {
-                e.game_id == Some(game) || (e.round_id == round && e.bundles_clock_of(game))
+                e.game_id == Some(game)
+                    || (e.round_id == round && (e.bundles_clock_of(game) || e.evaluates(game)))
             }
         }
     }
