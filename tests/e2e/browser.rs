@@ -1265,6 +1265,57 @@ async fn sideways_overflow(b: &Browser) -> Option<Value> {
     (v["scroll"].as_i64()? > v["window"].as_i64()?).then_some(v)
 }
 
+/// The page's own figures for its socket's messages (`window.relayTiming`, kept by
+/// `web/js/api.js`: their count, the script's time handling them, and the time from a burst's
+/// first message to the end of the frame showing it) and its paint timings (first contentful
+/// and largest contentful paint, from the browser's PerformanceObserver), printed under `what`
+/// and returned; `reset` starts the message figures again.
+async fn page_timing(b: &Browser, what: &str, reset: bool) -> Value {
+    let v = b
+        .js(
+            "const t = window.relayTiming;
+             const out = { messages: t.messages, handle_ms: t.handleMs, handle_max_ms: t.handleMaxMs,
+                           paints: t.paints, paint_ms: t.paintMs, paint_max_ms: t.paintMaxMs };
+             if (arguments[0]) t.reset();
+             const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+             out.fcp_ms = fcp ? fcp.startTime : null;
+             const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
+             out.shown_ms = mark('relay:round-shown');
+             out.painted_ms = mark('relay:round-painted');
+             return new Promise((resolve) => {
+               let lcp = null;
+               const o = new PerformanceObserver((list) => {
+                 for (const e of list.getEntries()) lcp = e.startTime;
+               });
+               o.observe({ type: 'largest-contentful-paint', buffered: true });
+               setTimeout(() => { o.disconnect(); out.lcp_ms = lcp; resolve(out); }, 100);
+             });",
+            vec![json!(reset)],
+        )
+        .await;
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let n = v["messages"].as_f64().unwrap_or(0.0).max(1.0);
+    let paints = v["paints"].as_f64().unwrap_or(0.0).max(1.0);
+    println!(
+        "timing, {what}: {} messages handled in {:.1} ms ({:.2} ms each, longest {:.1} ms); \
+         {} frames after them, {:.1} ms each from message to frame (longest {:.1} ms); \
+         first contentful paint {:.0} ms, largest {:.0} ms after navigation; the round's \
+         boards placed {:.0} ms, painted {:.0} ms after navigation",
+        v["messages"],
+        f("handle_ms"),
+        f("handle_ms") / n,
+        f("handle_max_ms"),
+        v["paints"],
+        f("paint_ms") / paints,
+        f("paint_max_ms"),
+        f("fcp_ms"),
+        f("lcp_ms"),
+        f("shown_ms"),
+        f("painted_ms"),
+    );
+    v
+}
+
 /// What the game page shows for the move on the board: the current move's ply (0 at the
 /// start) and the board's accessible label.
 async fn game_view(b: &Browser) -> (i64, String) {
@@ -1317,6 +1368,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             "pairings of {BOARDS} boards on the open round page {} ms after the request",
             arrived.as_millis()
         );
+        page_timing(&b, "700 new pairings on the open round page", true).await;
         // Placing every card for each of the 700 messages once took ~10 s here.
         assert!(
             arrived <= Duration::from_secs(5),
@@ -1403,6 +1455,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             census["boards"],
             counted.as_millis()
         );
+        page_timing(&b, "the round page opened on 700 boards", true).await;
         assert_eq!(census["cards"], BOARDS, "{census}");
         let drawn = census["boards"].as_u64().unwrap_or(0);
         assert!(
@@ -1450,6 +1503,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         assert_eq!(shown["boards"], json!([512]), "{shown}");
 
         // The arbiter enters the game from a score sheet; the card follows within a second.
+        page_timing(&b, "the filter", true).await;
         let sent = Instant::now();
         let answer = svc.admin(
             "PUT",
@@ -1464,6 +1518,9 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             "board 512 corrected: on the page {} ms after the request",
             took.as_millis()
         );
+        // Everything since the filter (the correction's messages, the board drawn again).
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        page_timing(&b, "board 512's correction (filtered to it)", true).await;
         assert!(took <= LATENCY_LIMIT, "took {took:?}");
         let card = cards(&b)
             .await
@@ -1473,6 +1530,56 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         assert_eq!(card.last_move, "4. Kf1", "{card:?}");
         assert_eq!(card.white, "Hågensen, Åsa", "{card:?}");
         b.screenshot("filtered").await;
+
+        // The same on board 1, with every board shown: what a move costs a page of 700.
+        let first = try_json(&svc.url("/api/rounds/1"))
+            .and_then(|r| {
+                r["games"]
+                    .as_array()?
+                    .iter()
+                    .find(|g| g["board_no"] == 1)?
+                    .get("id")?
+                    .as_i64()
+            })
+            .expect("board 1's game");
+        b.js(
+            "const f = document.getElementById('filter');
+             f.value = '';
+             f.dispatchEvent(new Event('input'));
+             window.scrollTo(0, 0);",
+            vec![],
+        )
+        .await;
+        eventually!(10, "every board shown again, board 1 drawn", async {
+            let v = b
+                .js(
+                    "const c = document.querySelector('article.board-card[data-board-no=\"1\"]');
+                     return { count: document.getElementById('count').textContent,
+                              drawn: !!(c && c.querySelector('.board-link svg')) };",
+                    vec![],
+                )
+                .await;
+            (v["count"] == json!(format!("{BOARDS} boards")) && v["drawn"] == true).then_some(())
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        page_timing(&b, "the filter cleared", true).await;
+        let sent = Instant::now();
+        let answer = svc.admin(
+            "PUT",
+            &format!("/api/games/{first}/pgn"),
+            Some(("application/x-chess-pgn", MINIATURE.as_bytes())),
+        );
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let took = eventually!(10, "board 1's card to show the game", async {
+            (card_plies(&b, first).await == Some(7)).then(|| sent.elapsed())
+        });
+        println!(
+            "board 1 corrected among 700 shown: on the page {} ms after the request",
+            took.as_millis()
+        );
+        assert!(took <= LATENCY_LIMIT, "took {took:?}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        page_timing(&b, "board 1's correction among 700 boards shown", true).await;
 
         // A phone: nothing wider than the screen, on the round page and the game page.
         c.set_window_size(390, 844)

@@ -130,6 +130,40 @@ const BEHIND_MS = 8000;
 const SILENT_MS = 15000;
 
 /**
+ * What the page's handling of socket messages (heartbeats aside) costs, in counts and sums
+ * only, so it stays small however long the page is open: `handleMs`, the script run for the
+ * message (the page's own work, DOM writes included); `paintMs`, from the first message of a
+ * burst to the end of the frame that shows it (layout, paint and the boards' redraw, and the
+ * wait for the frame). The browser tests read it as `window.relayTiming` (invariant 21).
+ */
+export const timing = {
+  messages: 0, handleMs: 0, handleMaxMs: 0, paints: 0, paintMs: 0, paintMaxMs: 0,
+  reset() {
+    Object.assign(this, { messages: 0, handleMs: 0, handleMaxMs: 0, paints: 0, paintMs: 0, paintMaxMs: 0 });
+  },
+};
+/** @type {any} */ (window).relayTiming = timing;
+let paintFrom = null;
+
+/** Notes a message handled from `start` to now, and the frame that will show it. */
+function noteHandled(start) {
+  const ms = performance.now() - start;
+  timing.messages += 1;
+  timing.handleMs += ms;
+  timing.handleMaxMs = Math.max(timing.handleMaxMs, ms);
+  if (paintFrom != null) return;
+  paintFrom = start;
+  // A task queued from the frame's callbacks runs once that frame is rendered.
+  requestAnimationFrame(() => setTimeout(() => {
+    const painted = performance.now() - paintFrom;
+    paintFrom = null;
+    timing.paints += 1;
+    timing.paintMs += painted;
+    timing.paintMaxMs = Math.max(timing.paintMaxMs, painted);
+  }, 0));
+}
+
+/**
  * Opens `path` as a WebSocket and keeps it open: on a close it reconnects with
  * backoff (1 s doubling to 10 s) and asks for `?since=<highest seq seen>`, so
  * the server sends only what was missed (or a fresh snapshot).
@@ -184,6 +218,11 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
     socket.onmessage = (event) => {
       if (ws !== socket) return;
       heardAt = performance.now();
+      const start = heardAt;
+      if (handle(event) !== 'heartbeat') noteHandled(start);
+    };
+    /** @param {MessageEvent} event */
+    const handle = (event) => {
       /** @type {Announcement} */
       let msg;
       try { msg = JSON.parse(event.data); } catch { return; }
@@ -196,7 +235,7 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
           behind = false;
           onStatus('live');
         }
-        return;
+        return 'heartbeat';
       }
       // A big snapshot comes in parts: the snapshot, then `more` messages of a round's games
       // or a game's moves. Pages get it whole, and its seq counts only then (a socket lost
