@@ -40,6 +40,8 @@ enum Command {
     Export(cli::export::ExportArgs),
     /// Read games (PGN, PGC, CBF, one-byte) into the store: an earlier round, a pairing list.
     Import(cli::import::ImportArgs),
+    /// Evaluate positions for a relay with a UCI engine (Stockfish), from any machine.
+    EvalWorker(cli::eval_worker::EvalWorkerArgs),
 }
 
 /// Errors end the program with one line an operator can act on ("relay: database …: cannot
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => cli::convert::main(a),
         Command::Export(a) => cli::export::main(a),
         Command::Import(a) => cli::import::main(a),
+        Command::EvalWorker(a) => cli::eval_worker::run(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,7 @@ mod referees;
 mod serve_api;
 mod serve_boards;
 mod serve_cluster;
+mod serve_eval;
 mod serve_faults;
 mod serve_illegal;
 mod serve_lichess;

@@ -202,7 +202,6 @@ pub fn play_uci<'a>(
     (moves, None)
 }
 
-
 /// The number (0–959, Scharnagl's numbering) of the Chess960 start position a FEN shows, when it
 /// shows one other than the standard position (number 518): what spectators of a Chess960
 /// game are told, the draw being part of the event.
@@ -216,17 +215,31 @@ pub fn chess960_number(fen: &str) -> Option<u16> {
         .and_then(|n| u16::try_from(n).ok())
 }
 
+/// Whether the position `fen` has no legal move (mate or stalemate: nothing for an engine to
+/// think about), or does not read.
+pub fn no_moves(fen: &str) -> bool {
+    let Ok(setup) = fen.parse::<Fen>().map(Fen::into_setup) else {
+        return true;
+    };
+    position_of(setup).is_none_or(|p| p.legal_moves().is_empty())
+}
+
+/// A set-up position as a game, read with standard castling or else Chess960's.
+fn position_of(setup: shakmaty::Setup) -> Option<Chess> {
+    setup
+        .clone()
+        .position::<Chess>(CastlingMode::Standard)
+        .ok()
+        .or_else(|| setup.position::<Chess>(CastlingMode::Chess960).ok())
+}
+
 /// An engine's line, UCI moves from the position `fen`, as SAN, as far as its moves read and
 /// are legal there (a worker's answer is not trusted further than that).
 pub fn line_san(fen: &str, ucis: &[String]) -> Vec<String> {
     let Ok(setup) = fen.parse::<Fen>().map(Fen::into_setup) else {
         return Vec::new();
     };
-    let pos = setup
-        .clone()
-        .position::<Chess>(CastlingMode::Standard)
-        .or_else(|_| setup.position::<Chess>(CastlingMode::Chess960));
-    let Ok(mut pos) = pos else {
+    let Some(mut pos) = position_of(setup) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -278,6 +291,10 @@ mod play_uci_tests {
         assert_eq!(line_san(start, &line[..3]), ["e4", "e5", "Qh5"]);
         // After ...e5 the e7 square is free for the king; Qxf7 is then check.
         assert_eq!(line_san(start, &line), ["e4", "e5", "Qh5", "Ke7", "Qxf7+"]);
+        assert!(no_moves(
+            "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+        ));
+        assert!(!no_moves(start));
         // An illegal move ends the line.
         assert_eq!(line_san(start, &["e2e5".to_string()]), Vec::<String>::new());
     }

@@ -4,6 +4,7 @@
 //! `relay serve` does with real boards.
 
 use super::emulate::{HallArgs, load_games, start_hall};
+use crate::serve::options::EvalSettings;
 use crate::serve::{self, Settings};
 use anyhow::Result;
 use boards::protocol::LineMode;
@@ -33,6 +34,19 @@ pub struct DemoArgs {
     /// Serve the pages from this directory instead of the built-in copy.
     #[arg(long, env = "RELAY_WEB_DIR")]
     web_dir: Option<PathBuf>,
+    /// Threads evaluating the positions with the UCI engine (default: 1 when Stockfish is
+    /// installed, else none; 0 switches evaluation off).
+    #[arg(long, env = "RELAY_EVAL_WORKERS")]
+    eval_workers: Option<usize>,
+    /// How long the engine thinks about each position, in ms.
+    #[arg(long, env = "RELAY_EVAL_MOVETIME_MS", default_value_t = 300)]
+    eval_movetime_ms: u64,
+    /// The UCI engine (default: `stockfish` on the PATH, else /usr/games/stockfish).
+    #[arg(long, env = "RELAY_ENGINE")]
+    engine: Option<PathBuf>,
+    /// Take evaluation workers from elsewhere (`relay eval-worker --token T`).
+    #[arg(long, env = "RELAY_EVAL_TOKEN", hide_env_values = true)]
+    eval_token: Option<String>,
 }
 
 fn fresh_token() -> String {
@@ -45,6 +59,41 @@ fn fresh_token() -> String {
         .build_hasher()
         .finish();
     format!("{a:016x}{b:016x}")
+}
+
+/// Evaluation as the demo's options ask: one local worker when an engine is there and none
+/// was asked for; an engine asked for and missing is an error.
+fn eval_settings(args: &DemoArgs) -> Result<Option<EvalSettings>> {
+    let engine = args
+        .engine
+        .clone()
+        .unwrap_or_else(crate::serve::analysis::engine::default_engine);
+    let workers = match args.eval_workers {
+        Some(n) if n > 0 && !engine.is_file() => anyhow::bail!(
+            "--eval-workers needs a UCI engine: {} is not there (apt-get install stockfish, or --engine PATH)",
+            engine.display()
+        ),
+        Some(n) => n,
+        None if engine.is_file() => 1,
+        None => {
+            println!(
+                "relay demo: no engine at {} (apt-get install stockfish): positions are not evaluated",
+                engine.display()
+            );
+            0
+        }
+    };
+    if !(50..=60_000).contains(&args.eval_movetime_ms) {
+        anyhow::bail!("--eval-movetime-ms must be between 50 and 60000");
+    }
+    Ok(
+        (workers > 0 || args.eval_token.is_some()).then(|| EvalSettings {
+            local_workers: workers,
+            token: args.eval_token.clone(),
+            movetime_ms: args.eval_movetime_ms,
+            engine,
+        }),
+    )
 }
 
 /// A tournament whose first round pairs the players of the games the boards will play, each
@@ -134,6 +183,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         push_to: None,
         accept_push_token: None,
         lichess: None,
+        eval: eval_settings(&args)?,
     };
     let boards = args.hall.boards;
     let speed = args.hall.speed;

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod convert;
 pub mod demo;
 pub mod emulate;
+pub mod eval_worker;
 pub mod export;
 pub mod import;
 pub mod ports;

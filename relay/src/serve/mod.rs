@@ -22,6 +22,7 @@
 //! 5. `service` puts them together; `api` answers HTTP on top; this file runs it all.
 
 pub mod alarm;
+pub mod analysis;
 pub mod api;
 pub mod claims;
 pub mod connections;
@@ -174,6 +175,22 @@ async fn serve(
     if let Some(token) = settings.accept_push_token.clone() {
         shared.accept_pushes(token);
         tracing::info!("taking pushes from venue relays (POST /api/push)");
+    }
+    if let Some(eval) = settings.eval.clone() {
+        shared.evaluate(
+            analysis::desk::EvalTerms {
+                movetime_ms: eval.movetime_ms,
+            },
+            eval.local_workers,
+            &eval.engine,
+            eval.token,
+            stop.clone(),
+        );
+        tracing::info!(
+            local_workers = eval.local_workers,
+            engine = %eval.engine.display(),
+            "evaluating positions as games reach them"
+        );
     }
     if let Some(target) = settings.push_to.clone() {
         tokio::spawn(push::cloud::push(shared.pushing(), target));

@@ -82,6 +82,22 @@ pub struct ServeOptions {
     /// This relay's round to push to Lichess (default: the newest open round at start-up).
     #[arg(long, env = "RELAY_LICHESS_LOCAL_ROUND")]
     pub lichess_local_round: Option<i64>,
+    /// Evaluate every position on this many threads of this machine, each running the UCI
+    /// engine (`--engine`) with one search thread; spectators get each evaluation once it
+    /// and its position are public.
+    #[arg(long, env = "RELAY_EVAL_WORKERS")]
+    pub eval_workers: Option<usize>,
+    /// Take evaluation workers from other machines (`relay eval-worker --token T`) that send
+    /// this token.
+    #[arg(long, env = "RELAY_EVAL_TOKEN", hide_env_values = true)]
+    pub eval_token: Option<String>,
+    /// How long the engine thinks about each position, in ms (default 500, 50..=60000).
+    #[arg(long, env = "RELAY_EVAL_MOVETIME_MS")]
+    pub eval_movetime_ms: Option<u64>,
+    /// The UCI engine local workers run (default: `stockfish` on the PATH, else Debian's
+    /// /usr/games/stockfish).
+    #[arg(long, env = "RELAY_ENGINE")]
+    pub engine: Option<PathBuf>,
 }
 
 /// The same options as read from a TOML file.
@@ -105,6 +121,10 @@ struct FileOptions {
     lichess_token: Option<String>,
     lichess_url: Option<String>,
     lichess_local_round: Option<i64>,
+    eval_workers: Option<usize>,
+    eval_token: Option<String>,
+    eval_movetime_ms: Option<u64>,
+    engine: Option<PathBuf>,
 }
 
 /// Options with every default filled in.
@@ -127,6 +147,19 @@ pub struct Settings {
     pub accept_push_token: Option<String>,
     /// Lichess broadcast rounds to push to.
     pub lichess: Option<LichessTarget>,
+    /// Evaluation of positions, when asked for.
+    pub eval: Option<EvalSettings>,
+}
+
+/// How positions are evaluated.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    /// Workers on threads of this service.
+    pub local_workers: usize,
+    /// The token workers elsewhere send.
+    pub token: Option<String>,
+    pub movetime_ms: u64,
+    pub engine: PathBuf,
 }
 
 impl ServeOptions {
@@ -237,7 +270,42 @@ impl ServeOptions {
                 })
             }
         };
+        let eval_workers = self.eval_workers.or(file.eval_workers).unwrap_or(0);
+        if eval_workers > 64 {
+            bail!("--eval-workers must be at most 64");
+        }
+        let eval_token = self
+            .eval_token
+            .or(file.eval_token)
+            .filter(|t| !t.is_empty());
+        if eval_token.as_ref().is_some_and(|t| t.len() < 8) {
+            bail!("the evaluation token must be at least 8 characters long");
+        }
+        let movetime_ms = self
+            .eval_movetime_ms
+            .or(file.eval_movetime_ms)
+            .unwrap_or(500);
+        if !(50..=60_000).contains(&movetime_ms) {
+            bail!("--eval-movetime-ms must be between 50 and 60000");
+        }
+        let engine = self
+            .engine
+            .or(file.engine)
+            .unwrap_or_else(crate::serve::analysis::engine::default_engine);
+        if eval_workers > 0 && !engine.is_file() {
+            bail!(
+                "--eval-workers needs a UCI engine: {} is not there (apt-get install stockfish, or --engine PATH)",
+                engine.display()
+            );
+        }
+        let eval = (eval_workers > 0 || eval_token.is_some()).then_some(EvalSettings {
+            local_workers: eval_workers,
+            token: eval_token,
+            movetime_ms,
+            engine,
+        });
         Ok(Settings {
+            eval,
             lichess,
             push_to,
             accept_push_token,

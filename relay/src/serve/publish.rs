@@ -2,6 +2,7 @@
 //! feeds. Committed changes go through [`Order`], so they go out in change-number order
 //! whoever committed them; everything handed on counts as news for the pushers.
 
+use super::analysis::intake::{Intake, News, Reached};
 use super::events::Event;
 use super::feeds::Feeds;
 use super::live::Boards;
@@ -23,6 +24,8 @@ pub struct Publisher {
     /// Counts committed changes and e-board news handed to the feeds: what pushes to other
     /// services wait on.
     news: Arc<watch::Sender<u64>>,
+    /// Positions the games reach, for the analysis desk when evaluation is on.
+    positions: Intake,
 }
 
 impl Publisher {
@@ -33,6 +36,7 @@ impl Publisher {
             boards,
             lookup,
             news: Arc::new(watch::channel(0).0),
+            positions: Intake::default(),
         }
     }
 
@@ -78,12 +82,53 @@ impl Publisher {
         }
     }
 
+    /// Where the positions games reach are told (connected when evaluation is on).
+    pub fn positions(&self) -> &Intake {
+        &self.positions
+    }
+
     /// Hands an event whose turn it is to its round's live feed.
     pub fn push_to_feed(&self, e: Event) {
         if e.change || matches!(e.message, ServerMessage::Eboard { .. }) {
             self.news.send_modify(|n| *n = n.wrapping_add(1));
         }
+        if self.positions.is_on() {
+            self.tell_positions(&e);
+        }
         self.feeds.live(e.round_id).push(Arc::new(e));
+    }
+
+    /// The positions an event's moves reach, and moves it takes back, for the analysis desk.
+    fn tell_positions(&self, e: &Event) {
+        let reached = |game: i64, m: &crate::serve::views::MoveView| {
+            News::Reached(Reached {
+                round: e.round_id,
+                game,
+                ply: m.ply,
+                fen: m.fen.clone(),
+                at_ms: e.at_ms,
+                seq: e.seq,
+            })
+        };
+        match &e.message {
+            ServerMessage::Move { game_id, mv, .. } => self.positions.tell(reached(*game_id, mv)),
+            ServerMessage::Truncate {
+                game_id, from_ply, ..
+            } => self.positions.tell(News::Cut {
+                game: *game_id,
+                from_ply: *from_ply,
+            }),
+            ServerMessage::Game { game, .. } => {
+                self.positions.tell(News::Cut {
+                    game: game.id,
+                    from_ply: 1,
+                });
+                for m in &game.moves {
+                    self.positions.tell(reached(game.id, m));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Keeps an e-board's view and tells its round's feed. An e-board that moved on to another

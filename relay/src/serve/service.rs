@@ -3,6 +3,8 @@
 //! this module knows of it: the writer, the hall, the feeds, the follower and the pushers
 //! each get their own narrow handles.
 
+use super::analysis::desk::{self, Analysis, EvalTerms};
+use super::analysis::worker::start_local;
 use super::claims::PortClaims;
 use super::feeds::Feeds;
 use super::follow::{Follow, follow};
@@ -65,6 +67,8 @@ pub struct Shared {
     pub claims: OnceLock<Arc<PortClaims>>,
     /// Each push target's state.
     pub targets: Targets,
+    /// The analysis desk, when evaluation is on (`--eval-workers`, `--eval-token`).
+    pub analysis: OnceLock<Arc<Analysis>>,
     tokens: Tokens,
     started_at_ms: i64,
     /// Set when the service shuts down: live sockets close cleanly.
@@ -78,6 +82,7 @@ pub struct Shared {
 pub struct Tokens {
     admin: Option<Arc<str>>,
     push: Arc<OnceLock<String>>,
+    eval: Arc<OnceLock<String>>,
 }
 
 impl Tokens {
@@ -88,6 +93,11 @@ impl Tokens {
     pub fn push(&self) -> Option<&str> {
         self.push.get().map(String::as_str)
     }
+
+    /// The token evaluation workers on other machines send.
+    pub fn eval(&self) -> Option<&str> {
+        self.eval.get().map(String::as_str)
+    }
 }
 
 impl std::fmt::Debug for Tokens {
@@ -95,6 +105,7 @@ impl std::fmt::Debug for Tokens {
         f.debug_struct("Tokens")
             .field("admin", &self.admin.is_some())
             .field("push", &self.push.get().is_some())
+            .field("eval", &self.eval.get().is_some())
             .finish()
     }
 }
@@ -103,6 +114,33 @@ impl Shared {
     /// Takes pushes from venue relays that send this token.
     pub fn accept_pushes(&self, token: String) {
         let _ = self.tokens.push.set(token);
+    }
+
+    /// Evaluates positions as games reach them: the desk is started, with `local` workers on
+    /// threads of this service running `engine`, and workers elsewhere sending `token` are
+    /// served. Call once, on the runtime.
+    pub fn evaluate(
+        &self,
+        terms: EvalTerms,
+        local: usize,
+        engine: &std::path::Path,
+        token: Option<String>,
+        stop: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Arc<Analysis> {
+        let analysis = desk::start(
+            self.publisher.clone(),
+            self.lookup.clone(),
+            self.publisher.positions(),
+            terms,
+        );
+        let _ = self.analysis.set(analysis.clone());
+        if let Some(t) = token {
+            let _ = self.tokens.eval.set(t);
+        }
+        if local > 0 {
+            start_local(analysis.clone(), local, engine, stop);
+        }
+        analysis
     }
 
     /// The tokens, for the HTTP edge's checks.
@@ -258,9 +296,11 @@ impl Core {
             writer: jobs_tx.clone(),
             claims: OnceLock::new(),
             targets: Targets::default(),
+            analysis: OnceLock::new(),
             tokens: Tokens {
                 admin: admin_token.map(Arc::from),
                 push: Arc::default(),
+                eval: Arc::default(),
             },
             started_at_ms: now_ms(),
             closing: watch::channel(false).0,

@@ -4,7 +4,8 @@
 //! platforms have a contract.
 
 use super::views::{
-    ClockView, EboardView, EvalView, GameClock, GameStatus, GameView, MoveView, RoundView, stored_result,
+    ClockView, EboardView, EvalView, GameClock, GameStatus, GameView, MoveView, RoundView,
+    stored_result,
 };
 use axum::body::Bytes;
 use relay_core::game::GameResult;
@@ -564,6 +565,7 @@ mod tests {
                 clk_ms: Some(5_400_000),
                 emt_ms: Some(3_000),
                 clk_unseen: false,
+                eval: None,
             },
             read_at_ms: Some(1),
             clock: None,
@@ -667,6 +669,7 @@ mod tests {
             clk_ms: Some(5_400_000),
             emt_ms: Some(12_000),
             clk_unseen: false,
+            eval: None,
         };
         let game = GameView {
             moves: (1..=120).map(mv).collect(),

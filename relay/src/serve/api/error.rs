@@ -56,6 +56,15 @@ pub enum ApiError {
     /// 403: a push to a relay that takes none.
     #[error("this relay takes no pushes (start it with --accept-push-token)")]
     PushesOff,
+    /// 401: an evaluation worker without a token.
+    #[error("an evaluation worker needs the evaluation token (Authorization: Bearer TOKEN)")]
+    NeedsEvalToken,
+    /// 403: a worker's token that is not the evaluation token.
+    #[error("wrong evaluation token")]
+    WrongEvalToken,
+    /// 403: a worker asking a relay that takes none.
+    #[error("this relay takes no evaluation workers (start it with --eval-token)")]
+    EvalOff,
     /// 503: the database did not answer (the detail is in the log).
     #[error("the database is not available; try again")]
     StoreDown,
@@ -73,10 +82,14 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Bad(_) => StatusCode::BAD_REQUEST,
-            ApiError::NeedsAdmin | ApiError::NeedsPushToken => StatusCode::UNAUTHORIZED,
-            ApiError::WrongAdminToken | ApiError::WrongPushToken | ApiError::PushesOff => {
-                StatusCode::FORBIDDEN
+            ApiError::NeedsAdmin | ApiError::NeedsPushToken | ApiError::NeedsEvalToken => {
+                StatusCode::UNAUTHORIZED
             }
+            ApiError::WrongAdminToken
+            | ApiError::WrongPushToken
+            | ApiError::PushesOff
+            | ApiError::WrongEvalToken
+            | ApiError::EvalOff => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

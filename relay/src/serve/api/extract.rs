@@ -189,6 +189,30 @@ where
     }
 }
 
+/// An evaluation worker's request: it carries this relay's evaluation token (`--eval-token`),
+/// never the admin token (a worker may run on a machine the arbiters do not control). 401
+/// without a token, 403 for a wrong one and on a relay that takes no workers.
+#[derive(Clone, Copy, Debug)]
+pub struct EvalWorker;
+
+impl<S: Send + Sync> FromRequestParts<S> for EvalWorker
+where
+    Tokens: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut request::Parts, state: &S) -> Result<Self, ApiError> {
+        let Some(given) = bearer(&parts.headers) else {
+            return Err(ApiError::NeedsEvalToken);
+        };
+        match Tokens::from_ref(state).eval() {
+            None => Err(ApiError::EvalOff),
+            Some(expected) if same(given, expected) => Ok(EvalWorker),
+            Some(_) => Err(ApiError::WrongEvalToken),
+        }
+    }
+}
+
 /// A JSON body read as `T` (400 "malformed JSON: …", naming what did not fit), with the bytes
 /// as sent, which the audit trail keeps. A body over [`MAX_BODY`] gets axum's 413, as it
 /// always has.

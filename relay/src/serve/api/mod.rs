@@ -22,6 +22,7 @@ mod audit;
 mod check;
 mod eboards;
 mod error;
+mod evals;
 mod extract;
 mod games;
 mod incidents;

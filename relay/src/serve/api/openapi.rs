@@ -236,6 +236,13 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
                 refusal("wrong token, or this relay takes no pushes"),
             );
         }
+        Access::Worker => {
+            responses.insert("401".into(), refusal("no token"));
+            responses.insert(
+                "403".into(),
+                refusal("wrong token, or this relay takes no evaluation workers"),
+            );
+        }
     }
     let mut op = json!({
         "summary": r.summary,

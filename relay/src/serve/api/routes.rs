@@ -7,6 +7,7 @@ use super::eboards::{
     AssignBody, Assigned, Continued, Forgotten, TurnBody, assign_eboard, continue_from_board,
     forget_eboard, list_eboards,
 };
+use super::evals::{AnswerBody, EvalTask, NextQuery, Taken, answer_position, next_position};
 use super::games::{
     EditDone, GameAnswer, MoveBody, PlyBody, ResultBody, confirm_result, get_game, replace_game,
     replace_move, set_result, truncate,
@@ -61,6 +62,8 @@ pub enum Access {
     Admin,
     /// The push token ([`super::extract::Pusher`]).
     Push,
+    /// The evaluation token ([`super::extract::EvalWorker`]).
+    Worker,
 }
 
 /// What a route's request carries.
@@ -147,6 +150,13 @@ impl Route {
     fn push(self) -> Route {
         Route {
             access: Access::Push,
+            ..self
+        }
+    }
+
+    fn worker(self) -> Route {
+        Route {
+            access: Access::Worker,
             ..self
         }
     }
@@ -358,6 +368,16 @@ pub fn routes() -> Vec<Route> {
             "A game an arbiter here changed after the venue's last push: take the venue's version held back, and follow the venue again",
             json::<TookVenue>())
         .admin(),
+        route!(post, "/api/eval/next", next_position,
+            "An evaluation worker asks for a position (the Bearer token is this relay's --eval-token): 200 with the position and how long to think, or 204 when none came within ?wait_secs (default 20, at most 60); the position is the worker's for its lease, then goes to another",
+            json::<EvalTask>())
+        .worker()
+        .query::<NextQuery>(),
+        route!(post, "/api/eval/answer", answer_position,
+            "An evaluation worker's verdict on a position it was given: score from White's side (cp or mate), depth, best line (UCI) and engine; kept once for every game that reaches the position",
+            json::<Taken>())
+        .worker()
+        .takes(body::<AnswerBody>()),
         route!(delete, "/api/eboards/{serial}", forget_eboard,
             "Forget a disconnected e-board in the list",
             json::<Forgotten>())

@@ -67,7 +67,7 @@ pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
                         }
                         clock_kept.insert(key, (e.at_ms, running));
                     }
-                    held.push_back(Held {
+                    let h = Held {
                         due_ms: e.at_ms + delay,
                         seq: e.seq,
                         game: e.game_id,
@@ -75,7 +75,16 @@ pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
                         arbiters: e.arbiters,
                         message: Pending::Message(Box::new(e.message.delayed(delay))),
                         presses: e.presses.iter().map(|p| p.delayed(delay)).collect(),
-                    });
+                    };
+                    if matches!(e.message, ServerMessage::Eval { .. }) {
+                        // An evaluation is made once its positions are public, so it arrives
+                        // long after them, stamped with its newest move's time: it goes right
+                        // behind that move, not behind every move that came since.
+                        let at = held.partition_point(|x| x.due_ms <= h.due_ms);
+                        held.insert(at, h);
+                    } else {
+                        held.push_back(h);
+                    }
                 }
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!(round = feed.round, missed = n, "delay line fell behind; reading the changes from the store");
