@@ -21,6 +21,7 @@
 mod audit;
 mod check;
 mod eboards;
+mod embed;
 mod error;
 mod evals;
 mod extract;
@@ -69,6 +70,17 @@ pub fn app(shared: Arc<Shared>, web_dir: Option<PathBuf>) -> Router {
     let mut router = Router::new();
     for (p, m) in by_path {
         router = router.route(p, m);
+    }
+    // The embeds are pages with a header of their own (which sites may frame them).
+    for (path, which) in [
+        ("/embed/game.html", embed::Embed::Game),
+        ("/embed/round.html", embed::Embed::Round),
+    ] {
+        let (store, dir) = (shared.store.clone(), web_dir.clone());
+        router = router.route(
+            path,
+            axum::routing::get(move |uri: axum::http::Uri| embed::page(store, dir, which, uri)),
+        );
     }
     let pages = crate::serve::pages::service(web_dir);
     let counted = shared;
