@@ -538,7 +538,7 @@ return [...document.querySelectorAll('article.board-card')].map((card) => ({
   black: card.querySelector('.black-name').textContent,
   white_clock: clock(card, 'white'),
   black_clock: clock(card, 'black'),
-  last_move: card.querySelector('.last-move').textContent,
+  last_move: card.querySelector('footer .last-move').textContent,
 }));
 "#;
 
@@ -1254,11 +1254,13 @@ const MINIATURE: &str = "[Event \"Big round\"]\n[Result \"*\"]\n\n\
 3. Bc4 {[%clk 1:29:20]} Qh4+ {[%clk 1:29:10]} 4. Kf1 {[%clk 1:29:00]} *\n";
 
 /// The page is wider than the window (a phone would scroll sideways): its widths, else `None`.
+/// The window's width is the viewport's, less a vertical scroll bar if there is one (a page
+/// 20 px too wide under a scroll bar of 15 px scrolls sideways too).
 async fn sideways_overflow(b: &Browser) -> Option<Value> {
     let v = b
         .js(
             "const d = document.documentElement;
-             return { scroll: d.scrollWidth, window: window.innerWidth };",
+             return { scroll: d.scrollWidth, window: d.clientWidth, inner: window.innerWidth };",
             vec![],
         )
         .await;
@@ -1323,7 +1325,7 @@ async fn game_view(b: &Browser) -> (i64, String) {
         .js(
             "const cur = document.querySelector('#moves .move.current');
              return { ply: cur ? Number(cur.dataset.ply) : 0,
-                      label: document.querySelector('#board svg').getAttribute('aria-label') };",
+                      label: document.getElementById('board').getAttribute('aria-label') };",
             vec![],
         )
         .await;
@@ -1331,6 +1333,50 @@ async fn game_view(b: &Browser) -> (i64, String) {
         v["ply"].as_i64().unwrap_or(-1),
         v["label"].as_str().unwrap_or("").to_string(),
     )
+}
+
+/// The pieces a chessground board in `css` shows, as a FEN's placement field (read from the
+/// squares its piece elements stand on; pieces fading out after a capture left out).
+async fn board_placement(b: &Browser, css: &str) -> String {
+    let v = b
+        .js(
+            "const board = document.querySelector(arguments[0] + ' cg-board');
+             if (!board) return null;
+             const letter = { king: 'k', queen: 'q', rook: 'r', bishop: 'b', knight: 'n', pawn: 'p' };
+             const at = {};
+             for (const p of board.querySelectorAll('piece')) {
+               if (p.classList.contains('fading') || p.classList.contains('ghost') || !p.cgKey) continue;
+               const role = Object.keys(letter).find((r) => p.classList.contains(r));
+               const l = letter[role];
+               at[p.cgKey] = p.classList.contains('white') ? l.toUpperCase() : l;
+             }
+             const rows = [];
+             for (let r = 8; r >= 1; r--) {
+               let row = '', empty = 0;
+               for (const f of 'abcdefgh') {
+                 const piece = at[f + r];
+                 if (!piece) { empty += 1; continue; }
+                 if (empty) row += empty;
+                 row += piece;
+                 empty = 0;
+               }
+               rows.push(row + (empty ? empty : ''));
+             }
+             return rows.join('/');",
+            vec![json!(css)],
+        )
+        .await;
+    v.as_str().unwrap_or("").to_string()
+}
+
+/// Waits for the board in `css` to show the placement of `fen` (a move may be animating).
+async fn board_shows(b: &Browser, css: &str, fen: &str) {
+    let want = fen.split(' ').next().unwrap_or("").to_string();
+    let mut seen = String::new();
+    eventually!(5, format!("{css} to show {want}, it shows {seen}"), async {
+        seen = board_placement(b, css).await;
+        (seen == want).then_some(())
+    });
 }
 
 /// A 700-board round. Pairings arrive while a spectator has the round page open (700 game
@@ -1445,7 +1491,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
         let census = b
             .js(
                 "return { cards: document.querySelectorAll('article.board-card').length,
-                          boards: document.querySelectorAll('article.board-card svg').length };",
+                          boards: document.querySelectorAll('article.board-card cg-board').length };",
                 vec![],
             )
             .await;
@@ -1474,8 +1520,8 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
                 .js(
                     "const cards = document.querySelectorAll('article.board-card');
                      const last = cards[cards.length - 1];
-                     return { board: Number(last.dataset.boardNo), drawn: !!last.querySelector('svg'),
-                              total: document.querySelectorAll('article.board-card svg').length };",
+                     return { board: Number(last.dataset.boardNo), drawn: !!last.querySelector('cg-board piece'),
+                              total: document.querySelectorAll('article.board-card cg-board').length };",
                     vec![],
                 )
                 .await;
@@ -1493,7 +1539,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
                     "const shown = [...document.querySelectorAll('article.board-card')].filter((c) => !c.hidden);
                      return { count: document.getElementById('count').textContent,
                               boards: shown.map((c) => Number(c.dataset.boardNo)),
-                              drawn: shown.length === 1 && !!shown[0].querySelector('svg') };",
+                              drawn: shown.length === 1 && !!shown[0].querySelector('cg-board piece') };",
                     vec![],
                 )
                 .await;
@@ -1529,6 +1575,27 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             .expect("the card of board 512");
         assert_eq!(card.last_move, "4. Kf1", "{card:?}");
         assert_eq!(card.white, "Hågensen, Åsa", "{card:?}");
+        let api_game = try_json(&svc.url(&format!("/api/games/{id}"))).expect("the game");
+        let fen_at = |ply: usize| -> String {
+            if ply == 0 {
+                api_game["start_fen"]
+                    .as_str()
+                    .expect("start FEN")
+                    .to_string()
+            } else {
+                api_game["moves"][ply - 1]["fen"]
+                    .as_str()
+                    .expect("a FEN")
+                    .to_string()
+            }
+        };
+        // The card's board shows the position after the last move.
+        board_shows(
+            &b,
+            &format!("article.board-card[data-game-id=\"{id}\"]"),
+            &fen_at(7),
+        )
+        .await;
         b.screenshot("filtered").await;
 
         // The same on board 1, with every board shown: what a move costs a page of 700.
@@ -1555,7 +1622,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
                 .js(
                     "const c = document.querySelector('article.board-card[data-board-no=\"1\"]');
                      return { count: document.getElementById('count').textContent,
-                              drawn: !!(c && c.querySelector('.board-link svg')) };",
+                              drawn: !!(c && c.querySelector('.board-link cg-board piece')) };",
                     vec![],
                 )
                 .await;
@@ -1578,6 +1645,12 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             took.as_millis()
         );
         assert!(took <= LATENCY_LIMIT, "took {took:?}");
+        board_shows(
+            &b,
+            &format!("article.board-card[data-game-id=\"{first}\"]"),
+            &fen_at(7),
+        )
+        .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         page_timing(&b, "board 1's correction among 700 boards shown", true).await;
 
@@ -1615,7 +1688,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
                           result: document.getElementById('result').textContent,
                           white: document.getElementById('white-clock').getAttribute('aria-label'),
                           black: document.getElementById('black-clock').getAttribute('aria-label'),
-                          board: document.querySelector('#board svg').getBoundingClientRect().width };",
+                          board: document.querySelector('#board cg-board').getBoundingClientRect().width };",
                 vec![],
             )
             .await;
@@ -1649,6 +1722,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             .expect("press Home");
         let (ply, label) = game_view(&b).await;
         assert_eq!((ply, label.as_str()), (0, "Board 512: starting position"));
+        board_shows(&b, "#board", &fen_at(0)).await;
         body.send_keys(&(press(fantoccini::key::Key::Right) + &press(fantoccini::key::Key::Right)))
             .await
             .expect("press → twice");
@@ -1657,6 +1731,7 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             (ply, label.as_str()),
             (2, "Board 512: position after 1... e5")
         );
+        board_shows(&b, "#board", &fen_at(2)).await;
         body.send_keys(&press(fantoccini::key::Key::End))
             .await
             .expect("press End");
@@ -1668,6 +1743,18 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             (ply, label.as_str()),
             (6, "Board 512: position after 3... Qh4+")
         );
+        board_shows(&b, "#board", &fen_at(6)).await;
+        // 3... Qh4+ gives check: the king in check is marked, and the move's two squares.
+        let marks = b
+            .js(
+                "return { check: document.querySelectorAll('#board square.check').length,
+                          last: document.querySelectorAll('#board square.last-move').length };",
+                vec![],
+            )
+            .await;
+        assert_eq!(marks, json!({"check": 1, "last": 2}), "after 3... Qh4+");
+        // The move back has been animated by now.
+        tokio::time::sleep(Duration::from_millis(400)).await;
         b.screenshot("phone-game-stepped").await;
 
         // A click on a move shows it.
@@ -1677,25 +1764,32 @@ fn browser_700_boards_from_console_pairings_and_a_phone() {
             (ply, label.as_str()),
             (3, "Board 512: position after 2. f4")
         );
+        board_shows(&b, "#board", &fen_at(3)).await;
 
         // Flip: file a goes from White's left to White's right.
-        let files = "const x = (f) => Number([...document.querySelectorAll('#board svg text')]
-                         .find((t) => t.textContent === f).getAttribute('x'));
+        let files = "const x = (f) => [...document.querySelectorAll('#board coords.files coord')]
+                         .find((t) => t.textContent === f).getBoundingClientRect().left;
                      return x('a') < x('h') ? 'white below' : 'black below';";
         assert_eq!(b.js(files, vec![]).await, "white below");
         b.click("#flip").await;
         assert_eq!(b.js(files, vec![]).await, "black below");
         assert_eq!(game_view(&b).await.0, 3, "flipping keeps the move shown");
+        board_shows(&b, "#board", &fen_at(3)).await;
+        // Black at the bottom: the white king (e1) is drawn above the black one (e8).
+        let kings = b
+            .js(
+                "const y = (c) => document.querySelector(`#board piece.king.${c}`).getBoundingClientRect().top;
+                 return y('white') < y('black');",
+                vec![],
+            )
+            .await;
+        assert_eq!(kings, true, "the board is not turned");
         b.screenshot("phone-game-flipped").await;
 
         // Copy FEN hands the shown position's FEN to the clipboard. What reaches the
         // clipboard API is noted on its way (headless Chromium may refuse the clipboard; the
         // page then falls back to a selection copy, which the status line reports the same).
-        let api_game = try_json(&svc.url(&format!("/api/games/{id}"))).expect("the game");
-        let fen_after_3 = api_game["moves"][2]["fen"]
-            .as_str()
-            .expect("a FEN")
-            .to_string();
+        let fen_after_3 = fen_at(3);
         b.js(
             "window.copied = [];
              const write = navigator.clipboard?.writeText?.bind(navigator.clipboard);

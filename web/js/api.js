@@ -8,6 +8,8 @@
 /** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
 /** @typedef {import('../types/ws-messages').GameView} GameView */
 
+import { moveNumber } from './format.js';
+
 // ---- server time ---------------------------------------------------------
 
 // Offset between the server's clock and ours. Running clocks are computed
@@ -328,6 +330,22 @@ export function liveSocket(path, onMessage, onStatus = showStatus, options = {})
 // ---- game events ---------------------------------------------------------------
 
 /**
+ * The clock once `move` is made, from the press that ended it: the mover's time is the move's
+ * own clock (what the PGN says, a period's bonus at move 40 included: lila#19227), shown at
+ * once; the side now running counts down from the board's reading. Readings after it (a
+ * `clock` message) are the board's again, an arbiter's correction included.
+ * @param {GameView} game
+ * @param {import('../types/ws-messages').ClockView} clock
+ * @param {import('../types/ws-messages').MoveView | undefined} move
+ */
+function afterPress(game, clock, move) {
+  if (!clock || !move || move.clk_ms == null) return clock;
+  const side = moveNumber(move.ply, game.start_fen).white ? 'white' : 'black';
+  if (clock.running === side) return clock;
+  return { ...clock, [`${side}_ms`]: move.clk_ms };
+}
+
+/**
  * Applies one socket event (move, move_clock, truncate, result, clock) to a
  * GameView in place. Returns true if the game changed, false if the event is
  * not about game state, and "gap" if a move arrived whose predecessor we never
@@ -348,17 +366,18 @@ export function applyGameEvent(game, msg) {
       game.fen = move.fen;
       if (game.status === 'pending') game.status = 'live';
       // The lever press that came with the move rides on it.
-      if (msg.clock && (!game.result || game.result === '*')) game.clock = msg.clock;
+      if (msg.clock && (!game.result || game.result === '*')) game.clock = afterPress(game, msg.clock, move);
       return true;
     }
     case 'move_clock': {
       // The press that ended the move: its time, and the clock now running.
-      if (msg.clock && (!game.result || game.result === '*')) game.clock = msg.clock;
       const move = moves.find((m) => m.ply === msg.ply);
-      if (!move) return Boolean(msg.clock);
-      move.clk_ms = msg.clk_ms;
-      move.emt_ms = msg.emt_ms;
-      return true;
+      if (move) {
+        move.clk_ms = msg.clk_ms;
+        move.emt_ms = msg.emt_ms;
+      }
+      if (msg.clock && (!game.result || game.result === '*')) game.clock = afterPress(game, msg.clock, move);
+      return Boolean(move || msg.clock);
     }
     case 'truncate':
       // A round snapshot holds only the last move of each game: a takeback past what we

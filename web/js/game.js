@@ -5,13 +5,16 @@
 // step back, the board stays where they put it.
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
-import { renderBoard } from './board.js';
+import { ground, position } from './ground.js';
+import { evalBar, formatLine, formatScore } from './eval.js';
 import {
   el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs, ratingAndFederation,
 } from './format.js';
 
 /** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
 /** @typedef {import('../types/ws-messages').GameView} GameView */
+/** @typedef {import('./eval.js').EvalEntry} EvalEntry */
+/** @typedef {import('./ground.js').Ground} Ground */
 
 const gameId = new URLSearchParams(location.search).get('id');
 /**
@@ -27,6 +30,12 @@ let view = 0;
 let following = true;
 let flipped = false;
 let socket = null;
+/** @type {Ground | null} the board, made with the first game shown */
+let board = null;
+/** Whether any position of the game has an engine's evaluation (until then none is shown). */
+let evaluated = false;
+const bar = evalBar();
+document.querySelector('.board-row').prepend(bar.bar);
 
 // ---- rendering ---------------------------------------------------------------
 
@@ -40,6 +49,8 @@ function renderAll() {
   document.title = `${title} · relay`;
   $('round-link').href = `round.html?id=${game.round_id}`;
   $('board-no').textContent = `Board ${game.board_no}`;
+  const chess960 = /** @type {any} */ (game).chess960;
+  $('variant').textContent = chess960 != null ? `Chess960 #${chess960}` : '';
   const pgn = $('download-pgn');
   pgn.href = `api/games/${game.id}/pgn`;
   pgn.download = `game-${game.id}.pgn`;
@@ -88,8 +99,13 @@ function renderMoves() {
 function renderBoardView() {
   const move = game.moves[view - 1];
   const label = `Board ${game.board_no}: ${move ? `position after ${moveLabel(move.ply, move.san, game.start_fen)}` : 'starting position'}`;
-  $('board').replaceChildren(renderBoard(fenAt(view), { flipped, lastMove: move?.uci, label, coords: true }));
+  /** @type {import('./ground.js').GroundConfig} */
+  const config = { ...position(fenAt(view), move), orientation: flipped ? 'black' : 'white' };
+  if (board) board.set(config);
+  else board = ground($('board'), { ...config, coordinates: true });
+  $('board').setAttribute('aria-label', label);
   $('board-area').classList.toggle('flipped', flipped);
+  showEval();
 
   for (const node of $('moves').querySelectorAll('.move.current')) node.classList.remove('current');
   const current = $('moves').querySelector(`.move[data-ply="${view}"]`);
@@ -104,6 +120,37 @@ function renderBoardView() {
   }
   $('prev').disabled = $('first').disabled = view === 0;
   $('next').disabled = $('last').disabled = view === game.moves.length;
+}
+
+/** The engine's word on the position shown: the bar beside the board, score, depth, line. */
+function showEval() {
+  const ev = game.moves[view - 1]?.eval;
+  bar.bar.hidden = !evaluated;
+  $('analysis').hidden = !evaluated;
+  bar.show(ev, { flipped });
+  if (!evaluated) return;
+  $('eval-score').textContent = ev ? formatScore(ev) : 'No evaluation of this position yet';
+  $('eval-depth').textContent = ev ? `depth ${ev.depth}` : '';
+  $('eval-engine').textContent = ev ? ev.engine : '';
+  $('eval-line').textContent = ev ? formatLine(ev.line, view, game.start_fen) : '';
+}
+
+/**
+ * Evaluations of this game's positions, several to a message: each is kept on its move, and
+ * shown if it is the position on the board.
+ * @param {EvalEntry[]} evals
+ */
+function onEvals(evals) {
+  let showing = false;
+  for (const e of evals) {
+    if (e.game_id !== game.id) continue;
+    const move = game.moves.find((m) => m.ply === e.ply);
+    if (!move) continue;
+    /** @type {any} */ (move).eval = { cp: e.cp, mate: e.mate, depth: e.depth, line: e.line, engine: e.engine };
+    evaluated = true;
+    if (e.ply === view) showing = true;
+  }
+  if (showing || (evaluated && $('analysis').hidden)) showEval();
 }
 
 function tick() {
@@ -186,6 +233,7 @@ $('copy-fen').addEventListener('click', async () => {
 /** @param {GameView} next */
 function setGame(next) {
   game = next;
+  evaluated = evaluated || game.moves.some((m) => /** @type {any} */ (m).eval);
   view = following ? game.moves.length : Math.min(view, game.moves.length);
   following = view === game.moves.length;
   renderAll();
@@ -193,6 +241,11 @@ function setGame(next) {
 
 /** @param {ServerMessage} msg */
 function onMessage(msg) {
+  const any = /** @type {any} */ (msg);
+  if (any.type === 'eval') {
+    if (game && Array.isArray(any.evals)) onEvals(any.evals);
+    return;
+  }
   if ((msg.type === 'snapshot' || msg.type === 'game') && msg.game) {
     if (String(msg.game.id) === String(gameId)) setGame(msg.game);
     return;

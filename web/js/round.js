@@ -1,13 +1,14 @@
 // Round page: every board of a round as a grid of small cards, live.
 //
 // A round can have 700 boards. Every card's text (names, result, last move)
-// is kept current, which is cheap; the SVG board is only drawn, and running
-// clocks only tick, while the card is on or near the screen
-// (IntersectionObserver). A board that leaves is dropped, so the page holds a
-// few dozen SVGs, not 700.
+// and its evaluation bar are kept current, which is cheap; a board (chessground)
+// is only made, and running clocks only tick, while the card is on or near the
+// screen (IntersectionObserver). A board that leaves is destroyed and its card
+// shows a plain square again, so the page holds a few dozen boards, not 700.
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
-import { renderBoard } from './board.js';
+import { ground, position } from './ground.js';
+import { evalBar } from './eval.js';
 import {
   el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold, ratingAndFederation, teamMatches, formatPoints,
 } from './format.js';
@@ -15,10 +16,15 @@ import {
 /** @typedef {import('../types/ws-messages').ServerMessage} ServerMessage */
 /** @typedef {import('../types/ws-messages').RoundView} RoundView */
 /** @typedef {import('../types/ws-messages').GameView} GameView */
+/** @typedef {import('./ground.js').Ground} Ground */
+/** @typedef {import('./eval.js').Eval} Eval */
+/** @typedef {import('./eval.js').EvalEntry} EvalEntry */
 /**
- * A board's card: its game, the card, whether it is on or near the screen, the key of the
- * SVG drawn (or null), what the filter matches, and the board number it was placed as.
+ * A board's card: its game, the card, whether it is on or near the screen, its board while
+ * it is (`ground`) and the key of the position drawn on it (or null), its evaluation bar and
+ * the evaluation it shows, what the filter matches, and the board number it was placed as.
  * @typedef {{ game: GameView, card: HTMLElement, visible: boolean, drawn: string | null,
+ *   ground: Ground | null, bar: ReturnType<typeof evalBar>, shownEval?: Eval | null,
  *   search?: string, placedAs?: string }} Entry
  */
 
@@ -38,7 +44,9 @@ const observer = new IntersectionObserver((changes) => {
     if (entry.visible) {
       updateClocks(entry, serverNow());
       drawBoard(entry);
-    } else if (entry.drawn) {
+    } else if (entry.ground) {
+      entry.ground.destroy();
+      entry.ground = null;
       entry.card.querySelector('.board-link').replaceChildren();
       entry.drawn = null;
     }
@@ -56,15 +64,17 @@ function playerRow(side) {
 /** @param {GameView} game */
 function createEntry(game) {
   const href = `game.html?id=${game.id}`;
+  const bar = evalBar({ horizontal: true });
   const card = el('article', { class: 'board-card', 'data-game-id': game.id },
     el('header', {}, el('span', { class: 'board-no' }), el('span', { class: 'result' })),
     playerRow('black'),
     // The board links too, but only the footer link takes keyboard focus.
     el('a', { class: 'board-link', href, tabindex: '-1' }),
+    bar.bar,
     playerRow('white'),
     el('footer', {}, el('span', { class: 'last-move' }), el('a', { href, text: 'Game ›', 'aria-label': `Board ${game.board_no}: open the game` })));
   /** @type {Entry} */
-  const entry = { game, card, visible: false, drawn: null };
+  const entry = { game, card, visible: false, drawn: null, ground: null, bar };
   entries.set(game.id, entry);
   observer.observe(card);
   return entry;
@@ -76,11 +86,12 @@ function updateCard(entry) {
   // Spectators' snapshots carry each game's last move only: its ply is the count.
   card.dataset.plies = game.moves.length ? game.moves[game.moves.length - 1].ply : 0;
   card.dataset.status = game.status;
-  card.querySelector('.board-no').textContent = `Board ${game.board_no}`;
+  const chess960 = /** @type {any} */ (game).chess960;
+  card.querySelector('.board-no').textContent = `Board ${game.board_no}${chess960 != null ? ` · Chess960 #${chess960}` : ''}`;
   const result = card.querySelector('.result');
   result.textContent = formatResult(game.result);
   result.dataset.result = game.result;
-  card.querySelector('.last-move').textContent = lastMoveLabel(game);
+  card.querySelector('footer .last-move').textContent = lastMoveLabel(game);
 
   const rows = card.querySelectorAll('.player');
   ['black', 'white'].forEach((side, i) => {
@@ -93,7 +104,36 @@ function updateCard(entry) {
   entry.search = fold(`${playerParts(game.white).name} ${playerParts(game.black).name}`);
   card.hidden = !matches(entry);
   updateClocks(entry, serverNow());
+  showEval(entry);
   if (entry.visible) drawBoard(entry);
+}
+
+/**
+ * The bar from the last move's evaluation; until the new position has one, the last one
+ * shown, marked as older. Hidden while the game has had none.
+ * @param {Entry} entry
+ */
+function showEval(entry) {
+  const last = entry.game.moves[entry.game.moves.length - 1];
+  const ev = /** @type {Eval | undefined} */ (/** @type {any} */ (last)?.eval);
+  if (ev) entry.shownEval = ev;
+  else if (!last) entry.shownEval = null;
+  entry.bar.bar.hidden = !entry.shownEval;
+  if (entry.shownEval) entry.bar.show(entry.shownEval, { stale: !ev });
+}
+
+/**
+ * An `eval` message: each evaluation of a game's last position goes to its card's bar.
+ * @param {EvalEntry[]} evals
+ */
+function onEvals(evals) {
+  for (const e of evals) {
+    const entry = entries.get(e.game_id);
+    const last = entry?.game.moves[entry.game.moves.length - 1];
+    if (!last || last.ply !== e.ply) continue;
+    /** @type {any} */ (last).eval = { cp: e.cp, mate: e.mate, depth: e.depth, line: e.line, engine: e.engine };
+    showEval(entry);
+  }
 }
 
 function updateClocks(entry, now) {
@@ -105,13 +145,21 @@ function updateClocks(entry, now) {
   }
 }
 
+/** Makes the card's board, or brings it to the game's position (the move animated). */
 function drawBoard(entry) {
   const { game } = entry;
   const last = game.moves[game.moves.length - 1];
   const key = `${game.fen}|${last ? last.uci : ''}`;
   if (entry.drawn === key) return;
-  const label = `Board ${game.board_no}: ${last ? `position after ${lastMoveLabel(game)}` : 'starting position'}`;
-  entry.card.querySelector('.board-link').replaceChildren(renderBoard(game.fen, { lastMove: last?.uci, label }));
+  const link = entry.card.querySelector('.board-link');
+  link.setAttribute('aria-label', `Board ${game.board_no}: ${last ? `position after ${lastMoveLabel(game)}` : 'starting position'}`);
+  const config = position(game.fen, last);
+  if (entry.ground) entry.ground.set(config);
+  else {
+    const node = el('div', { class: 'card-ground' });
+    link.replaceChildren(node);
+    entry.ground = ground(node, config);
+  }
   entry.drawn = key;
 }
 
@@ -162,6 +210,7 @@ function setRound(round) {
   for (const [id, entry] of entries) {
     if (ids.has(id)) continue;
     observer.unobserve(entry.card);
+    entry.ground?.destroy();
     entry.card.remove();
     entries.delete(id);
   }
@@ -218,6 +267,11 @@ function showMatches() {
 
 /** @param {ServerMessage} msg */
 function onMessage(msg) {
+  const any = /** @type {any} */ (msg);
+  if (any.type === 'eval') {
+    if (Array.isArray(any.evals)) onEvals(any.evals);
+    return;
+  }
   if (msg.type === 'snapshot' && msg.round) return setRound(msg.round);
   if (msg.type === 'game' && msg.game) return upsertGame(msg.game);
   if (!('game_id' in msg)) return;

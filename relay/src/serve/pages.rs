@@ -23,7 +23,9 @@ const PAGES: &[(&str, &str)] = &[
     page!("style.css"),
     page!("js/api.js"),
     page!("js/board.js"),
+    page!("js/eval.js"),
     page!("js/format.js"),
+    page!("js/ground.js"),
     page!("js/round.js"),
     page!("js/game.js"),
     page!("js/console.js"),
@@ -38,6 +40,12 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/console/round.js"),
     page!("js/console/settings.js"),
     page!("js/console/state.js"),
+    // lichess.org's chessground, as its npm package ships it (vendor/chessground/README.md).
+    page!("vendor/chessground/chessground.min.js"),
+    page!("vendor/chessground/chessground.base.css"),
+    page!("vendor/chessground/chessground.brown.css"),
+    page!("vendor/chessground/chessground.cburnett.css"),
+    page!("vendor/chessground/LICENSE"),
 ];
 
 fn content_type(path: &str) -> &'static str {
