@@ -19,6 +19,10 @@ pub struct BenchArgs {
     /// changes (`--clients` sets the number; games of 100 moves) waiting at the venue,
     /// drained to a cloud relay. convert: `relay convert` on 100,000 games (`--boards`) of
     /// the shared PGN repeated, each format each way, python-chess beside it, sizes per game.
+    /// eval: 200 boards at real pace, 1000 spectators, 60 s, run without evaluation and then
+    /// with one local worker (Stockfish, `--eval-movetime-ms`), and what evaluation added.
+    /// eval-workers: positions waiting, evaluated by one `relay eval-worker` process, then two
+    /// (`--seconds` each, default 20).
     #[arg(long = "case", value_enum)]
     pub(super) cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -55,6 +59,9 @@ pub struct BenchArgs {
     /// Skip the echo-server baseline.
     #[arg(long)]
     pub(super) no_baseline: bool,
+    /// How long the engine thinks about a position in the eval case, in ms.
+    #[arg(long, default_value_t = 300)]
+    pub(super) eval_movetime_ms: u64,
     /// Seconds each round-PGN polling measurement runs, after the window (0: none).
     #[arg(long, default_value_t = 0)]
     pub(super) pgn_seconds: u64,
@@ -84,6 +91,8 @@ pub enum CaseName {
     Push,
     PushBacklog,
     Convert,
+    Eval,
+    EvalWorkers,
 }
 
 /// One configuration measured.
@@ -99,6 +108,8 @@ pub struct Case {
     /// Relays started with `--no-boards` on the same PostgreSQL, serving the spectators
     /// (0: the board-reading relay on SQLite serves them itself).
     pub web: usize,
+    /// Evaluation workers on the service's threads (0: no evaluation).
+    pub eval_workers: usize,
 }
 
 impl CaseName {
@@ -112,6 +123,7 @@ impl CaseName {
             seconds,
             delay: None,
             web: 0,
+            eval_workers: 0,
         };
         match self {
             CaseName::Smoke => c("smoke", 20, 10.0, 200, 10),
@@ -131,8 +143,10 @@ impl CaseName {
                 web: 3,
                 ..c("cluster40k", 200, 1.0, 40_000, 40)
             },
-            // Run by `push` (never asked for here).
-            CaseName::Push | CaseName::PushBacklog | CaseName::Convert => {
+            // Run as a pair, without evaluation and with it (`evals::pair`).
+            CaseName::Eval => c("eval", 200, 1.0, 1000, 60),
+            // Run by `push`, `convert` and `evals` (never asked for here).
+            CaseName::Push | CaseName::PushBacklog | CaseName::Convert | CaseName::EvalWorkers => {
                 c("push", 50, 10.0, 1000, 30)
             }
         }

@@ -4,6 +4,7 @@
 
 use super::baseline::{ECHO_FRAME_BYTES, ECHO_PAD_FIELD_BYTES, Echo, baseline};
 use super::cases::{BenchArgs, Case, ROUND};
+use super::evals::LiveFigures;
 use super::figures::Fanout;
 use super::load::{Load, RELAY_MARKER};
 use super::pgn;
@@ -34,7 +35,7 @@ pub fn run_case(
     tools: &Tools,
     stop: &Arc<AtomicBool>,
     tck: f64,
-) -> Result<()> {
+) -> Result<LiveFigures> {
     let dir = TempDir::new(case.name)?;
     let ramp_secs = case.clients as f64 / case.ramp_per_sec;
     let wsload_procs = args
@@ -114,6 +115,10 @@ pub fn run_case(
     if let Some(d) = case.delay {
         cmd.args(["--delay", &d.to_string()]);
     }
+    if case.eval_workers > 0 {
+        cmd.args(["--eval-workers", &case.eval_workers.to_string()])
+            .args(["--eval-movetime-ms", &args.eval_movetime_ms.to_string()]);
+    }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped());
     let mut serve = Proc::spawn("service", &mut cmd)?;
     let lines = serve.lines().context("no output from relay serve")?;
@@ -188,10 +193,12 @@ pub fn run_case(
     std::fs::write(&go, b"").context("cannot write the boards' start file")?;
     let w0_ms = (unix_ns() / 1_000_000) as i64;
     let start = Window::sample(&serve, &boards, &wsload, &webs)?;
+    let start_serve = sample(serve.pid()).context("the service has gone")?;
     let commits0 = group_commits(addr);
     sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
     let w1_ms = (unix_ns() / 1_000_000) as i64;
     let end = Window::sample(&serve, &boards, &wsload, &webs)?;
+    let end_serve = sample(serve.pid()).context("the service has gone")?;
     let commits = commits0.zip(group_commits(addr));
 
     load.finish(&mut wsload, stop)?;
@@ -208,6 +215,15 @@ pub fn run_case(
     boards.stop(Duration::from_secs(10));
     let changes = stored_moves(&db)?;
     drop(pg);
+    let figures = LiveFigures {
+        cores: super::procs::cores(&start_serve, &end_serve, tck),
+        kib_per_spectator: start_serve.rss_kib.saturating_sub(before.rss_kib) as f64
+            / case.clients.max(1) as f64,
+    };
+    let moves_in_window = changes
+        .values()
+        .filter(|at| (w0_ms..w1_ms).contains(*at))
+        .count();
 
     let run = Run {
         case,
@@ -216,7 +232,7 @@ pub fn run_case(
         window_ms: (w0_ms, w1_ms),
         load_ns,
         ramp_secs,
-        before,
+        before: before.clone(),
         webs_before,
         start,
         end,
@@ -224,6 +240,9 @@ pub fn run_case(
         moves: changes,
     };
     let (relay_fanout, bytes_per_sec) = run.report(&load)?;
+    if case.eval_workers > 0 {
+        super::evals::report(&load, (w0_ms, w1_ms), moves_in_window)?;
+    }
     if !args.no_baseline {
         let compare = |bare: &Option<Fanout>| match (&relay_fanout, bare) {
             (Some(r), Some(b)) if b.last.0 > 0.0 => {
@@ -272,7 +291,7 @@ pub fn run_case(
         println!("  note: {n}");
     }
     println!();
-    Ok(())
+    Ok(figures)
 }
 
 /// Waits until the service at `addr` has every one of `boards` e-boards on a board of a

@@ -19,6 +19,7 @@
 mod baseline;
 mod cases;
 mod convert;
+mod evals;
 mod figures;
 mod live;
 mod load;
@@ -56,6 +57,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 convert::run(&args).context("bench case convert")?;
                 continue;
             }
+            CaseName::EvalWorkers => {
+                evals::workers(&args, &stop).context("bench case eval-workers")?;
+                continue;
+            }
             _ => {}
         }
         let mut case = name.case();
@@ -70,6 +75,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
         }
         if !(case.speed > 0.0 && case.ramp_per_sec > 0.0) {
             bail!("--speed and --ramp-per-sec must be above 0");
+        }
+        if name == CaseName::Eval {
+            let (off, on) = evals::pair(&case);
+            let without = live::run_case(&off, &args, &tools, &stop, tck)
+                .context("bench case eval (without evaluation)")?;
+            let with = live::run_case(&on, &args, &tools, &stop, tck)
+                .context("bench case eval (with evaluation)")?;
+            evals::compare(without, with);
+            continue;
         }
         live::run_case(&case, &args, &tools, &stop, tck)
             .with_context(|| format!("bench case {}", case.name))?;

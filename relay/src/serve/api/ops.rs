@@ -35,6 +35,20 @@ pub struct HealthAnswer {
     /// The venues pushing here, with the games whose venue version is held back (`null` on a
     /// relay that takes no pushes).
     pushed_from: Option<Vec<MirrorSource>>,
+    /// The evaluation of positions (`null` when it is off).
+    evaluation: Option<EvalHealth>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct EvalHealth {
+    /// Public positions with no evaluation yet and none out with a worker.
+    waiting: usize,
+    /// Positions out with workers now.
+    out: usize,
+    /// Positions whose evaluation is known (this relay's run).
+    known: usize,
+    /// Verdicts workers handed back since the start.
+    evaluated: u64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -108,6 +122,15 @@ pub async fn health(State(s): State<Arc<Shared>>) -> (StatusCode, Json<HealthAns
             .collect(),
         upstream: s.targets.all(),
         pushed_from,
+        evaluation: s.analysis.get().map(|a| {
+            let c = a.counts();
+            EvalHealth {
+                waiting: c.waiting,
+                out: c.out,
+                known: c.known,
+                evaluated: a.evaluated.load(Ordering::Relaxed),
+            }
+        }),
     };
     let code = if ok && writer_ok {
         StatusCode::OK
