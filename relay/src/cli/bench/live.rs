@@ -232,7 +232,7 @@ pub fn run_case(
         window_ms: (w0_ms, w1_ms),
         load_ns,
         ramp_secs,
-        before: before.clone(),
+        before,
         webs_before,
         start,
         end,
