@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const TOKEN: &str = "browser-test-token";
+pub(super) const TOKEN: &str = "browser-test-token";
 
 /// The most a committed move may take to show on a spectator's page.
 const LATENCY_LIMIT: Duration = Duration::from_secs(1);
@@ -55,7 +55,7 @@ fn browser_installed(test: &str) -> bool {
 }
 
 /// Runs one browser test: skip check, then the test alone, on a runtime of its own.
-fn browser_test<F: Future<Output = ()>>(name: &str, test: impl FnOnce() -> F) {
+pub(super) fn browser_test<F: Future<Output = ()>>(name: &str, test: impl FnOnce() -> F) {
     if !browser_installed(name) {
         return;
     }
@@ -72,7 +72,7 @@ fn browser_test<F: Future<Output = ()>>(name: &str, test: impl FnOnce() -> F) {
     println!("{name}: done in {:.1} s", started.elapsed().as_secs_f64());
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind a free port")
         .local_addr()
@@ -81,12 +81,12 @@ fn free_port() -> u16 {
 }
 
 /// Blocking HTTP from async code (the runtime has other threads for the browser's session).
-fn blocking<T>(f: impl FnOnce() -> T) -> T {
+pub(super) fn blocking<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
 }
 
 /// GET `url` as JSON; `None` unless it answers 200 with JSON (a service that is down too).
-fn try_json(url: &str) -> Option<Value> {
+pub(super) fn try_json(url: &str) -> Option<Value> {
     blocking(|| {
         let mut answer = agent().get(url).call().ok()?;
         if answer.status() != 200 {
@@ -116,13 +116,14 @@ macro_rules! eventually {
         }
     }};
 }
+pub(super) use eventually;
 
 // ---- the service ---------------------------------------------------------------------------
 
 /// A `relay` process (demo or serve) with its log in a file, killed when dropped.
-struct Service {
+pub(super) struct Service {
     child: Child,
-    base: String,
+    pub(super) base: String,
     log: PathBuf,
 }
 
@@ -174,7 +175,7 @@ impl Service {
     }
 
     /// `relay demo` with emulated boards, on a port of its choosing.
-    fn demo(dir: &Path, args: &[&str]) -> Service {
+    pub(super) fn demo(dir: &Path, args: &[&str]) -> Service {
         let db = format!("sqlite://{}/relay.db", dir.display());
         let mut all = vec!["demo", "--listen", "127.0.0.1:0", "--db", &db];
         all.extend_from_slice(args);
@@ -205,7 +206,7 @@ impl Service {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
@@ -222,7 +223,7 @@ impl Service {
     }
 
     /// An arbiter request with the token (`body` as `content_type`, if any).
-    fn admin(
+    pub(super) fn admin(
         &self,
         method: &str,
         path: &str,
@@ -238,7 +239,7 @@ impl Service {
         })
     }
 
-    fn log_text(&self) -> String {
+    pub(super) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -258,7 +259,7 @@ impl Drop for Service {
 // ---- the browser ---------------------------------------------------------------------------
 
 /// chromedriver (in a process group of its own, with the Chromium it starts) and one session.
-struct Browser {
+pub(super) struct Browser {
     driver: Child,
     client: Option<Client>,
     test: &'static str,
@@ -267,7 +268,7 @@ struct Browser {
 }
 
 impl Browser {
-    async fn start(test: &'static str) -> Browser {
+    pub(super) async fn start(test: &'static str) -> Browser {
         let dir = temp_dir(&format!("{test}-chromium"));
         let port = free_port();
         let driver = Command::new(CHROMEDRIVER)
@@ -341,11 +342,11 @@ impl Browser {
         browser
     }
 
-    fn client(&self) -> &Client {
+    pub(super) fn client(&self) -> &Client {
         self.client.as_ref().expect("an open session")
     }
 
-    async fn goto(&self, url: &str) {
+    pub(super) async fn goto(&self, url: &str) {
         self.client()
             .goto(url)
             .await
@@ -353,7 +354,7 @@ impl Browser {
     }
 
     /// Runs `script` (a function body) in the page, with `args` as `arguments`.
-    async fn js(&self, script: &str, args: Vec<Value>) -> Value {
+    pub(super) async fn js(&self, script: &str, args: Vec<Value>) -> Value {
         self.client()
             .execute(script, args)
             .await
@@ -411,7 +412,7 @@ impl Browser {
     }
 
     /// Saves a PNG of the window to `target/browser-screenshots/TEST-LABEL.png`.
-    async fn screenshot(&self, label: &str) -> PathBuf {
+    pub(super) async fn screenshot(&self, label: &str) -> PathBuf {
         let png = self
             .client()
             .screenshot()
@@ -427,7 +428,7 @@ impl Browser {
     }
 
     /// Ends the session (Chromium quits); the driver goes when dropped.
-    async fn quit(mut self) {
+    pub(super) async fn quit(mut self) {
         if let Some(client) = self.client.take() {
             let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
         }
@@ -2576,5 +2577,271 @@ fn browser_console_alerts_an_illegal_move_and_gives_the_prescribed_result() {
             .await;
         assert_eq!(left, json!(0));
         drop(b);
+    });
+}
+
+/// Debian's Stockfish, which `--eval-workers` runs.
+const STOCKFISH: &str = "/usr/games/stockfish";
+
+/// The score as the pages write it: "+0.35", "-1.20", "0.00", "#3", "#-3".
+fn score_text(eval: &Value) -> String {
+    if let Some(m) = eval["mate"].as_i64() {
+        return format!("#{m}");
+    }
+    let cp = eval["cp"].as_i64().expect("cp or mate");
+    match cp {
+        0 => "0.00".into(),
+        c if c > 0 => format!("+{:.2}", c as f64 / 100.0),
+        c => format!("{:.2}", c as f64 / 100.0),
+    }
+}
+
+/// White's share of the bar, in percent: lichess's curve, a mate filling it.
+fn white_share(eval: &Value) -> f64 {
+    if let Some(m) = eval["mate"].as_i64() {
+        return if m > 0 { 100.0 } else { 0.0 };
+    }
+    let cp = eval["cp"].as_f64().expect("cp or mate");
+    50.0 + 50.0 * (2.0 / (1.0 + (-0.00368208 * cp).exp()) - 1.0)
+}
+
+/// The engine's line from the position after `ply` (of a game from the standard start),
+/// numbered: "3. Bc4 Nc6 4. Qh5".
+fn line_text(eval: &Value, ply: usize) -> String {
+    let sans: Vec<&str> = eval["line"]
+        .as_array()
+        .expect("a line")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut out = Vec::new();
+    for (i, san) in sans.iter().enumerate() {
+        let p = ply + 1 + i;
+        let number = p.div_ceil(2);
+        if p % 2 == 1 {
+            out.push(format!("{number}. {san}"));
+        } else if i == 0 {
+            out.push(format!("{number}... {san}"));
+        } else {
+            out.push((*san).to_string());
+        }
+    }
+    out.join(" ")
+}
+
+/// What the game page says of the position shown: score, depth, engine, line, and the bar's
+/// share as the page set it and as drawn (the white part's height over the bar's).
+async fn shown_eval(b: &Browser) -> Value {
+    b.js(
+        "const bar = document.querySelector('#board-area .eval-bar');
+         const fill = bar.querySelector('.eval-white');
+         return { hidden: document.getElementById('analysis').hidden || bar.hidden,
+                  score: document.getElementById('eval-score').textContent,
+                  depth: document.getElementById('eval-depth').textContent,
+                  engine: document.getElementById('eval-engine').textContent,
+                  line: document.getElementById('eval-line').textContent,
+                  share: Number(bar.dataset.share),
+                  drawn: 100 * fill.getBoundingClientRect().height / bar.getBoundingClientRect().height,
+                  beside: bar.getBoundingClientRect().right <= document.querySelector('#board cg-board').getBoundingClientRect().left };",
+        vec![],
+    )
+    .await
+}
+
+/// With an engine (`relay demo --eval-workers 1`, Debian's Stockfish): the game page, open
+/// while the game is played, gets each evaluation as it comes and shows the one of the
+/// position on its board (a bar beside the board, the score, depth, engine and the line with
+/// move numbers); the round grid shows a bar on the card from the last move's evaluation
+/// (from the last one evaluated, marked older, when the last position has none: a mate has no
+/// line). And the clock a move brings: the mover's time is the move's own `clk_ms` at once.
+#[test]
+fn browser_evaluations_on_the_game_page_and_the_round_grid() {
+    browser_test("evals", || async {
+        if !Path::new(STOCKFISH).exists() {
+            let notice = format!(
+                "browser test evals needs Stockfish at {STOCKFISH} (apt-get install stockfish)"
+            );
+            assert!(
+                std::env::var("RELAY_REQUIRE_ALL").as_deref() != Ok("1"),
+                "{notice}; RELAY_REQUIRE_ALL=1 requires every test to run"
+            );
+            println!("SKIPPED: {notice}");
+            return;
+        }
+        let dir = temp_dir("browser-evals");
+        let svc = Service::demo(
+            &dir,
+            &[
+                "--boards",
+                "2",
+                "--speed",
+                "10",
+                "--seed",
+                "1",
+                "--eval-workers",
+                "1",
+            ],
+        );
+        let on_board = |round: &Value, n: i64| -> Option<Value> {
+            round["games"]
+                .as_array()?
+                .iter()
+                .find(|g| g["board_no"] == n)
+                .cloned()
+        };
+        let id = eventually!(60, "board 1's game to start", async {
+            let round = try_json(&svc.url("/api/rounds/1"))?;
+            on_board(&round, 1)?["id"].as_i64()
+        });
+        // The page is open before the evaluations come: they reach it as eval messages.
+        let b = Browser::start("evals").await;
+        b.goto(&svc.url(&format!("/game.html?id={id}"))).await;
+        eventually!(20, "the game page to go live", async {
+            (b.live_status().await == "live").then_some(())
+        });
+        let opened_at = try_json(&svc.url(&format!("/api/games/{id}"))).expect("the game");
+        let evaluated_then = opened_at["moves"]
+            .as_array()
+            .map_or(0, |m| m.iter().filter(|m| m["eval"].is_object()).count());
+
+        // Légal's mate, 13 plies; every position but the mate evaluated.
+        let game = eventually!(
+            120,
+            format!("game {id} to end and be evaluated:\n{}", svc.log_text()),
+            async {
+                let g = try_json(&svc.url(&format!("/api/games/{id}")))?;
+                let moves = g["moves"].as_array()?;
+                let done = g["status"] == "finished"
+                    && moves.len() == 13
+                    && moves[..12].iter().all(|m| m["eval"].is_object());
+                done.then_some(g)
+            },
+        );
+        let moves = game["moves"].as_array().expect("moves");
+        println!(
+            "game {id}: {evaluated_then} positions evaluated when the page opened, 12 at the end; \
+             the mate's: {}",
+            moves[12]["eval"]
+        );
+        assert!(
+            evaluated_then < 12,
+            "every position was evaluated before the page opened: no eval message was tested"
+        );
+
+        // Each position shown with its own evaluation, the bar beside the board.
+        for ply in [4usize, 5, 9] {
+            b.click(&format!("#moves .move[data-ply='{ply}']")).await;
+            let eval = &moves[ply - 1]["eval"];
+            tokio::time::sleep(Duration::from_millis(600)).await; // the bar's transition
+            let shown = shown_eval(&b).await;
+            println!("ply {ply}: API {eval}\n  page {shown}");
+            assert_eq!(shown["hidden"], false, "{shown}");
+            assert_eq!(shown["score"], score_text(eval), "ply {ply}: {shown}");
+            assert_eq!(
+                shown["depth"],
+                format!("depth {}", eval["depth"]),
+                "ply {ply}: {shown}"
+            );
+            assert_eq!(shown["engine"], eval["engine"], "ply {ply}: {shown}");
+            assert_eq!(shown["line"], line_text(eval, ply), "ply {ply}: {shown}");
+            let want = white_share(eval);
+            let set = shown["share"].as_f64().unwrap_or(f64::NAN);
+            let drawn = shown["drawn"].as_f64().unwrap_or(f64::NAN);
+            assert!(
+                (set - want).abs() < 0.1,
+                "ply {ply}: share {set}, want {want}"
+            );
+            assert!(
+                (drawn - want).abs() < 2.0,
+                "ply {ply}: drawn {drawn} %, want {want}"
+            );
+            assert_eq!(shown["beside"], true, "the bar is not beside the board");
+        }
+        b.screenshot("game-eval").await;
+        // The mate has no evaluation (no line): the page says it is mate, the bar White's.
+        b.click("#moves .move[data-ply='13']").await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let shown = shown_eval(&b).await;
+        assert_eq!(shown["score"], "Checkmate", "{shown}");
+        assert_eq!(shown["line"], "", "{shown}");
+        assert_eq!(shown["share"], 100.0, "{shown}");
+
+        // The round grid: the card's bar from its last move, here the mate, White's.
+        b.goto(&svc.url("/round.html?id=1")).await;
+        let card = eventually!(20, "the card's evaluation bar", async {
+            let v = b
+                .js(
+                    "const bar = document.querySelector(`article.board-card[data-game-id=\"${arguments[0]}\"] .eval-bar`);
+                     return bar && !bar.hidden ? { score: bar.dataset.score, share: Number(bar.dataset.share),
+                       stale: bar.classList.contains('stale'),
+                       under: bar.getBoundingClientRect().top >= bar.parentElement.querySelector('.board-link').getBoundingClientRect().bottom - 1 } : null;",
+                    vec![json!(id)],
+                )
+                .await;
+            (!v.is_null()).then_some(v)
+        });
+        assert_eq!(card["score"], "#", "{card}");
+        assert_eq!(card["stale"], false, "{card}");
+        assert_eq!(card["under"], true, "the bar is under the board: {card}");
+        assert_eq!(card["share"], 100.0, "{card}");
+        // Board 2 plays on: its card's bar follows its last move's evaluation (eval messages).
+        let mut seen = Value::Null;
+        let (score, ply) = eventually!(
+            60,
+            format!("board 2's bar to show its last move's evaluation; last seen {seen}"),
+            async {
+                let round = try_json(&svc.url("/api/rounds/1"))?;
+                let game = on_board(&round, 2)?;
+                let last = game["moves"].as_array()?.last()?.clone();
+                let want = score_text(last["eval"].as_object().map(|_| &last["eval"])?);
+                seen = b
+                    .js(
+                        "const bar = document.querySelector(`article.board-card[data-game-id=\"${arguments[0]}\"] .eval-bar`);
+                         return bar ? { hidden: bar.hidden, score: bar.dataset.score, stale: bar.classList.contains('stale'),
+                                        share: Number(bar.dataset.share) } : null;",
+                        vec![game["id"].clone()],
+                    )
+                    .await;
+                let share_ok = (seen["share"].as_f64()? - white_share(&last["eval"])).abs() < 0.1;
+                (seen["hidden"] == false
+                    && seen["score"] == want.as_str()
+                    && seen["stale"] == false
+                    && share_ok)
+                    .then(|| (want, last["ply"].clone()))
+            },
+        );
+        println!("board 2's card shows {score} for ply {ply}");
+        b.screenshot("round-eval").await;
+
+        // The clock a move brings: the mover's is the move's own time (a period's bonus in
+        // it, which the board's reading may not show yet), the other side's runs on from the
+        // reading; the board's next reading is shown as it is.
+        let clocks = b
+            .js(
+                "return Promise.all([import('./js/api.js'), import('./js/format.js')]).then(([api, format]) => {
+                   const start = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
+                   const now = 1_000_000;
+                   const game = { id: 1, start_fen: start, fen: start, status: 'live', result: '*', moves: [],
+                                  clock: { white_ms: 700000, black_ms: 650000, running: 'white', at_ms: now - 5000 } };
+                   for (let ply = 1; ply <= 78; ply++) game.moves.push({ ply, san: 'x', uci: 'a1a1', fen: start });
+                   api.applyGameEvent(game, { type: 'move', seq: 1, game_id: 1,
+                     move: { ply: 79, san: 'Nf3', uci: 'g1f3', fen: start, clk_ms: 2_400_000 },
+                     clock: { white_ms: 600_000, black_ms: 650_000, running: 'black', at_ms: now } });
+                   const after = { white: format.clockMs(game, 'white', now + 3000), black: format.clockMs(game, 'black', now + 3000) };
+                   api.applyGameEvent(game, { type: 'clock', seq: 2, game_id: 1,
+                     clock: { white_ms: 2_400_000, black_ms: 640_000, running: 'black', at_ms: now + 10000 } });
+                   const later = { white: format.clockMs(game, 'white', now + 12000), black: format.clockMs(game, 'black', now + 12000) };
+                   return { after, later };
+                 });",
+                vec![],
+            )
+            .await;
+        assert_eq!(
+            clocks,
+            json!({"after": {"white": 2_400_000, "black": 647_000},
+                   "later": {"white": 2_400_000, "black": 638_000}}),
+            "{clocks}"
+        );
+        b.quit().await;
     });
 }

@@ -6,8 +6,8 @@ import { el, moveNumber } from './format.js';
 /**
  * An evaluation (`MoveView.eval`), and one entry of an `eval` message: the position after
  * move `ply` of game `game_id`.
- * @typedef {{ cp?: number | null, mate?: number | null, depth: number, line: string[], engine: string }} Eval
- * @typedef {Eval & { game_id: number, ply: number }} EvalEntry
+ * @typedef {import('../types/ws-messages').EvalView} Eval
+ * @typedef {import('../types/ws-messages').EvalEntry} EvalEntry
  */
 
 /**
@@ -49,6 +49,17 @@ export function formatLine(line, ply, startFen) {
 }
 
 /**
+ * The side mated by `move`, by its SAN ('#'), or null.
+ * @param {{ ply: number, san: string } | null | undefined} move
+ * @param {string} startFen
+ * @returns {'white' | 'black' | null}
+ */
+export function matedBy(move, startFen) {
+  if (!move || !move.san.endsWith('#')) return null;
+  return moveNumber(move.ply, startFen).white ? 'black' : 'white';
+}
+
+/**
  * A bar showing White's share: `horizontal` for the round's cards, else upright beside a
  * board (White's part at the bottom unless `flipped`). Returns the element and its update.
  * @param {{ horizontal?: boolean }} [options]
@@ -58,19 +69,21 @@ export function evalBar({ horizontal = false } = {}) {
   const bar = el('span', { class: `eval-bar ${horizontal ? 'horizontal' : 'upright'}`, role: 'img', 'aria-label': 'No evaluation yet' }, fill);
   bar.dataset.share = '50';
   /**
+   * `mated`: the side mated on the board (an engine has nothing to say of that position).
    * @param {Eval | null | undefined} ev
-   * @param {{ stale?: boolean, flipped?: boolean }} [state]
+   * @param {{ stale?: boolean, flipped?: boolean, mated?: 'white' | 'black' | null }} [state]
    */
-  function show(ev, { stale = false, flipped = false } = {}) {
-    const share = whiteShare(ev);
-    const text = formatScore(ev);
+  function show(ev, { stale = false, flipped = false, mated = null } = {}) {
+    const share = mated ? (mated === 'black' ? 100 : 0) : whiteShare(ev);
+    const text = mated ? '#' : formatScore(ev);
     fill.style[horizontal ? 'width' : 'height'] = `${share.toFixed(1)}%`;
     bar.dataset.share = share.toFixed(1);
     bar.dataset.score = text;
     bar.classList.toggle('stale', stale);
-    bar.classList.toggle('none', !ev);
+    bar.classList.toggle('none', !ev && !mated);
     bar.classList.toggle('flipped', flipped);
-    const label = ev ? `Evaluation ${text}${stale ? ' (before the last move)' : ''}` : 'No evaluation yet';
+    const label = mated ? 'Checkmate'
+      : ev ? `Evaluation ${text}${stale ? ' (before the last move)' : ''}` : 'No evaluation yet';
     bar.setAttribute('aria-label', label);
     bar.title = label;
   }

@@ -6,7 +6,7 @@
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
 import { ground, position } from './ground.js';
-import { evalBar, formatLine, formatScore } from './eval.js';
+import { evalBar, formatLine, formatScore, matedBy } from './eval.js';
 import {
   el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs, ratingAndFederation,
 } from './format.js';
@@ -49,7 +49,7 @@ function renderAll() {
   document.title = `${title} · relay`;
   $('round-link').href = `round.html?id=${game.round_id}`;
   $('board-no').textContent = `Board ${game.board_no}`;
-  const chess960 = /** @type {any} */ (game).chess960;
+  const chess960 = game.chess960;
   $('variant').textContent = chess960 != null ? `Chess960 #${chess960}` : '';
   const pgn = $('download-pgn');
   pgn.href = `api/games/${game.id}/pgn`;
@@ -125,11 +125,12 @@ function renderBoardView() {
 /** The engine's word on the position shown: the bar beside the board, score, depth, line. */
 function showEval() {
   const ev = game.moves[view - 1]?.eval;
+  const mated = ev ? null : matedBy(game.moves[view - 1], game.start_fen);
   bar.bar.hidden = !evaluated;
   $('analysis').hidden = !evaluated;
-  bar.show(ev, { flipped });
+  bar.show(ev, { flipped, mated });
   if (!evaluated) return;
-  $('eval-score').textContent = ev ? formatScore(ev) : 'No evaluation of this position yet';
+  $('eval-score').textContent = ev ? formatScore(ev) : mated ? 'Checkmate' : 'No evaluation of this position yet';
   $('eval-depth').textContent = ev ? `depth ${ev.depth}` : '';
   $('eval-engine').textContent = ev ? ev.engine : '';
   $('eval-line').textContent = ev ? formatLine(ev.line, view, game.start_fen) : '';
@@ -146,7 +147,7 @@ function onEvals(evals) {
     if (e.game_id !== game.id) continue;
     const move = game.moves.find((m) => m.ply === e.ply);
     if (!move) continue;
-    /** @type {any} */ (move).eval = { cp: e.cp, mate: e.mate, depth: e.depth, line: e.line, engine: e.engine };
+    move.eval = { cp: e.cp, mate: e.mate, depth: e.depth, line: e.line, engine: e.engine };
     evaluated = true;
     if (e.ply === view) showing = true;
   }
@@ -233,7 +234,7 @@ $('copy-fen').addEventListener('click', async () => {
 /** @param {GameView} next */
 function setGame(next) {
   game = next;
-  evaluated = evaluated || game.moves.some((m) => /** @type {any} */ (m).eval);
+  evaluated = evaluated || game.moves.some((m) => m.eval);
   view = following ? game.moves.length : Math.min(view, game.moves.length);
   following = view === game.moves.length;
   renderAll();
@@ -241,9 +242,8 @@ function setGame(next) {
 
 /** @param {ServerMessage} msg */
 function onMessage(msg) {
-  const any = /** @type {any} */ (msg);
-  if (any.type === 'eval') {
-    if (game && Array.isArray(any.evals)) onEvals(any.evals);
+  if (msg.type === 'eval') {
+    if (game && Array.isArray(msg.evals)) onEvals(msg.evals);
     return;
   }
   if ((msg.type === 'snapshot' || msg.type === 'game') && msg.game) {

@@ -8,7 +8,7 @@
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
 import { ground, position } from './ground.js';
-import { evalBar } from './eval.js';
+import { evalBar, matedBy } from './eval.js';
 import {
   el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold, ratingAndFederation, teamMatches, formatPoints,
 } from './format.js';
@@ -86,7 +86,7 @@ function updateCard(entry) {
   // Spectators' snapshots carry each game's last move only: its ply is the count.
   card.dataset.plies = game.moves.length ? game.moves[game.moves.length - 1].ply : 0;
   card.dataset.status = game.status;
-  const chess960 = /** @type {any} */ (game).chess960;
+  const chess960 = game.chess960;
   card.querySelector('.board-no').textContent = `Board ${game.board_no}${chess960 != null ? ` · Chess960 #${chess960}` : ''}`;
   const result = card.querySelector('.result');
   result.textContent = formatResult(game.result);
@@ -110,16 +110,19 @@ function updateCard(entry) {
 
 /**
  * The bar from the last move's evaluation; until the new position has one, the last one
- * shown, marked as older. Hidden while the game has had none.
+ * shown, marked as older; full for the winner after a mate on the board. Hidden while the
+ * game has had none.
  * @param {Entry} entry
  */
 function showEval(entry) {
   const last = entry.game.moves[entry.game.moves.length - 1];
-  const ev = /** @type {Eval | undefined} */ (/** @type {any} */ (last)?.eval);
+  const ev = last?.eval;
+  const mated = ev ? null : matedBy(last, entry.game.start_fen);
   if (ev) entry.shownEval = ev;
   else if (!last) entry.shownEval = null;
-  entry.bar.bar.hidden = !entry.shownEval;
-  if (entry.shownEval) entry.bar.show(entry.shownEval, { stale: !ev });
+  entry.bar.bar.hidden = !entry.shownEval && !mated;
+  if (mated) entry.bar.show(null, { mated });
+  else if (entry.shownEval) entry.bar.show(entry.shownEval, { stale: !ev });
 }
 
 /**
@@ -131,7 +134,7 @@ function onEvals(evals) {
     const entry = entries.get(e.game_id);
     const last = entry?.game.moves[entry.game.moves.length - 1];
     if (!last || last.ply !== e.ply) continue;
-    /** @type {any} */ (last).eval = { cp: e.cp, mate: e.mate, depth: e.depth, line: e.line, engine: e.engine };
+    last.eval = { cp: e.cp, mate: e.mate, depth: e.depth, line: e.line, engine: e.engine };
     showEval(entry);
   }
 }
@@ -267,9 +270,8 @@ function showMatches() {
 
 /** @param {ServerMessage} msg */
 function onMessage(msg) {
-  const any = /** @type {any} */ (msg);
-  if (any.type === 'eval') {
-    if (Array.isArray(any.evals)) onEvals(any.evals);
+  if (msg.type === 'eval') {
+    if (Array.isArray(msg.evals)) onEvals(msg.evals);
     return;
   }
   if (msg.type === 'snapshot' && msg.round) return setRound(msg.round);
