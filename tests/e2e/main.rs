@@ -2,6 +2,7 @@
 //! operator would run them from a shell.
 
 mod browser;
+mod browser_embed;
 mod convert;
 mod convert_cbf;
 mod replay;

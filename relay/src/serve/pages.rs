@@ -40,6 +40,11 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/console/round.js"),
     page!("js/console/settings.js"),
     page!("js/console/state.js"),
+    page!("embed/game.html"),
+    page!("embed/round.html"),
+    page!("embed/embed.css"),
+    page!("embed/embed.js"),
+    page!("embed/relay-board.js"),
     // lichess.org's chessground, as its npm package ships it (vendor/chessground/README.md).
     page!("vendor/chessground/chessground.min.js"),
     page!("vendor/chessground/chessground.base.css"),
