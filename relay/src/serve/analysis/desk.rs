@@ -26,6 +26,16 @@ pub struct EvalTerms {
 }
 
 impl EvalTerms {
+    /// The thinking time for a position handed out with `behind` others waiting: the full
+    /// time when the engines keep up, less as a backlog grows (down to a sixth, and never
+    /// under 50 ms), so an evaluation comes within about a second of its move in a busy hall
+    /// too, a little shallower.
+    pub fn movetime_for(self, behind: usize) -> u64 {
+        let floor = (self.movetime_ms / 6).max(50).min(self.movetime_ms);
+        let shared = self.movetime_ms / (1 + behind as u64);
+        shared.max(floor)
+    }
+
     /// How long a worker may take before its position goes to another: the thinking time
     /// three times over and five seconds for the round trip and a slow start.
     pub fn lease_ms(self) -> i64 {
@@ -197,7 +207,15 @@ async fn run(a: Arc<Analysis>, publisher: Publisher, mut rx: mpsc::UnboundedRece
                 continue;
             }
             sent_at.insert(*round, now);
-            send(&publisher, *round, std::mem::take(list));
+            // Owed up to a second ago: only what still stands (a takeback may have come).
+            let mut list = std::mem::take(list);
+            {
+                let q = a.queue.lock();
+                list.retain(|o| q.stands(o.game, o.ply, &o.fen));
+            }
+            if !list.is_empty() {
+                send(&publisher, *round, list);
+            }
         }
         owed.retain(|_, l| !l.is_empty());
     }
@@ -265,4 +283,22 @@ fn send(publisher: &Publisher, round: i64, list: Vec<Owed>) {
     e.change = false;
     e.at_ms = at_ms;
     publisher.push_to_feed(e);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EvalTerms;
+
+    #[test]
+    fn thinking_time_shrinks_with_the_backlog_down_to_a_sixth() {
+        let t = EvalTerms { movetime_ms: 600 };
+        assert_eq!(t.movetime_for(0), 600);
+        assert_eq!(t.movetime_for(1), 300);
+        assert_eq!(t.movetime_for(100), 100);
+        let short = EvalTerms { movetime_ms: 120 };
+        assert_eq!(short.movetime_for(5), 50, "never under 50 ms");
+        let tiny = EvalTerms { movetime_ms: 40 };
+        assert_eq!(tiny.movetime_for(9), 40, "never over the time asked for");
+        assert_eq!(t.lease_ms(), 6_800);
+    }
 }

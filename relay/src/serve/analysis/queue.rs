@@ -21,6 +21,8 @@ use std::collections::{BTreeMap, HashMap};
 pub struct Task {
     pub lease: u64,
     pub fen: String,
+    /// Other positions that could have been handed out instead (the backlog).
+    pub behind: usize,
 }
 
 /// An evaluation owed to the spectators of a game.
@@ -162,6 +164,7 @@ impl Queue {
         self.expire(now);
         // (older than its game's newest, -time of its move): the smallest goes first.
         let mut best: Option<((bool, i64), &Ply)> = None;
+        let mut candidates = 0;
         for t in self.games.values() {
             let newest = t.plies.keys().next_back().copied();
             for (ply, p) in &t.plies {
@@ -172,6 +175,7 @@ impl Queue {
                 {
                     continue;
                 }
+                candidates += 1;
                 let rank = (Some(*ply) != newest, -p.at_ms);
                 if best.as_ref().is_none_or(|(b, _)| rank < *b) {
                     best = Some((rank, p));
@@ -189,7 +193,11 @@ impl Queue {
                 until_ms: now + self.lease_ms,
             },
         );
-        Some(Task { lease, fen })
+        Some(Task {
+            lease,
+            fen,
+            behind: candidates - 1,
+        })
     }
 
     /// Whether some game here reached the position.
@@ -247,6 +255,15 @@ impl Queue {
         }
         out.sort_by_key(|o| (o.round, o.at_ms, o.game, o.ply));
         out
+    }
+
+    /// Whether ply `ply` of `game` still stands at the position `fen` (it may have been taken
+    /// back, and another move played there, since its evaluation was owed).
+    pub fn stands(&self, game: i64, ply: u32, fen: &str) -> bool {
+        self.games
+            .get(&game)
+            .and_then(|t| t.plies.get(&ply))
+            .is_some_and(|p| p.fen == fen)
     }
 
     pub fn counts(&self, now: i64) -> Counts {
@@ -364,7 +381,9 @@ mod tests {
         q.reached(reached(1, 1, E4, 0), 10_000);
         q.reached(reached(1, 2, E4E5, 0), 10_000);
         all_checked(&mut q);
+        assert!(q.stands(1, 2, E4E5));
         q.cut(1, 2);
+        assert!(!q.stands(1, 2, E4E5));
         assert!(q.done(eval(E4, 20)));
         assert!(!q.done(eval(E4E5, 20)), "e5 was taken back");
         assert!(q.due(9_999).is_empty(), "not public yet");

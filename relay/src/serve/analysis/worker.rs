@@ -3,7 +3,7 @@
 //! --eval-workers N`, asking the desk directly) and in `relay eval-worker` on any machine
 //! (asking a relay over HTTP); [`Source`] is the difference.
 
-use super::desk::{Analysis, Answer};
+use super::desk::{Analysis, Answer, Refused};
 use super::engine::{Engine, EngineError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -127,22 +127,23 @@ struct Local {
 
 impl Source for Local {
     fn next(&self) -> Result<Option<Job>, String> {
-        let movetime_ms = self.analysis.terms.movetime_ms;
+        let terms = self.analysis.terms;
         let task = self
             .runtime
             .block_on(self.analysis.next(Duration::from_secs(1)));
         Ok(task.map(|t| Job {
             lease: t.lease,
+            movetime_ms: terms.movetime_for(t.behind),
             fen: t.fen,
-            movetime_ms,
         }))
     }
 
     fn answer(&self, a: Answer) -> Result<(), String> {
-        self.runtime
-            .block_on(self.analysis.answer(a))
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        match self.runtime.block_on(self.analysis.answer(a)) {
+            // Taken back on the board while the engine thought: nothing to keep.
+            Ok(_) | Err(Refused::Unplayed) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     fn give_back(&self, lease: u64) {

@@ -31,7 +31,8 @@ pub struct EvalTask {
     pub lease: u64,
     pub lease_ms: i64,
     pub fen: String,
-    /// How long the engine is to think.
+    /// How long the engine is to think: `--eval-movetime-ms` while the workers keep up, less
+    /// (down to a sixth) while positions wait.
     pub movetime_ms: u64,
 }
 
@@ -79,8 +80,8 @@ pub async fn next_position(
         Some(t) => Json(EvalTask {
             lease: t.lease,
             lease_ms: analysis.terms.lease_ms(),
+            movetime_ms: analysis.terms.movetime_for(t.behind),
             fen: t.fen,
-            movetime_ms: analysis.terms.movetime_ms,
         })
         .into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
