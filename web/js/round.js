@@ -1,7 +1,8 @@
 // Round page: every board of a round as a grid of small cards, live.
 //
 // A round can have 700 boards. Every card's text (names, result, last move)
-// and its evaluation bar are kept current, which is cheap; a board (chessground)
+// and its evaluation bar (made once the game has an evaluation) are kept current,
+// which is cheap; a board (chessground)
 // is only made, and running clocks only tick, while the card is on or near the
 // screen (IntersectionObserver). A board that leaves is destroyed and its card
 // shows a plain square again, so the page holds a few dozen boards, not 700.
@@ -24,7 +25,7 @@ import {
  * it is (`ground`) and the key of the position drawn on it (or null), its evaluation bar and
  * the evaluation it shows, what the filter matches, and the board number it was placed as.
  * @typedef {{ game: GameView, card: HTMLElement, visible: boolean, drawn: string | null,
- *   ground: Ground | null, bar: ReturnType<typeof evalBar>, shownEval?: Eval | null,
+ *   ground: Ground | null, bar: ReturnType<typeof evalBar> | null, shownEval?: Eval | null,
  *   search?: string, placedAs?: string }} Entry
  */
 
@@ -64,17 +65,15 @@ function playerRow(side) {
 /** @param {GameView} game */
 function createEntry(game) {
   const href = `game.html?id=${game.id}`;
-  const bar = evalBar({ horizontal: true });
   const card = el('article', { class: 'board-card', 'data-game-id': game.id },
     el('header', {}, el('span', { class: 'board-no' }), el('span', { class: 'result' })),
     playerRow('black'),
     // The board links too, but only the footer link takes keyboard focus.
     el('a', { class: 'board-link', href, tabindex: '-1' }),
-    bar.bar,
     playerRow('white'),
     el('footer', {}, el('span', { class: 'last-move' }), el('a', { href, text: 'Game ›', 'aria-label': `Board ${game.board_no}: open the game` })));
   /** @type {Entry} */
-  const entry = { game, card, visible: false, drawn: null, ground: null, bar };
+  const entry = { game, card, visible: false, drawn: null, ground: null, bar: null };
   entries.set(game.id, entry);
   observer.observe(card);
   return entry;
@@ -108,6 +107,9 @@ function updateCard(entry) {
   if (entry.visible) drawBoard(entry);
 }
 
+/** Whether an engine evaluates this round (any evaluation seen). */
+let evaluated = false;
+
 /**
  * The bar from the last move's evaluation; until the new position has one, the last one
  * shown, marked as older; full for the winner after a mate on the board. Hidden while the
@@ -117,9 +119,17 @@ function updateCard(entry) {
 function showEval(entry) {
   const last = entry.game.moves[entry.game.moves.length - 1];
   const ev = last?.eval;
-  const mated = ev ? null : matedBy(last, entry.game.start_fen);
+  if (ev) evaluated = true;
+  // A mate gets a bar only where an engine evaluates the round's games.
+  const mated = ev || !evaluated ? null : matedBy(last, entry.game.start_fen);
   if (ev) entry.shownEval = ev;
   else if (!last) entry.shownEval = null;
+  if (!entry.bar && !entry.shownEval && !mated) return;
+  if (!entry.bar) {
+    // Under the board; a round without an engine never makes one.
+    entry.bar = evalBar({ horizontal: true });
+    entry.card.querySelector('.board-link').after(entry.bar.bar);
+  }
   entry.bar.bar.hidden = !entry.shownEval && !mated;
   if (mated) entry.bar.show(null, { mated });
   else if (entry.shownEval) entry.bar.show(entry.shownEval, { stale: !ev });
@@ -209,6 +219,7 @@ function setRound(round) {
   document.getElementById('meta').textContent = notes.filter(Boolean).join(' · ');
 
   byes = round.byes || [];
+  evaluated = evaluated || round.games.some((g) => g.moves[g.moves.length - 1]?.eval);
   const ids = new Set(round.games.map((g) => g.id));
   for (const [id, entry] of entries) {
     if (ids.has(id)) continue;
