@@ -64,7 +64,7 @@ fn host_page(relay: &str, game: i64, round: i64) -> String {
 </head><body>
 <h1>Our club's games, live</h1>
 <div class="row">
-  <div style="width: 360px"><relay-board id="game" game="{game}"></relay-board></div>
+  <div style="width: 360px"><relay-board id="game" game="{game}" orientation="black"></relay-board></div>
   <div style="width: 560px"><relay-board id="round" round="{round}" theme="blue,dark"></relay-board></div>
 </div>
 </body></html>"#
@@ -224,8 +224,10 @@ fn browser_embed_on_another_site_live_and_refused_when_not_listed() {
             .expect("into the game's frame");
         let inside = b
             .js(
-                "return { pieces: document.querySelectorAll('cg-board piece').length,
-                          names: [...document.querySelectorAll('.embed-player .name')].map((n) => n.textContent) };",
+                "const y = (c) => document.querySelector(`cg-board piece.king.${c}`).getBoundingClientRect().top;
+                 return { pieces: document.querySelectorAll('cg-board piece').length,
+                          names: [...document.querySelectorAll('.embed-player .name')].map((n) => n.textContent),
+                          white_king_above: y('white') < y('black') };",
                 vec![],
             )
             .await;
@@ -234,6 +236,41 @@ fn browser_embed_on_another_site_live_and_refused_when_not_listed() {
         assert!(
             inside["pieces"].as_u64().is_some_and(|n| n >= 2),
             "{inside}"
+        );
+        // orientation="black": Black at the bottom, and Black's name under the board.
+        assert_eq!(inside["white_king_above"], true, "{inside}");
+        assert_eq!(
+            inside["names"][1], api["black"]["name"],
+            "the lower name is Black's: {inside}"
+        );
+        // The round's frame, theme="blue,dark": lichess's blue squares on a dark page.
+        let frame = b
+            .js(
+                "return document.getElementById('round').shadowRoot.querySelector('iframe');",
+                vec![],
+            )
+            .await;
+        let frame_id = frame[W3C_ELEMENT]
+            .as_str()
+            .expect("a reference to the round's frame")
+            .to_string();
+        fantoccini::elements::Element::from_element_id(c.clone(), frame_id.into())
+            .enter_frame()
+            .await
+            .expect("into the round's frame");
+        let colours = b
+            .js(
+                "return { squares: getComputedStyle(document.querySelector('cg-board')).backgroundColor,
+                          page: getComputedStyle(document.body).backgroundColor,
+                          boards: document.querySelectorAll('.embed-card').length };",
+                vec![],
+            )
+            .await;
+        c.enter_parent_frame().await.expect("back out");
+        assert_eq!(
+            colours,
+            json!({"squares": "rgb(222, 227, 230)", "page": "rgb(22, 21, 18)", "boards": 2}),
+            "the round's frame in blue on dark"
         );
         tokio::time::sleep(Duration::from_millis(400)).await;
         b.screenshot("listed").await;
