@@ -38,12 +38,20 @@ function fail(text) {
 
 let ply = 0;
 let told = false;
-/** Tells the host page what is shown (see the top). */
+let telling = null;
+/**
+ * Tells the host page what is shown (see the top), once for a burst of updates: measuring
+ * the height lays the page out, which a round's every message must not cost (invariant 21).
+ */
 function tell() {
-  told = true;
-  // The content's own height (the document's is never less than the frame's).
-  const height = Math.ceil(document.body.getBoundingClientRect().height);
-  if (window.parent !== window) window.parent.postMessage({ relay: 'embed', kind, id, ply, height }, '*');
+  if (telling) return;
+  telling = setTimeout(() => {
+    telling = null;
+    told = true;
+    // The content's own height (the document's is never less than the frame's).
+    const height = Math.ceil(document.body.getBoundingClientRect().height);
+    if (window.parent !== window) window.parent.postMessage({ relay: 'embed', kind, id, ply, height }, '*');
+  }, 50);
 }
 // The content's height changes with the frame's width (the host's layout): say so.
 new ResizeObserver(() => { if (told) tell(); }).observe(document.body);
