@@ -75,12 +75,22 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
         }
     }
     let mut lags: Vec<f64> = Vec::new();
+    // The same, split: positions still their game's newest when the evaluation came, and
+    // positions a later move of the game had already passed (those wait behind the newest).
+    let (mut newest, mut passed): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     for (c, g, p, at) in &evals {
         if let Some(m) = moved.get(&(*c, *g, *p)) {
-            lags.push(at.saturating_sub(*m) as f64 / 1e6);
+            let lag = at.saturating_sub(*m) as f64 / 1e6;
+            lags.push(lag);
+            match moved.get(&(*c, *g, *p + 1)) {
+                Some(next) if next < at => passed.push(lag),
+                _ => newest.push(lag),
+            }
         }
     }
     lags.sort_by(f64::total_cmp);
+    newest.sort_by(f64::total_cmp);
+    passed.sort_by(f64::total_cmp);
     // Moves of the window (up to 3 s before its end, their evaluations' time to come) that
     // every sampled spectator got, and how many of those came with an evaluation.
     let evaluated: std::collections::HashSet<(u32, i64, u64)> =
@@ -106,6 +116,17 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
         100.0 * within_2s as f64 / lags.len().max(1) as f64,
         percentile(&depths, 50.0).unwrap_or(0),
         depths.first().copied().unwrap_or(0),
+    );
+    println!(
+        "  evaluation split  still the game's newest position when evaluated: {} evaluations, p50 {} / p99 {} / max {} ms, {:.1}% within 2 s; passed by a later move first: {}, p50 {} / p99 {} ms",
+        newest.len(),
+        fmt_ms(percentile(&newest, 50.0)),
+        fmt_ms(percentile(&newest, 99.0)),
+        fmt_ms(newest.last().copied()),
+        100.0 * newest.iter().filter(|l| **l <= 2000.0).count() as f64 / newest.len().max(1) as f64,
+        passed.len(),
+        fmt_ms(percentile(&passed, 50.0)),
+        fmt_ms(percentile(&passed, 99.0)),
     );
     // Every sampled client counts, one that got no eval frame too.
     let mut per: Vec<u64> = clients
