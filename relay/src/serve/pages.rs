@@ -59,6 +59,8 @@ fn content_type(path: &str) -> &'static str {
         Some("css") => "text/css; charset=utf-8",
         Some("js") => "text/javascript; charset=utf-8",
         Some("svg") => "image/svg+xml",
+        // A licence or notice file, named without an extension.
+        _ if !path.rsplit('/').next().unwrap_or(path).contains('.') => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }

@@ -97,7 +97,7 @@ pub enum ServerMessage {
         clocks: Vec<GameClock>,
     },
     /// Engine evaluations of positions the client can see (each position is evaluated once,
-    /// for every spectator), several in one message: a round gets at most one a second.
+    /// for every spectator), several in one message: a round gets at most two a second.
     Eval {
         seq: i64,
         evals: Vec<EvalEntry>,

@@ -32,11 +32,18 @@ pub struct LiveFigures {
 /// Prints the evaluation figures of a live run from the sampled spectators' frames: each
 /// evaluation's delay after its move at the same spectator, how many moves of the window got
 /// one, the depth, and the `eval` frames per move.
-pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Result<()> {
+pub fn report(
+    load: &Load,
+    window_ms: (i64, i64),
+    moves_in_window: usize,
+    engine_counts: Option<(u64, u64)>,
+) -> Result<()> {
     let (w0, w1) = window_ms;
     // Per sampled client: when each (game, ply) move came, and each evaluation.
     let mut moved: HashMap<(u32, i64, u64), u64> = HashMap::new();
-    let mut evals: Vec<(u32, i64, u64, u64)> = Vec::new();
+    // (client, game, ply, when, its move's arrival, the next ply's arrival), as they came.
+    type Heard = (u32, i64, u64, u64, Option<u64>, Option<u64>);
+    let mut evals: Vec<Heard> = Vec::new();
     let mut depths: Vec<u64> = Vec::new();
     let mut eval_frames: HashMap<u32, u64> = HashMap::new();
     let mut clients: std::collections::HashSet<u32> = Default::default();
@@ -56,7 +63,9 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
                     v["game_id"].as_i64().unwrap_or(0),
                     v["move"]["ply"].as_u64().unwrap_or(0),
                 );
-                moved.entry(key).or_insert(f.at_ns);
+                // The move standing at that ply now: a takeback and another move there
+                // make a new position, whose evaluation is timed from its own move.
+                moved.insert(key, f.at_ns);
             }
             Some("eval") => {
                 if (w0..w1).contains(&at_ms) {
@@ -67,7 +76,10 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
                         e["game_id"].as_i64().unwrap_or(0),
                         e["ply"].as_u64().unwrap_or(0),
                     );
-                    evals.push((f.client, g, p, f.at_ns));
+                    // Timed now, from the move standing at that ply when it came.
+                    let from = moved.get(&(f.client, g, p)).copied();
+                    let next = moved.get(&(f.client, g, p + 1)).copied();
+                    evals.push((f.client, g, p, f.at_ns, from, next));
                     depths.push(e["depth"].as_u64().unwrap_or(0));
                 }
             }
@@ -78,12 +90,12 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
     // The same, split: positions still their game's newest when the evaluation came, and
     // positions a later move of the game had already passed (those wait behind the newest).
     let (mut newest, mut passed): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-    for (c, g, p, at) in &evals {
-        if let Some(m) = moved.get(&(*c, *g, *p)) {
+    for (_, _, _, at, from, next) in &evals {
+        if let Some(m) = from {
             let lag = at.saturating_sub(*m) as f64 / 1e6;
             lags.push(lag);
-            match moved.get(&(*c, *g, *p + 1)) {
-                Some(next) if next < at => passed.push(lag),
+            match next {
+                Some(n) if n > m && n < at => passed.push(lag),
                 _ => newest.push(lag),
             }
         }
@@ -94,7 +106,7 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
     // Moves of the window (up to 3 s before its end, their evaluations' time to come) that
     // every sampled spectator got, and how many of those came with an evaluation.
     let evaluated: std::collections::HashSet<(u32, i64, u64)> =
-        evals.iter().map(|(c, g, p, _)| (*c, *g, *p)).collect();
+        evals.iter().map(|(c, g, p, ..)| (*c, *g, *p)).collect();
     let due: Vec<&(u32, i64, u64)> = moved
         .iter()
         .filter(|(_, at)| {
@@ -128,6 +140,14 @@ pub fn report(load: &Load, window_ms: (i64, i64), moves_in_window: usize) -> Res
         fmt_ms(percentile(&passed, 50.0)),
         fmt_ms(percentile(&passed, 99.0)),
     );
+    if let Some((e0, e1)) = engine_counts {
+        let secs = (w1 - w0) as f64 / 1000.0;
+        println!(
+            "  engine            {} positions evaluated in the window ({:.1} a second) for {moves_in_window} moves: the rest were positions evaluated already",
+            e1.saturating_sub(e0),
+            e1.saturating_sub(e0) as f64 / secs.max(1e-9)
+        );
+    }
     // Every sampled client counts, one that got no eval frame too.
     let mut per: Vec<u64> = clients
         .iter()
@@ -224,7 +244,7 @@ fn admin(addr: SocketAddr, method: &str, path: &str, token: &str, body: &str) ->
 }
 
 /// Positions evaluated so far, from `/health`.
-fn evaluated(addr: SocketAddr) -> Option<u64> {
+pub fn evaluated(addr: SocketAddr) -> Option<u64> {
     get_json(&format!("http://{addr}/health"))?["evaluation"]["evaluated"].as_u64()
 }
 

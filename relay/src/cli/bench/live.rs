@@ -195,11 +195,13 @@ pub fn run_case(
     let start = Window::sample(&serve, &boards, &wsload, &webs)?;
     let start_serve = sample(serve.pid()).context("the service has gone")?;
     let commits0 = group_commits(addr);
+    let evaluated0 = super::evals::evaluated(addr);
     sleep_until(w0 + Duration::from_secs(case.seconds), stop)?;
     let w1_ms = (unix_ns() / 1_000_000) as i64;
     let end = Window::sample(&serve, &boards, &wsload, &webs)?;
     let end_serve = sample(serve.pid()).context("the service has gone")?;
     let commits = commits0.zip(group_commits(addr));
+    let evaluated = evaluated0.zip(super::evals::evaluated(addr));
 
     load.finish(&mut wsload, stop)?;
     let pgn = if args.pgn_seconds > 0 {
@@ -241,7 +243,7 @@ pub fn run_case(
     };
     let (relay_fanout, bytes_per_sec) = run.report(&load)?;
     if case.eval_workers > 0 {
-        super::evals::report(&load, (w0_ms, w1_ms), moves_in_window)?;
+        super::evals::report(&load, (w0_ms, w1_ms), moves_in_window, evaluated)?;
     }
     if !args.no_baseline {
         let compare = |bare: &Option<Fanout>| match (&relay_fanout, bare) {

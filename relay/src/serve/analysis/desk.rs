@@ -43,8 +43,9 @@ impl EvalTerms {
     }
 }
 
-/// A round's evaluations go out at most this often (one frame for every spectator each time).
-const SEND_EVERY_MS: i64 = 1_000;
+/// A round's evaluations go out at most this often (one frame for every spectator each time:
+/// at 200 boards, about a tenth of a frame per move).
+const SEND_EVERY_MS: i64 = 500;
 /// The desk looks at the queue this often: public times come, leases run out.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -290,15 +291,15 @@ mod tests {
     use super::EvalTerms;
 
     #[test]
-    fn thinking_time_shrinks_with_the_backlog_down_to_a_sixth() {
+    fn thinking_time_shrinks_with_the_backlog_down_to_a_tenth() {
         let t = EvalTerms { movetime_ms: 600 };
         assert_eq!(t.movetime_for(0), 600);
         assert_eq!(t.movetime_for(1), 300);
-        assert_eq!(t.movetime_for(100), 100);
+        assert_eq!(t.movetime_for(100), 60);
         let short = EvalTerms { movetime_ms: 120 };
-        assert_eq!(short.movetime_for(5), 50, "never under 50 ms");
-        let tiny = EvalTerms { movetime_ms: 40 };
-        assert_eq!(tiny.movetime_for(9), 40, "never over the time asked for");
+        assert_eq!(short.movetime_for(5), 30, "never under 30 ms");
+        let tiny = EvalTerms { movetime_ms: 20 };
+        assert_eq!(tiny.movetime_for(9), 20, "never over the time asked for");
         assert_eq!(t.lease_ms(), 6_800);
     }
 }
