@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// Skip the echo-server baseline.
     #[arg(long)]
     pub(super) no_baseline: bool,
+    /// Games the emulated boards play (PGN; default: the bundled classics, which many boards
+    /// share). A file of real games with clocks makes real pace the games' own.
+    #[arg(long)]
+    pub(super) pgn: Option<PathBuf>,
     /// How long the engine thinks about a position in the eval case, in ms.
     #[arg(long, default_value_t = 300)]
     pub(super) eval_movetime_ms: u64,

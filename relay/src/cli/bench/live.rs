@@ -84,6 +84,9 @@ pub fn run_case(
         .args(["--time-control", "5400+30"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
+    if let Some(pgn) = &args.pgn {
+        cmd.arg("--pgn").arg(pgn);
+    }
     let mut boards = Proc::spawn("emulated boards", &mut cmd)?;
     let lines = boards.lines().context("no output from relay emulate")?;
     wait_line(

@@ -291,15 +291,15 @@ mod tests {
     use super::EvalTerms;
 
     #[test]
-    fn thinking_time_shrinks_with_the_backlog_down_to_a_tenth() {
+    fn thinking_time_shrinks_with_the_backlog_down_to_a_sixth() {
         let t = EvalTerms { movetime_ms: 600 };
         assert_eq!(t.movetime_for(0), 600);
         assert_eq!(t.movetime_for(1), 300);
-        assert_eq!(t.movetime_for(100), 60);
+        assert_eq!(t.movetime_for(100), 100);
         let short = EvalTerms { movetime_ms: 120 };
-        assert_eq!(short.movetime_for(5), 30, "never under 30 ms");
-        let tiny = EvalTerms { movetime_ms: 20 };
-        assert_eq!(tiny.movetime_for(9), 20, "never over the time asked for");
+        assert_eq!(short.movetime_for(5), 50, "never under 50 ms");
+        let tiny = EvalTerms { movetime_ms: 40 };
+        assert_eq!(tiny.movetime_for(9), 40, "never over the time asked for");
         assert_eq!(t.lease_ms(), 6_800);
     }
 }

@@ -32,7 +32,7 @@ pub struct EvalTask {
     pub lease_ms: i64,
     pub fen: String,
     /// How long the engine is to think: `--eval-movetime-ms` while the workers keep up, less
-    /// (down to a tenth) while positions wait.
+    /// (down to a sixth, 50 ms at least) while positions wait.
     pub movetime_ms: u64,
 }
 
