@@ -107,7 +107,7 @@ function updateCard(entry) {
   if (entry.visible) drawBoard(entry);
 }
 
-/** Whether an engine evaluates this round (any evaluation seen). */
+/** Whether an engine evaluates this round (the relay says so, or any evaluation seen). */
 let evaluated = false;
 
 /**
@@ -219,7 +219,7 @@ function setRound(round) {
   document.getElementById('meta').textContent = notes.filter(Boolean).join(' · ');
 
   byes = round.byes || [];
-  evaluated = evaluated || round.games.some((g) => g.moves[g.moves.length - 1]?.eval);
+  evaluated = evaluated || round.evaluated || round.games.some((g) => g.moves[g.moves.length - 1]?.eval);
   const ids = new Set(round.games.map((g) => g.id));
   for (const [id, entry] of entries) {
     if (ids.has(id)) continue;

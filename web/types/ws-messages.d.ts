@@ -250,6 +250,11 @@ export interface RoundView {
    * A team round's matches, made from its games' teams (empty in individual events).
    */
   matches?: TeamMatchView[];
+  /**
+   * This relay evaluates the positions with an engine: a position without an evaluation
+   * will get one (a page may show a mate's bar before any evaluation came).
+   */
+  evaluated?: boolean;
 }
 /**
  * A game as pages, platforms and the console see it.

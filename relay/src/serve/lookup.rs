@@ -39,6 +39,8 @@ struct Memory {
     /// that open sockets can compare it with theirs without asking the store (a spectator
     /// connected before a delay was set must not go on seeing live moves).
     round_edits: watch::Sender<HashMap<i64, i64>>,
+    /// Positions are evaluated (set once, when evaluation starts).
+    evaluating: std::sync::atomic::AtomicBool,
 }
 
 /// The readers' store with the boards' live state and what is remembered of rounds; cheap to
@@ -59,6 +61,7 @@ impl Lookup {
                 delays: Mutex::default(),
                 pgn: Mutex::default(),
                 round_edits: watch::channel(HashMap::new()).0,
+                evaluating: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -107,7 +110,21 @@ impl Lookup {
             |g| bound.get(&g).cloned(),
         );
         self.with_evals(&mut view.games).await;
+        view.evaluated = self.evaluating();
         Ok(view)
+    }
+
+    /// From now on views say that positions are evaluated.
+    pub fn set_evaluating(&self) {
+        self.memory
+            .evaluating
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn evaluating(&self) -> bool {
+        self.memory
+            .evaluating
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A game's view as of `cutoff` (ms; `None`: live), read from the store.

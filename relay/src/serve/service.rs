@@ -134,6 +134,7 @@ impl Shared {
             terms,
         );
         let _ = self.analysis.set(analysis.clone());
+        self.lookup.set_evaluating();
         if let Some(t) = token {
             let _ = self.tokens.eval.set(t);
         }

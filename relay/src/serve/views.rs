@@ -269,6 +269,10 @@ pub struct RoundView {
     /// A team round's matches, made from its games' teams (empty in individual events).
     #[serde(default)]
     pub matches: Vec<TeamMatchView>,
+    /// This relay evaluates the positions with an engine: a position without an evaluation
+    /// will get one (a page may show a mate's bar before any evaluation came).
+    #[serde(default)]
+    pub evaluated: bool,
 }
 
 /// Two teams' games in a round, and the match score as the results stand.
@@ -470,6 +474,7 @@ pub fn round_view(
             .collect(),
         byes,
         matches: vec![],
+        evaluated: false,
     }
     .with_matches()
 }
@@ -549,6 +554,7 @@ impl RoundView {
             games: self.games.iter().map(GameView::with_last_move).collect(),
             byes: self.byes.clone(),
             matches: self.matches.clone(),
+            evaluated: self.evaluated,
         }
     }
 

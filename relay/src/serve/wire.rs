@@ -629,6 +629,7 @@ mod tests {
             games: (1..=200).map(game).collect(),
             byes: vec![],
             matches: vec![],
+            evaluated: false,
         };
         let one_game = serde_json::to_vec(&game(1)).map(|v| v.len()).unwrap_or(0);
         let parts = round_snapshot(9, round.clone());
@@ -718,6 +719,7 @@ mod view_tests {
             games: vec![game(5, 1), game(6, 2)],
             byes: vec![],
             matches: vec![],
+            evaluated: false,
         }
     }
 

@@ -8,7 +8,7 @@
 use super::cases::{BenchArgs, Case};
 use super::figures::{self, percentile};
 use super::load::Load;
-use super::procs::{Proc, TempDir, get_json, interrupted, relay_command, wait_line};
+use super::procs::{Proc, TempDir, get_json, interrupted, relay_command, serving_addr};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use shakmaty::san::SanPlus;
@@ -275,11 +275,7 @@ pub fn workers(args: &BenchArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
     let mut serve = Proc::spawn("service", &mut cmd)?;
-    let lines = serve.lines().context("no output from relay serve")?;
-    let addr: SocketAddr = wait_line(&mut serve, &lines, Duration::from_secs(60), stop, |l| {
-        l.strip_prefix("relay: serving on http://")
-            .and_then(|a| a.trim_end_matches('/').parse().ok())
-    })?;
+    let addr = serving_addr(&mut serve, stop)?;
     // Twenty boards, each a random game of 100 plies: 2000 positions, more than either
     // measurement can take.
     let boards = 20;

@@ -11,7 +11,7 @@ use super::pgn;
 use super::postgres::BenchDatabase;
 use super::procs::{
     Proc, Sample, TempDir, Tools, fd_hard_limit, get_json, group_commits, interrupted,
-    relay_command, sample, sleep_until, wait_line,
+    relay_command, sample, serving_addr, sleep_until, wait_line,
 };
 use super::report::{Run, Window, fanout_line};
 use anyhow::{Context, Result, bail};
@@ -124,11 +124,7 @@ pub fn run_case(
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped());
     let mut serve = Proc::spawn("service", &mut cmd)?;
-    let lines = serve.lines().context("no output from relay serve")?;
-    let addr: SocketAddr = wait_line(&mut serve, &lines, Duration::from_secs(60), stop, |l| {
-        l.strip_prefix("relay: serving on http://")
-            .and_then(|a| a.trim_end_matches('/').parse().ok())
-    })?;
+    let addr = serving_addr(&mut serve, stop)?;
     println!(
         "  processes: boards pid {}, service pid {} on {addr}",
         boards.pid(),
@@ -143,13 +139,7 @@ pub fn run_case(
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
         let mut web = Proc::spawn("relay --no-boards", &mut cmd)?;
-        let lines = web
-            .lines()
-            .context("no output from relay serve --no-boards")?;
-        let at: SocketAddr = wait_line(&mut web, &lines, Duration::from_secs(60), stop, |l| {
-            l.strip_prefix("relay: serving on http://")
-                .and_then(|a| a.trim_end_matches('/').parse().ok())
-        })?;
+        let at = serving_addr(&mut web, stop)?;
         println!("  processes: relay --no-boards pid {} on {at}", web.pid());
         webs.push((web, at));
     }

@@ -362,6 +362,15 @@ const FOREIGN_ENV: &[&str] = &[
     "RELAY_DEMO_SPEED",
 ];
 
+/// Waits for a `relay serve` started with its stdout piped to say where it serves.
+pub fn serving_addr(serve: &mut Proc, stop: &Arc<AtomicBool>) -> Result<std::net::SocketAddr> {
+    let lines = serve.lines().context("no output from relay serve")?;
+    wait_line(serve, &lines, Duration::from_secs(60), stop, |l| {
+        l.strip_prefix("relay: serving on http://")
+            .and_then(|a| a.trim_end_matches('/').parse().ok())
+    })
+}
+
 /// A command for one of this binary's subcommands, with the environment cleaned.
 pub fn relay_command() -> Result<Command> {
     let exe = std::env::current_exe().context("cannot find the running binary")?;

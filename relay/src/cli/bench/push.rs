@@ -17,7 +17,9 @@ use super::figures;
 use super::live::every_board_placed;
 use super::load::{Load, RELAY_MARKER};
 use super::postgres::BenchDatabase;
-use super::procs::{Proc, TempDir, Tools, get_json, relay_command, sleep_until, wait_line};
+use super::procs::{
+    Proc, TempDir, Tools, get_json, relay_command, serving_addr, sleep_until, wait_line,
+};
 use anyhow::{Context, Result, bail};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -40,11 +42,7 @@ fn start_relay(
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
     let mut p = Proc::spawn(name, &mut cmd)?;
-    let lines = p.lines().context("no output from relay serve")?;
-    let addr = wait_line(&mut p, &lines, Duration::from_secs(60), stop, |l| {
-        l.strip_prefix("relay: serving on http://")
-            .and_then(|a| a.trim_end_matches('/').parse().ok())
-    })?;
+    let addr = serving_addr(&mut p, stop)?;
     Ok((p, addr))
 }
 
