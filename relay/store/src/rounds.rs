@@ -196,6 +196,22 @@ impl Store {
         Ok((tc, public != 0))
     }
 
+    /// The origins that may frame the boards of a round (`round`), or of a game's round
+    /// (`game`): one small query for every embedded page shown, not the tournament list.
+    /// None for an unknown id.
+    pub async fn embed_origins(
+        &self,
+        round: Option<i64>,
+        game: Option<i64>,
+    ) -> Result<Vec<String>> {
+        let row: Option<(Option<String>,)> = on_pool!(self, pool => sqlx::query_as("SELECT t.embed_origins FROM tournaments t JOIN rounds r ON r.tournament_id = t.id WHERE r.id = COALESCE($1, (SELECT round_id FROM games WHERE id = $2))")
+            .bind(round).bind(game).fetch_optional(pool).await?);
+        Ok(row
+            .and_then(|(o,)| o)
+            .map(|o| o.lines().map(str::to_string).collect())
+            .unwrap_or_default())
+    }
+
     pub async fn round(&self, id: i64) -> Result<RoundInfo> {
         let row: Option<RoundRow> = on_pool!(self, pool => sqlx::query_as(select_rounds!("WHERE id = $1"))
             .bind(id).fetch_optional(pool).await?);

@@ -14,7 +14,7 @@
 
 use super::intake::Reached;
 use relay_store::{StoredEval, position_key};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A position handed to a worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,7 +142,7 @@ impl Queue {
     /// The store's answer for `keys`: the evaluations it holds of them.
     pub fn checked(&mut self, keys: &[String], found: HashMap<String, StoredEval>) {
         self.known.extend(found);
-        let asked: std::collections::HashSet<&String> = keys.iter().collect();
+        let asked: HashSet<&String> = keys.iter().collect();
         for p in self.games.values_mut().flat_map(|t| t.plies.values_mut()) {
             if asked.contains(&p.key) {
                 p.checked = true;
@@ -155,8 +155,9 @@ impl Queue {
         self.leases.retain(|_, l| l.until_ms > now);
     }
 
-    fn is_out(&self, key: &str) -> bool {
-        self.leases.values().any(|l| l.key == key)
+    /// The positions out with workers now.
+    fn out_keys(&self) -> HashSet<&str> {
+        self.leases.values().map(|l| l.key.as_str()).collect()
     }
 
     /// The next position for a worker, leased to it until `now + lease_ms`.
@@ -165,13 +166,14 @@ impl Queue {
         // (older than its game's newest, -time of its move): the smallest goes first.
         let mut best: Option<((bool, i64), &Ply)> = None;
         let mut candidates = 0;
+        let out = self.out_keys();
         for t in self.games.values() {
             let newest = t.plies.keys().next_back().copied();
             for (ply, p) in &t.plies {
                 if !p.checked
                     || p.public_at > now
                     || self.known.contains_key(&p.key)
-                    || self.is_out(&p.key)
+                    || out.contains(p.key.as_str())
                 {
                     continue;
                 }
@@ -267,9 +269,13 @@ impl Queue {
     }
 
     pub fn counts(&self, now: i64) -> Counts {
-        let mut waiting = std::collections::HashSet::new();
+        let out = self.out_keys();
+        let mut waiting = HashSet::new();
         for p in self.games.values().flat_map(|t| t.plies.values()) {
-            if p.public_at <= now && !self.known.contains_key(&p.key) && !self.is_out(&p.key) {
+            if p.public_at <= now
+                && !self.known.contains_key(&p.key)
+                && !out.contains(p.key.as_str())
+            {
                 waiting.insert(&p.key);
             }
         }

@@ -17,20 +17,21 @@ pub enum Embed {
     Round,
 }
 
-/// The tournament an embed page shows, from the `id` in its query; `None` when there is no
-/// such game or round (the page says so itself).
-async fn tournament_of(store: &Store, which: Embed, uri: &Uri) -> Option<i64> {
-    let id: i64 = uri
-        .query()?
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("id="))?
-        .parse()
-        .ok()?;
-    let round = match which {
-        Embed::Game => store.game(id).await.ok()?.round_id,
-        Embed::Round => id,
+/// The origins that may frame the embed page asked for, by the `id` in its query; none when
+/// there is no such game or round (the page says so itself) or the store does not answer.
+async fn origins(store: &Store, which: Embed, uri: &Uri) -> Vec<String> {
+    let id: Option<i64> = uri
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("id=")))
+        .and_then(|v| v.parse().ok());
+    let Some(id) = id else {
+        return Vec::new();
     };
-    Some(store.round(round).await.ok()?.tournament_id)
+    let found = match which {
+        Embed::Game => store.embed_origins(None, Some(id)).await,
+        Embed::Round => store.embed_origins(Some(id), None).await,
+    };
+    found.unwrap_or_default()
 }
 
 /// The page, allowed in frames of the tournament's listed origins.
@@ -43,14 +44,7 @@ pub async fn page(store: Store, web_dir: Option<PathBuf>, which: Embed, uri: Uri
     if r.status() != StatusCode::OK {
         return r;
     }
-    let origins = match tournament_of(&store, which, &uri).await {
-        Some(t) => store
-            .tournament(t)
-            .await
-            .map(|t| t.embed_origins)
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let origins = origins(&store, which, &uri).await;
     // The origins were checked when they were set (scheme, host, port: nothing that ends
     // the directive); one that still does not make a header value leaves only 'self'.
     let policy = format!("frame-ancestors 'self' {}", origins.join(" "));
