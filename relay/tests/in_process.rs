@@ -47,6 +47,7 @@ async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
         Carry::default(),
         cfg,
         Default::default(),
+        1,
     );
     let router = app(core.shared.clone(), None);
     (core, router)

@@ -182,6 +182,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         no_boards: false,
         push_to: None,
         accept_push_token: None,
+        event_key: None,
+        first_board: 1,
         lichess: None,
         eval: eval_settings(&args)?,
     };

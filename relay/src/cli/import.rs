@@ -163,7 +163,7 @@ async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
         };
         let board_no = match tag_board {
             Some(b) => b,
-            None => store.free_board_no(round).await?,
+            None => store.free_board_no(round, 1).await?,
         };
         let id = store
             .set_pairing(

@@ -136,6 +136,22 @@ async fn serve(
             )
             .await?;
     }
+    // --event-key names the event of the tournament the service made itself (several halls
+    // pushing one event to a cloud relay); a configured tournament's key is the arbiter's.
+    if let Some(key) = &settings.event_key
+        && current.auto
+    {
+        store
+            .update_tournament(
+                current.tournament_id,
+                &relay_store::TournamentPatch {
+                    event_key: Some(Some(key.clone())),
+                    ..Default::default()
+                },
+            )
+            .await
+            .context("--event-key")?;
+    }
     // Games to carry on with: each e-board's game in the newest open round it is assigned in
     // (boards still finishing the previous round carry on there).
     let (slots, resume) = if settings.no_boards {
@@ -165,6 +181,7 @@ async fn serve(
         Limits {
             client_silence: settings.client_silence,
         },
+        settings.first_board,
     );
     let Core {
         shared,

@@ -98,6 +98,17 @@ pub struct ServeOptions {
     /// /usr/games/stockfish).
     #[arg(long, env = "RELAY_ENGINE")]
     pub engine: Option<PathBuf>,
+    /// The event key of the tournament this relay makes for its boards when nobody
+    /// configured one (and of that tournament after a restart, if it has none): venues
+    /// pushing the same key fill one tournament on the cloud relay. Letters, digits, `-`,
+    /// `_` and `.`, at most 64.
+    #[arg(long, env = "RELAY_EVENT_KEY")]
+    pub event_key: Option<String>,
+    /// Number the boards this relay places by itself from N (a second hall from 101, say),
+    /// so that several halls pushing one event do not claim the same boards. Boards given
+    /// by pairings keep the pairing's numbers. Default 1.
+    #[arg(long, env = "RELAY_FIRST_BOARD")]
+    pub first_board: Option<u32>,
 }
 
 /// The same options as read from a TOML file.
@@ -125,6 +136,8 @@ struct FileOptions {
     eval_token: Option<String>,
     eval_movetime_ms: Option<u64>,
     engine: Option<PathBuf>,
+    event_key: Option<String>,
+    first_board: Option<u32>,
 }
 
 /// Options with every default filled in.
@@ -149,6 +162,10 @@ pub struct Settings {
     pub lichess: Option<LichessTarget>,
     /// Evaluation of positions, when asked for.
     pub eval: Option<EvalSettings>,
+    /// The event key of the tournament made for the boards.
+    pub event_key: Option<String>,
+    /// The first board number this relay gives a board by itself.
+    pub first_board: u32,
 }
 
 /// How positions are evaluated.
@@ -304,7 +321,17 @@ impl ServeOptions {
             movetime_ms,
             engine,
         });
+        let event_key = self.event_key.or(file.event_key).filter(|k| !k.is_empty());
+        if let Some(k) = &event_key {
+            relay_store::check_event_key(k).map_err(|e| anyhow::anyhow!("--event-key: {e}"))?;
+        }
+        let first_board = self.first_board.or(file.first_board).unwrap_or(1);
+        if !(1..=99_999).contains(&first_board) {
+            bail!("--first-board must be between 1 and 99999");
+        }
         Ok(Settings {
+            event_key,
+            first_board,
             eval,
             lichess,
             push_to,

@@ -268,6 +268,7 @@ impl Core {
         carry: Carry,
         cfg: RecorderConfig,
         limits: Limits,
+        first_board: u32,
     ) -> Core {
         let boards = Arc::new(Boards::default());
         let health = Arc::new(Health::default());
@@ -333,6 +334,7 @@ impl Core {
             carry.slots,
             jobs_rx,
         );
+        let writer = writer.first_board(first_board);
         let writer = spawn_own_thread("writer", writer.run());
         let (ports, ports_rx) = mpsc::unbounded_channel();
         let hall = Hall::new(boards, metrics, cfg, carry.resume, jobs_tx);

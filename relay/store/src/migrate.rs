@@ -53,10 +53,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0009_evals.sql"),
         include_str!("../../../migrations/postgres/0009_evals.sql"),
     ),
+    (
+        10,
+        include_str!("../../../migrations/sqlite/0010_halls.sql"),
+        include_str!("../../../migrations/postgres/0010_halls.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

@@ -131,6 +131,10 @@ pub struct TournamentInfo {
     /// boards (`/embed/…`) in a frame; none: only this relay's own pages.
     #[serde(default)]
     pub embed_origins: Vec<String>,
+    /// The event's name across relays: venues that push tournaments with the same key to a
+    /// cloud relay fill one tournament there (several halls, one event).
+    #[serde(default)]
+    pub event_key: Option<String>,
 }
 
 /// A round, without its games.

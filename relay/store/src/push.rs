@@ -55,6 +55,10 @@ pub struct PushReply {
     pub changes: usize,
     /// Every game whose venue version is held back (not only this batch's).
     pub conflicts: Vec<PushConflict>,
+    /// The venue's tournament joined an event this relay held under another tournament:
+    /// the venue should send every game again (it was forgotten where it was).
+    #[serde(default)]
+    pub resend: bool,
 }
 
 /// A game changed on the cloud by an arbiter after the venue's last version.
@@ -66,6 +70,11 @@ pub struct PushConflict {
     pub cloud_game_id: i64,
     pub board_no: u32,
     pub message: String,
+    /// The game came for a board another hall's game holds in that round here (several
+    /// halls, one event): it is not stored until an arbiter here places it on another board
+    /// (`cloud_game_id` is then the game holding the board).
+    #[serde(default)]
+    pub clash: bool,
 }
 
 /// A batch as applied: the reply, and what the cloud relay must tell its own clients.
@@ -87,6 +96,11 @@ pub struct MirrorSource {
     pub name: String,
     pub batch: i64,
     pub applied_at_ms: i64,
+    /// `up`: heard from within the last 30 s (a venue sends at least every 10 s);
+    /// `silent`: its link is down, or it stopped.
+    pub link: &'static str,
+    /// This relay's games the venue fills (the console shows each board's hall).
+    pub games: Vec<i64>,
     pub conflicts: Vec<PushConflict>,
 }
 
@@ -147,6 +161,77 @@ macro_rules! map_id {
         .bind($local)
         .execute(&mut *$tx)
         .await?;
+    }};
+}
+
+/// Whether a venue other than `$origin` fills the local tournament, round or game `$local`.
+macro_rules! shared {
+    ($tx:expr, $origin:expr, $kind:expr, $local:expr) => {{
+        let row: Option<(i64,)> = sqlx::query_as(
+            "SELECT local_id FROM mirror_ids WHERE kind = $1 AND local_id = $2 AND origin <> $3 LIMIT 1",
+        )
+        .bind($kind)
+        .bind($local)
+        .bind($origin)
+        .fetch_optional(&mut *$tx)
+        .await?;
+        row.is_some()
+    }};
+}
+
+/// The local tournament a venue's tournament `$t` fills. Without an event key, one of its
+/// own, as ever. With one, the tournament here with that key, which other halls may fill
+/// too; a venue whose tournament here was its own names it with the key. A venue whose
+/// tournament moves to another one here (its key was set after its first pushes) forgets its
+/// rounds and games there, and is asked to send everything again (`resend`).
+macro_rules! tournament_of {
+    ($tx:expr, $b:expr, $t:expr, $out:expr) => {{
+        let (b, t): (&PushBatch, &TournamentInfo) = ($b, $t);
+        let mapped = mapped!($tx, &b.origin, "tournament", t.id).map(|(id, _)| id);
+        let keyed: Option<i64> = match &t.event_key {
+            Some(k) => sqlx::query_as::<_, (i64,)>("SELECT id FROM tournaments WHERE event_key = $1")
+                .bind(k)
+                .fetch_optional(&mut *$tx)
+                .await?
+                .map(|(id,)| id),
+            None => None,
+        };
+        match (mapped, keyed) {
+            (Some(m), Some(k)) if m == k => m,
+            (Some(m), None) if t.event_key.is_none() => m,
+            (Some(m), None) if !shared!($tx, &b.origin, "tournament", m) => {
+                sqlx::query("UPDATE tournaments SET event_key = $1 WHERE id = $2")
+                    .bind(&t.event_key).bind(m).execute(&mut *$tx).await?;
+                $out.meta_changed = true;
+                m
+            }
+            (mapped, keyed) => {
+                let id = match keyed {
+                    Some(k) => k,
+                    None => {
+                        let (id,): (i64,) = sqlx::query_as(
+                            "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at, event_key)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id")
+                            .bind(&t.name).bind(&t.site).bind(&t.start_date).bind(&t.end_date).bind(&t.time_control)
+                            .bind(i64::from(t.delay_secs)).bind(now_ms()).bind(&t.event_key).fetch_one(&mut *$tx).await?;
+                        id
+                    }
+                };
+                if let Some(old) = mapped {
+                    sqlx::query(
+                        "DELETE FROM mirror_ids WHERE origin = $1 AND (
+                           (kind = 'round' AND local_id IN (SELECT id FROM rounds WHERE tournament_id = $2))
+                           OR (kind = 'game' AND local_id IN (SELECT g.id FROM games g JOIN rounds r ON r.id = g.round_id WHERE r.tournament_id = $2)))")
+                        .bind(&b.origin).bind(old).execute(&mut *$tx).await?;
+                    sqlx::query("DELETE FROM mirror_clashes WHERE origin = $1 AND round_id IN (SELECT id FROM rounds WHERE tournament_id = $2)")
+                        .bind(&b.origin).bind(old).execute(&mut *$tx).await?;
+                    $out.reply.resend = true;
+                }
+                map_id!($tx, &b.origin, "tournament", t.id, id);
+                $out.meta_changed = true;
+                id
+            }
+        }
     }};
 }
 
@@ -291,6 +376,8 @@ macro_rules! apply_game {
     }};
 }
 
+pub mod halls;
+
 /// Whether the venue's game says anything the local one does not (what spectators see).
 fn differs(old: &StoredGame, new: &StoredGame) -> bool {
     let moves = |g: &StoredGame| {
@@ -370,6 +457,15 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets how far rounds were delivered to `target`: everything goes again (the
+    /// target asked for it, `PushReply::resend`).
+    pub async fn upstream_forget(&self, target: &str) -> Result<()> {
+        on_pool!(self, pool => {
+            sqlx::query("DELETE FROM upstream_sent WHERE target = $1").bind(target).execute(pool).await?;
+        });
+        Ok(())
+    }
+
     /// The games of a round's changes after `after`, in change order: (seq, game), at most
     /// `limit`.
     pub async fn change_games_since(
@@ -405,38 +501,32 @@ impl Store {
             }
             out.reply.last_batch = b.batch;
             for t in &b.tournaments {
-                let local_t = match mapped!(tx, &b.origin, "tournament", t.id) {
-                    Some((id, _)) => {
-                        let stored: Option<TournamentRow> = sqlx::query_as(
-                            "SELECT name, site, start_date, end_date, time_control, delay_secs FROM tournaments WHERE id = $1")
-                            .bind(id).fetch_optional(&mut *tx).await?;
-                        let want = (t.name.clone(), t.site.clone(), t.start_date.clone(), t.end_date.clone(), t.time_control.clone(), i64::from(t.delay_secs));
-                        if stored.as_ref() != Some(&want) {
-                            sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6 WHERE id = $7")
-                                .bind(&t.name).bind(&t.site).bind(&t.start_date).bind(&t.end_date).bind(&t.time_control)
-                                .bind(i64::from(t.delay_secs)).bind(id).execute(&mut *tx).await?;
-                            out.meta_changed = true;
-                        }
-                        id
-                    }
-                    None => {
-                        let (id,): (i64,) = sqlx::query_as(
-                            "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id")
-                            .bind(&t.name).bind(&t.site).bind(&t.start_date).bind(&t.end_date).bind(&t.time_control)
-                            .bind(i64::from(t.delay_secs)).bind(now).fetch_one(&mut *tx).await?;
-                        map_id!(tx, &b.origin, "tournament", t.id, id);
-                        out.meta_changed = true;
-                        id
-                    }
-                };
+                let local_t = tournament_of!(tx, b, t, out);
                 out.ids.insert(("tournament", t.id), local_t);
+                // Another venue fills this tournament too (several halls, one event): its
+                // settings are the event's, so a venue only fills in what is missing and
+                // never lowers a delay; a venue of its own tournament is followed as before.
+                let shared_t = shared!(tx, &b.origin, "tournament", local_t);
+                let stored: Option<TournamentRow> = sqlx::query_as(
+                    "SELECT name, site, start_date, end_date, time_control, delay_secs FROM tournaments WHERE id = $1")
+                    .bind(local_t).fetch_optional(&mut *tx).await?;
+                let mut want = (t.name.clone(), t.site.clone(), t.start_date.clone(), t.end_date.clone(), t.time_control.clone(), i64::from(t.delay_secs));
+                if shared_t && let Some(s) = &stored {
+                    want = (s.0.clone(), s.1.clone().or(want.1), s.2.clone().or(want.2), s.3.clone().or(want.3), s.4.clone().or(want.4), s.5.max(want.5));
+                }
+                if stored.as_ref() != Some(&want) {
+                    sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6 WHERE id = $7")
+                        .bind(&want.0).bind(&want.1).bind(&want.2).bind(&want.3).bind(&want.4)
+                        .bind(want.5).bind(local_t).execute(&mut *tx).await?;
+                    out.meta_changed = true;
+                }
                 for r in &t.rounds {
                     let delay = r.delay_secs.map(i64::from);
                     let local_r = match mapped!(tx, &b.origin, "round", r.id) {
                         Some((id, _)) => id,
                         None => {
-                            // A round an arbiter here made already (pairings loaded ahead) is taken.
+                            // A round an arbiter here made already (pairings loaded ahead), or
+                            // another hall of the event pushed, is taken: rounds match by number.
                             let there: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
                                 .bind(local_t).bind(&r.number).fetch_optional(&mut *tx).await?;
                             let id = match there {
@@ -456,10 +546,16 @@ impl Store {
                     let stored: Option<(String, Option<String>, Option<i64>, i64)> = sqlx::query_as(
                         "SELECT number, date, delay_secs, final FROM rounds WHERE id = $1")
                         .bind(local_r).fetch_optional(&mut *tx).await?;
-                    let want = (r.number.clone(), r.date.clone(), delay, i64::from(r.is_final));
+                    let mut want = (r.number.clone(), r.date.clone(), delay, i64::from(r.is_final));
+                    // A round several halls fill keeps its number (they matched by it), is
+                    // made final by an arbiter here, not by whichever hall finished first.
+                    if shared!(tx, &b.origin, "round", local_r) && let Some(s) = &stored {
+                        let delay = match (s.2, want.2) { (Some(a), Some(b)) => Some(a.max(b)), (a, b) => a.or(b) };
+                        want = (s.0.clone(), s.1.clone().or(want.1), delay, s.3);
+                    }
                     if stored.as_ref() != Some(&want) {
                         sqlx::query("UPDATE rounds SET number = $1, date = $2, delay_secs = $3, final = $4 WHERE id = $5")
-                            .bind(&r.number).bind(&r.date).bind(delay).bind(i64::from(r.is_final)).bind(local_r)
+                            .bind(&want.0).bind(&want.1).bind(want.2).bind(want.3).bind(local_r)
                             .execute(&mut *tx).await?;
                         out.meta_changed = true;
                     }
@@ -480,7 +576,27 @@ impl Store {
                             .bind(round).bind(board).execute(&mut *tx).await?;
                         let (id,): (i64,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
                             .bind(round).bind(board).fetch_one(&mut *tx).await?;
+                        // A game made here (pairings loaded ahead) is taken; one another hall
+                        // fills is that hall's: this one's is held back, never written over it.
+                        let holder: Option<(String,)> = sqlx::query_as(
+                            "SELECT s.name FROM mirror_ids m JOIN mirror_sources s ON s.origin = m.origin
+                             WHERE m.kind = 'game' AND m.local_id = $1 AND m.origin <> $2 LIMIT 1")
+                            .bind(id).bind(&b.origin).fetch_optional(&mut *tx).await?;
+                        if let Some((holder,)) = holder {
+                            let round_no = b.tournaments.iter().flat_map(|t| &t.rounds).find(|r| r.id == g.round_id).map(|r| r.number.clone()).unwrap_or_default();
+                            let message = halls::clash_message(g.pairing.board_no, &round_no, &holder);
+                            let held = serde_json::to_string(g).unwrap_or_default();
+                            sqlx::query(
+                                "INSERT INTO mirror_clashes (origin, remote_id, round_id, board_no, held, message, at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                                 ON CONFLICT (origin, remote_id) DO UPDATE SET round_id = excluded.round_id, board_no = excluded.board_no, held = excluded.held, message = excluded.message")
+                                .bind(&b.origin).bind(g.id).bind(round).bind(board).bind(&held).bind(&message).bind(now)
+                                .execute(&mut *tx).await?;
+                            continue;
+                        }
                         map_id!(tx, &b.origin, "game", g.id, id);
+                        // A clash the venue settled itself (the game came on a free board).
+                        sqlx::query("DELETE FROM mirror_clashes WHERE origin = $1 AND remote_id = $2")
+                            .bind(&b.origin).bind(g.id).execute(&mut *tx).await?;
                         (id, None)
                     }
                 };
@@ -508,8 +624,9 @@ impl Store {
                  WHERE m.origin = $1 AND m.kind = 'game' AND m.conflict IS NOT NULL ORDER BY m.local_id")
                 .bind(&b.origin).fetch_all(&mut *tx).await?;
             out.reply.conflicts = held.into_iter().map(|(game_id, cloud_game_id, board, message)| PushConflict {
-                game_id, cloud_game_id, board_no: u32::try_from(board).unwrap_or(0), message,
+                game_id, cloud_game_id, board_no: u32::try_from(board).unwrap_or(0), message, clash: false,
             }).collect();
+            out.reply.conflicts.extend(halls::clashes_in!(&mut *tx, Some(&b.origin)).into_iter().map(|(_, c)| c));
             notify!(self, tx, touched);
             if out.meta_changed && matches!(self, Store::Postgres(_)) {
                 sqlx::query("SELECT pg_notify($1, '')").bind(ROUNDS_CHANNEL).execute(&mut *tx).await?;
@@ -558,8 +675,10 @@ impl Store {
         })
     }
 
-    /// Every venue that pushed here, with the games held back from it.
+    /// Every venue that pushed here: its link as last heard, the games it fills, and the
+    /// games held back from it (changed here by an arbiter, or clashing with another hall's).
     pub async fn mirror_sources(&self) -> Result<Vec<MirrorSource>> {
+        let now = now_ms();
         on_pool!(self, pool => {
             let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
                 "SELECT origin, name, batch, applied_at FROM mirror_sources ORDER BY applied_at DESC")
@@ -568,11 +687,17 @@ impl Store {
                 "SELECT m.origin, m.remote_id, m.local_id, g.board_no, m.conflict FROM mirror_ids m JOIN games g ON g.id = m.local_id
                  WHERE m.kind = 'game' AND m.conflict IS NOT NULL ORDER BY m.local_id")
                 .fetch_all(pool).await?;
+            let clashes = halls::clashes_in!(pool, None);
+            let games: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT origin, local_id FROM mirror_ids WHERE kind = 'game' ORDER BY local_id")
+                .fetch_all(pool).await?;
             Ok(rows.into_iter().map(|(origin, name, batch, applied_at_ms)| {
                 let conflicts = held.iter().filter(|h| h.0 == origin).map(|h| PushConflict {
-                    game_id: h.1, cloud_game_id: h.2, board_no: u32::try_from(h.3).unwrap_or(0), message: h.4.clone(),
-                }).collect();
-                MirrorSource { origin, name, batch, applied_at_ms, conflicts }
+                    game_id: h.1, cloud_game_id: h.2, board_no: u32::try_from(h.3).unwrap_or(0), message: h.4.clone(), clash: false,
+                }).chain(clashes.iter().filter(|c| c.0 == origin).map(|c| c.1.clone())).collect();
+                let games = games.iter().filter(|g| g.0 == origin).map(|g| g.1).collect();
+                let link = if now - applied_at_ms <= halls::LINK_SILENT_MS { "up" } else { "silent" };
+                MirrorSource { origin, name, batch, applied_at_ms, link, games, conflicts }
             }).collect())
         })
     }

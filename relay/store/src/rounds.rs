@@ -43,6 +43,8 @@ pub struct TournamentPatch {
     pub public_incidents: Option<bool>,
     /// The origins whose pages may frame the tournament's embedded boards.
     pub embed_origins: Option<Vec<String>>,
+    /// The event key (see [`TournamentInfo::event_key`]); `Some(None)` takes it away.
+    pub event_key: Option<Option<String>>,
 }
 
 /// Fields of a round an arbiter may change; `None` leaves a field as it is.
@@ -121,9 +123,10 @@ impl Store {
             rounds_planned: Option<i64>,
             public_incidents: i64,
             embed_origins: Option<String>,
+            event_key: Option<String>,
         }
         let (ts, rounds): (Vec<Row>, Vec<RoundRow>) = on_pool!(self, pool => {
-            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents, embed_origins FROM tournaments ORDER BY id")
+            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents, embed_origins, event_key FROM tournaments ORDER BY id")
                 .fetch_all(pool).await?;
             let rs = sqlx::query_as(select_rounds!("ORDER BY tournament_id, id"))
                 .fetch_all(pool).await?;
@@ -156,6 +159,7 @@ impl Store {
                     .embed_origins
                     .map(|a| a.lines().map(str::to_string).collect())
                     .unwrap_or_default(),
+                event_key: t.event_key,
             })
             .collect())
     }
@@ -232,9 +236,19 @@ impl Store {
         let public = i64::from(p.public_incidents.unwrap_or(t.public_incidents));
         let origins = p.embed_origins.clone().unwrap_or(t.embed_origins);
         let origins = (!origins.is_empty()).then(|| origins.join("\n"));
-        on_pool!(self, pool => { sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6, public_incidents = $7, embed_origins = $8 WHERE id = $9")
-            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(public).bind(origins).bind(id).execute(pool).await?; });
-        self.notify_rounds_edited().await
+        let key = p.event_key.clone().unwrap_or(t.event_key);
+        let done = on_pool!(self, pool => sqlx::query("UPDATE tournaments SET name = $1, site = $2, start_date = $3, end_date = $4, time_control = $5, delay_secs = $6, public_incidents = $7, embed_origins = $8, event_key = $9 WHERE id = $10")
+            .bind(name).bind(site).bind(start).bind(end).bind(tc).bind(delay).bind(public).bind(origins).bind(&key).bind(id).execute(pool).await.map(|_| ()));
+        match done {
+            Ok(()) => self.notify_rounds_edited().await,
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                Err(StoreError::Conflict(format!(
+                    "another tournament has the event key {}",
+                    key.unwrap_or_default()
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Changes a round's number, date, own delay and/or whether it is final.
@@ -320,8 +334,9 @@ impl Store {
     }
 
     /// The lowest board number of a round with no e-board: a paired board still waiting for
-    /// one, else one past the highest board number.
-    pub async fn free_board_no(&self, round: i64) -> Result<u32> {
+    /// one, else one past the highest board number, and never below `first` (a hall of a
+    /// several-hall event numbers its boards from its own first board, `--first-board`).
+    pub async fn free_board_no(&self, round: i64, first: u32) -> Result<u32> {
         let paired: Vec<(i64,)> = on_pool!(self, pool => sqlx::query_as(
             "SELECT board_no FROM games WHERE round_id = $1 AND board_no NOT IN (SELECT board_no FROM assignments WHERE round_id = $1) ORDER BY board_no LIMIT 1")
             .bind(round).fetch_all(pool).await?);
@@ -331,7 +346,9 @@ impl Store {
         let (max,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
             "SELECT MAX(b) FROM (SELECT board_no AS b FROM games WHERE round_id = $1 UNION SELECT board_no AS b FROM assignments WHERE round_id = $1) AS x")
             .bind(round).fetch_one(pool).await?);
-        Ok(u32::try_from(max.unwrap_or(0) + 1).unwrap_or(1))
+        Ok(u32::try_from(max.unwrap_or(0) + 1)
+            .unwrap_or(1)
+            .max(first.max(1)))
     }
 
     /// Assigns an e-board to a board number of a round (taking it off any other board of that

@@ -398,6 +398,13 @@ impl Store {
                 }
             };
             report.tournament_id = id;
+            // Every hall importing the same file names the same event (several halls
+            // pushing one event to a cloud relay); a key set already is the arbiter's.
+            if let Some(key) = crate::push::halls::event_key_from(&t.name, t.start_date.as_deref()) {
+                sqlx::query("UPDATE tournaments SET event_key = $1 WHERE id = $2 AND event_key IS NULL
+                             AND NOT EXISTS (SELECT 1 FROM tournaments WHERE event_key = $1)")
+                    .bind(&key).bind(id).execute(&mut *tx).await?;
+            }
             for p in &trf.players {
                 sqlx::query("INSERT INTO players (tournament_id, start_rank, name, sex, title, rating, federation, fide_id, birth, team)
                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

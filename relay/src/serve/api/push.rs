@@ -1,6 +1,7 @@
 //! The cloud side of pushing: `POST /api/push` takes a venue relay's batch (see
 //! `relay_store::PushBatch` and `serve::push::cloud`), and an arbiter here settles a conflict
-//! by taking the venue's version (`POST /api/games/{id}/take-venue`).
+//! by taking the venue's version (`POST /api/games/{id}/take-venue`), or a clash of two halls
+//! over one board by placing the held game on a free board (`POST /api/push/settle`).
 //!
 //! A batch is checked whole before anything is stored (the token, the JSON, every move
 //! legal from its game's start), then applied in one transaction. Its changes reach this
@@ -17,9 +18,9 @@ use crate::serve::publish::Publisher;
 use crate::serve::views::EboardView;
 use axum::Json;
 use axum::extract::State;
-use relay_store::{Applied, PushBatch, PushReply, Store, StoreError, StoredGame, now_ms};
+use relay_store::{Applied, PushBatch, PushReply, Settled, Store, StoreError, StoredGame, now_ms};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -181,4 +182,35 @@ pub async fn take_venue(
         moves: g.moves.len(),
         result: g.result,
     }))
+}
+
+/// Where to place a venue's game that clashed with another hall's over a board.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettleBody {
+    /// The venue (its `origin` in `/health`'s `pushed_from`).
+    origin: String,
+    /// The venue's id of the game (the conflict's `game_id`).
+    game_id: i64,
+    /// A free board of the round here (1 to 99999).
+    board_no: u32,
+}
+
+pub async fn settle_clash(
+    _: Admin,
+    State(store): State<Store>,
+    State(publisher): State<Publisher>,
+    JsonBody(b, _): JsonBody<SettleBody>,
+) -> Result<Json<Settled>, ApiError> {
+    if !(1..=99_999).contains(&b.board_no) {
+        return Err(ApiError::bad("board_no must be between 1 and 99999"));
+    }
+    let settled = store.settle_clash(&b.origin, b.game_id, b.board_no).await?;
+    for (round, _) in &settled.rounds {
+        publisher.order().want(*round);
+    }
+    // A new game in the round: its pairings' readers (round lists, the round PGN) hear it.
+    publisher.rounds_edited_elsewhere().await;
+    tracing::info!(origin = %b.origin, venue_game = b.game_id, board = b.board_no, game = settled.game_id, "a clash between halls settled");
+    Ok(Json(settled))
 }

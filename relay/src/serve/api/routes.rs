@@ -18,7 +18,7 @@ use super::pairings::{PairingsBody, PairingsSet, put_pairings};
 use super::pgn::{
     ExportQuery, export_game, export_round, export_tournament, game_pgn, round_pgn, tournament_pgn,
 };
-use super::push::{TookVenue, accept_push, take_venue};
+use super::push::{SettleBody, TookVenue, accept_push, settle_clash, take_venue};
 use super::record::{IllegalMoveView, Record};
 use super::rounds::{
     Changes, RoundBody, Since, create_round, edit_round, get_round, round_changes,
@@ -368,6 +368,11 @@ pub fn routes() -> Vec<Route> {
             "A game an arbiter here changed after the venue's last push: take the venue's version held back, and follow the venue again",
             json::<TookVenue>())
         .admin(),
+        route!(post, "/api/push/settle", settle_clash,
+            "Two halls' games came for one board of a round (several halls, one event): place the held-back one (its venue's origin and game id, from /health's pushed_from conflicts) on a free board here; it follows its venue there from now on",
+            json::<relay_store::Settled>())
+        .admin()
+        .takes(body::<SettleBody>()),
         route!(post, "/api/eval/next", next_position,
             "An evaluation worker asks for a position (the Bearer token is this relay's --eval-token): 200 with the position and how long to think, or 204 when none came within ?wait_secs (default 20, at most 60); the position is the worker's for its lease, then goes to another",
             json::<EvalTask>())

@@ -35,6 +35,10 @@ pub struct TournamentBody {
     /// tournament's embedded boards (`/embed/game.html`, `/embed/round.html`) in a frame; at
     /// most 20. `[]` allows only this relay's own pages.
     embed_origins: Option<Vec<String>>,
+    /// The event's name across relays (letters, digits, `-`, `_`, `.`; at most 64): venue
+    /// relays pushing tournaments with the same key to one cloud relay fill one tournament
+    /// there. `null` takes it away; unique on this relay.
+    event_key: Option<Option<String>>,
 }
 
 /// What was made.
@@ -71,6 +75,18 @@ pub async fn create_tournament(
     check_time_control(tc.as_deref())?;
     let start_date = check_date("start_date", b.start_date)?.flatten();
     let end_date = check_date("end_date", b.end_date)?.flatten();
+    let event_key = check_event_key(b.event_key)?.flatten();
+    if let Some(k) = &event_key
+        && store
+            .tournaments()
+            .await?
+            .iter()
+            .any(|t| t.event_key.as_ref() == Some(k))
+    {
+        return Err(ApiError::Conflict(format!(
+            "another tournament has the event key {k}"
+        )));
+    }
     let id = store
         .create_tournament(&NewTournament {
             name,
@@ -81,6 +97,13 @@ pub async fn create_tournament(
             delay_secs: b.delay_secs.unwrap_or(0),
         })
         .await?;
+    if event_key.is_some() {
+        let key = TournamentPatch {
+            event_key: Some(event_key),
+            ..Default::default()
+        };
+        store.update_tournament(id, &key).await?;
+    }
     store
         .audit(
             "arbiter",
@@ -126,6 +149,20 @@ fn check_origins(origins: Option<Vec<String>>) -> Result<Option<Vec<String>>, Ap
     Ok(Some(origins))
 }
 
+/// An event key as given: checked, and blank taken as none.
+fn check_event_key(key: Option<Option<String>>) -> Result<Option<Option<String>>, ApiError> {
+    match key {
+        Some(Some(k)) if k.trim().is_empty() => Ok(Some(None)),
+        Some(Some(k)) => {
+            let k = k.trim().to_string();
+            relay_store::check_event_key(&k)
+                .map_err(|e| ApiError::bad(format!("event_key: {e}")))?;
+            Ok(Some(Some(k)))
+        }
+        other => Ok(other),
+    }
+}
+
 pub async fn edit_tournament(
     _: Admin,
     State(store): State<Store>,
@@ -148,6 +185,7 @@ pub async fn edit_tournament(
         delay_secs: b.delay_secs,
         public_incidents: b.public_incidents,
         embed_origins: check_origins(b.embed_origins)?,
+        event_key: check_event_key(b.event_key)?,
     };
     store.update_tournament(id, &patch).await?;
     let t = store.tournament(id).await?;

@@ -838,6 +838,7 @@ mod tests {
             Carry::default(),
             Default::default(),
             Default::default(),
+            1,
         );
         (core, round.id, games)
     }

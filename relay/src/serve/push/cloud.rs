@@ -472,6 +472,20 @@ impl Target for Cloud {
             self.pass = None;
             return Ok(Verdict::Retry);
         }
+        if reply.resend {
+            // Our tournament joined an event the cloud held under another tournament (its
+            // event key was set after the first pushes): the cloud forgot our games there,
+            // so every game goes again.
+            tracing::info!(to = %self.target.url, "the cloud asks for every game again (the tournament joined an event there)");
+            if let Err(e) = self.store().upstream_forget(&self.target.url).await {
+                return Err(store_failed(e, Wait::For(STORE_WAIT)));
+            }
+            self.sent = Some(HashMap::new());
+            self.unnoted = false;
+            self.meta_sent = None;
+            self.pass = None;
+            return Ok(Verdict::Retry);
+        }
         for c in &reply.conflicts {
             if !self.conflicts.contains_key(&c.game_id) {
                 tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");

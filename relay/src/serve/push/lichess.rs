@@ -223,6 +223,7 @@ impl Lichess {
                             cloud_game_id: 0,
                             board_no: e.board_no,
                             message: format!("Lichess refused board {}: {err}", e.board_no),
+                            clash: false,
                         },
                     );
                 }

@@ -35,7 +35,7 @@ impl Writer {
             .find(|(_, s)| s == serial)
         {
             Some((b, _)) => b,
-            None => store.free_board_no(round).await?,
+            None => store.free_board_no(round, self.first_board).await?,
         };
         let (game, seq) = store.assign(round, board_no, serial, Some(port)).await?;
         self.committed(round, seq);
@@ -111,7 +111,7 @@ impl Writer {
         let board_no = match taken.iter().find(|(_, s)| *s == snap.serial) {
             Some((b, _)) => *b,
             None if !taken.iter().any(|(b, _)| *b == slot.board_no) => slot.board_no,
-            None => store.free_board_no(next.id).await?,
+            None => store.free_board_no(next.id, self.first_board).await?,
         };
         let (game, seq) = store
             .assign(next.id, board_no, &snap.serial, Some(&snap.port))

@@ -49,6 +49,8 @@ pub struct Writer {
     /// Boards whose recorder is taking another relay's edit of their game: what the hall
     /// sends before it has (built on the game as it was) is not stored.
     pub(super) adopting: HashSet<String>,
+    /// The lowest board number a board is placed on by itself (`--first-board`).
+    pub(super) first_board: u32,
 }
 
 pub(super) fn transient(e: &StoreError) -> bool {
@@ -76,11 +78,19 @@ impl Writer {
             in_hand: 0,
             bundled: HashMap::new(),
             adopting: Default::default(),
+            first_board: 1,
         };
         for (serial, slot) in slots {
             w.bind(&serial, slot);
         }
         w
+    }
+
+    /// Boards this writer places by itself get numbers from `n` on (a hall of a
+    /// several-hall event).
+    pub fn first_board(mut self, n: u32) -> Writer {
+        self.first_board = n.max(1);
+        self
     }
 
     pub(super) fn bind(&mut self, serial: &str, slot: Slot) {
