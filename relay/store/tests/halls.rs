@@ -1,0 +1,344 @@
+//! Several halls, one event, as the cloud's store sees it: venues pushing tournaments with one
+//! event key fill one tournament (rounds by number, each hall on its own boards); a board two
+//! halls claim is held back as a clash, reported to that venue and in `mirror_sources`, until
+//! it is placed on a free board; a venue that names its event after its first pushes moves
+//! into the event and is asked to send everything again. Against SQLite, and the real
+//! PostgreSQL when `RELAY_TEST_POSTGRES` is set.
+
+use relay_store::{PushBatch, PushReply, Store, StoreError};
+use serde_json::{Value, json};
+
+fn tournament(id: i64, key: Option<&str>, name: &str, delay: u32, rounds: &[(i64, &str)]) -> Value {
+    json!({
+        "id": id, "name": name, "site": null, "start_date": "2026-11-28", "end_date": null,
+        "time_control": null, "delay_secs": delay, "event_key": key,
+        "rounds": rounds.iter().map(|(rid, number)| json!({
+            "id": rid, "tournament_id": id, "number": number, "date": "2026-11-28",
+            "delay_secs": null, "final": false, "seq": 0, "auto": true,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn game(id: i64, round: i64, board: u32, white: &str, moves: &[(&str, &str)]) -> Value {
+    json!({
+        "id": id, "round_id": round,
+        "pairing": {"board_no": board,
+            "white": {"name": white, "title": null, "rating": null, "fide_id": null, "federation": null},
+            "black": {"name": format!("{white}'s opponent"), "title": null, "rating": null, "fide_id": null, "federation": null}},
+        "result": "*", "termination": null, "status": "live", "start_fen": null, "chess960": false,
+        "orientation": null, "result_at_ms": null, "edits": 0,
+        "moves": moves.iter().enumerate().map(|(i, (uci, san))| json!({
+            "ply": i + 1, "san": san, "uci": uci, "clk_ms": 5_400_000 - 1000 * i as u64, "emt_ms": 1000,
+            "accepted_at_ms": 1000 * i as i64, "fen_after": "",
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn batch(origin: &str, n: i64, tournaments: Vec<Value>, games: Vec<Value>) -> PushBatch {
+    serde_json::from_value(json!({
+        "origin": origin, "name": origin, "batch": n, "tournaments": tournaments, "games": games,
+    }))
+    .expect("batch")
+}
+
+const E4: &[(&str, &str)] = &[("e2e4", "e4")];
+const E4E5: &[(&str, &str)] = &[("e2e4", "e4"), ("e7e5", "e5")];
+
+async fn push(store: &Store, b: &PushBatch) -> PushReply {
+    store.apply_push(b).await.expect("applied").reply
+}
+
+/// (board, white, plies) of every game of the store's only round numbered `number`.
+async fn boards(store: &Store, round: i64) -> Vec<(u32, String, usize)> {
+    let mut out: Vec<_> = store
+        .round_games(round)
+        .await
+        .expect("games")
+        .into_iter()
+        .map(|g| {
+            (
+                g.pairing.board_no,
+                g.pairing.white.name.unwrap_or_default(),
+                g.moves.len(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+async fn halls(store: &Store) {
+    // Hall A (boards 1-2) and hall B (boards 101-102) push one event.
+    let a = |n, games| {
+        batch(
+            "hall-a",
+            n,
+            vec![tournament(
+                7,
+                Some("olympiad-2026"),
+                "Olympiad",
+                0,
+                &[(70, "1")],
+            )],
+            games,
+        )
+    };
+    let b = |n, games| {
+        batch(
+            "hall-b",
+            n,
+            vec![tournament(
+                3,
+                Some("olympiad-2026"),
+                "Olympiad (hall B)",
+                900,
+                &[(30, "1")],
+            )],
+            games,
+        )
+    };
+    let r = push(
+        store,
+        &a(
+            1,
+            vec![
+                game(71, 70, 1, "Anand", E4),
+                game(72, 70, 2, "Carlsen", &[]),
+            ],
+        ),
+    )
+    .await;
+    assert!(r.conflicts.is_empty() && !r.resend, "{r:?}");
+    let r = push(
+        store,
+        &b(
+            1,
+            vec![game(31, 30, 101, "Hou", E4E5), game(32, 30, 102, "Ju", E4)],
+        ),
+    )
+    .await;
+    assert!(r.conflicts.is_empty() && !r.resend, "{r:?}");
+    let ts = store.tournaments().await.expect("tournaments");
+    assert_eq!(ts.len(), 1, "one tournament for the event: {ts:?}");
+    let t = &ts[0];
+    assert_eq!(t.event_key.as_deref(), Some("olympiad-2026"));
+    // The first hall named it; the second only raised the delay (never lowered by a hall).
+    assert_eq!((t.name.as_str(), t.delay_secs), ("Olympiad", 900));
+    assert_eq!(t.rounds.len(), 1);
+    let round = t.rounds[0].id;
+    assert_eq!(
+        boards(store, round).await,
+        vec![
+            (1, "Anand".into(), 1),
+            (2, "Carlsen".into(), 0),
+            (101, "Hou".into(), 2),
+            (102, "Ju".into(), 1)
+        ]
+    );
+
+    // Each hall's later moves go to its own boards only.
+    push(store, &a(2, vec![game(71, 70, 1, "Anand", E4E5)])).await;
+    push(store, &b(2, vec![game(32, 30, 102, "Ju", E4E5)])).await;
+    assert_eq!(
+        boards(store, round).await,
+        vec![
+            (1, "Anand".into(), 2),
+            (2, "Carlsen".into(), 0),
+            (101, "Hou".into(), 2),
+            (102, "Ju".into(), 2)
+        ]
+    );
+
+    // Hall B places a game on board 1, which hall A's game holds: held back, not written.
+    let r = push(store, &b(3, vec![game(33, 30, 1, "Yifan", E4)])).await;
+    assert_eq!(r.conflicts.len(), 1, "{r:?}");
+    let c = &r.conflicts[0];
+    assert!(c.clash && c.game_id == 33 && c.board_no == 1, "{c:?}");
+    assert!(c.message.contains("hall-a"), "{}", c.message);
+    let anand = store
+        .round_games(round)
+        .await
+        .expect("games")
+        .into_iter()
+        .find(|g| g.pairing.board_no == 1)
+        .expect("board 1");
+    assert_eq!(c.cloud_game_id, anand.id);
+    assert_eq!(anand.pairing.white.name.as_deref(), Some("Anand"));
+    assert_eq!(anand.moves.len(), 2, "hall A's game is untouched");
+    // Both sides of the cloud see it: the venue's reply above, and the sources list here.
+    let sources = store.mirror_sources().await.expect("sources");
+    let hall_b = sources
+        .iter()
+        .find(|s| s.origin == "hall-b")
+        .expect("hall B");
+    assert_eq!(hall_b.conflicts, r.conflicts);
+    assert_eq!(hall_b.link, "up");
+    let hall_a = sources
+        .iter()
+        .find(|s| s.origin == "hall-a")
+        .expect("hall A");
+    assert!(hall_a.conflicts.is_empty());
+    assert_eq!(hall_a.games.len(), 2);
+    assert_eq!(
+        hall_b.games.len(),
+        2,
+        "the held game is not hall B's here yet"
+    );
+    // Its next version is held too (newest kept), and still reported.
+    let r = push(store, &b(4, vec![game(33, 30, 1, "Yifan", E4E5)])).await;
+    assert_eq!(r.conflicts.len(), 1);
+
+    // Settling: a taken board is refused, a free one takes the held game, which then
+    // follows its venue there.
+    match store.settle_clash("hall-b", 33, 2).await {
+        Err(StoreError::Conflict(m)) => assert!(m.contains("board 2"), "{m}"),
+        other => panic!("board 2 is taken: {other:?}"),
+    }
+    let settled = store
+        .settle_clash("hall-b", 33, 103)
+        .await
+        .expect("settled");
+    assert_eq!((settled.round_id, settled.board_no), (round, 103));
+    assert!(
+        !settled.rounds.is_empty(),
+        "the placed game's moves are changes of the round"
+    );
+    let r = push(
+        store,
+        &b(
+            5,
+            vec![game(
+                33,
+                30,
+                1,
+                "Yifan",
+                &[("e2e4", "e4"), ("e7e5", "e5"), ("g1f3", "Nf3")],
+            )],
+        ),
+    )
+    .await;
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    assert!(matches!(
+        store.settle_clash("hall-b", 33, 104).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(
+        boards(store, round).await,
+        vec![
+            (1, "Anand".into(), 2),
+            (2, "Carlsen".into(), 0),
+            (101, "Hou".into(), 2),
+            (102, "Ju".into(), 2),
+            (103, "Yifan".into(), 3)
+        ]
+    );
+
+    // A hall that pushed without a key first has a tournament of its own here; once it names
+    // the event, it moves in, and is asked to send everything again.
+    let c = |n, key, games| {
+        batch(
+            "hall-c",
+            n,
+            vec![tournament(5, key, "Side hall", 0, &[(50, "1")])],
+            games,
+        )
+    };
+    let r = push(store, &c(1, None, vec![game(51, 50, 201, "Giri", E4)])).await;
+    assert!(!r.resend);
+    assert_eq!(store.tournaments().await.expect("tournaments").len(), 2);
+    let r = push(store, &c(2, Some("olympiad-2026"), vec![])).await;
+    assert!(r.resend, "{r:?}");
+    let r = push(
+        store,
+        &c(
+            3,
+            Some("olympiad-2026"),
+            vec![game(51, 50, 201, "Giri", E4E5)],
+        ),
+    )
+    .await;
+    assert!(!r.resend && r.conflicts.is_empty(), "{r:?}");
+    assert!(
+        boards(store, round)
+            .await
+            .contains(&(201, "Giri".into(), 2))
+    );
+
+    // A venue alone in its keyless tournament that takes a key names its tournament here.
+    let d = |n, key| {
+        batch(
+            "hall-d",
+            n,
+            vec![tournament(9, key, "Blitz", 0, &[(90, "1")])],
+            vec![game(91, 90, 1, "Nepo", E4)],
+        )
+    };
+    push(store, &d(1, None)).await;
+    let r = push(store, &d(2, Some("blitz-2026"))).await;
+    assert!(!r.resend);
+    let ts = store.tournaments().await.expect("tournaments");
+    let blitz = ts.iter().find(|t| t.name == "Blitz").expect("blitz");
+    assert_eq!(blitz.event_key.as_deref(), Some("blitz-2026"));
+
+    // A key is unique here.
+    let patch = relay_store::TournamentPatch {
+        event_key: Some(Some("olympiad-2026".into())),
+        ..Default::default()
+    };
+    assert!(matches!(
+        store.update_tournament(blitz.id, &patch).await,
+        Err(StoreError::Conflict(_))
+    ));
+}
+
+#[tokio::test]
+async fn halls_on_sqlite() {
+    let dir = boards::testdata::temp_dir("store-halls");
+    let store = Store::open(&format!("sqlite://{}/relay.db", dir.display()))
+        .await
+        .expect("open");
+    halls(&store).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn halls_on_postgres() {
+    let Ok(base) = std::env::var("RELAY_TEST_POSTGRES") else {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
+        }
+        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+        return;
+    };
+    let name = format!("relay_halls_{}", std::process::id());
+    let admin = Store::open(&base)
+        .await
+        .expect("connect to RELAY_TEST_POSTGRES");
+    let Store::Postgres(pool) = &admin else {
+        panic!("RELAY_TEST_POSTGRES must be a postgres:// URL")
+    };
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .expect("database");
+    }
+    let url = match base.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{name}"),
+        None => panic!("RELAY_TEST_POSTGRES has no database part"),
+    };
+    let store = Store::open(&url).await.expect("open postgres");
+    halls(&store).await;
+    if let Store::Postgres(p) = store {
+        p.close().await;
+    }
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name}"
+    )))
+    .execute(pool)
+    .await
+    .expect("drop");
+}
