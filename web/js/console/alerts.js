@@ -64,7 +64,7 @@ export function problemsOf(board) {
 
 const known = new Map(); // serial → Set of problem keys already alerted
 // Not yet acknowledged: an e-board's {serial, boardNo, key, at, resolved}, or a push
-// conflict's {conflict (its key), text, takeId, boardNo, at, resolved}.
+// conflict's {conflict (its key), text, takeId or settle, boardNo, at, resolved}.
 let alerts = [];
 let knownConflicts = new Set(); // keys of the conflicts already alerted
 
@@ -100,8 +100,11 @@ export function noteProblems(board) {
 }
 
 /**
- * Compares the push conflicts with those already alerted and raises the new ones.
- * @param {{ key: string, text: string, takeId?: number, boardNo?: number }[]} current
+ * Compares the push conflicts with those already alerted and raises the new ones. A
+ * conflict settled here has `takeId` (the game whose venue version can be taken) or
+ * `settle` (a clash: the venue's game to place on a free board).
+ * @param {{ key: string, text: string, takeId?: number, boardNo?: number,
+ *   settle?: { origin: string, gameId: number, boardNo: number } }[]} current
  */
 export function noteConflicts(current) {
   const keys = new Set(current.map((c) => c.key));
@@ -115,13 +118,33 @@ export function noteConflicts(current) {
   const fresh = current.filter((c) => !knownConflicts.has(c.key));
   knownConflicts = keys;
   for (const c of fresh) {
-    alerts.push({ conflict: c.key, text: c.text, takeId: c.takeId, boardNo: c.boardNo, at: Date.now(), resolved: false });
+    alerts.push({
+      conflict: c.key, text: c.text, takeId: c.takeId, settle: c.settle, boardNo: c.boardNo, at: Date.now(), resolved: false,
+    });
   }
   if (fresh.length) beep();
   if (fresh.length || resolved) renderAlerts();
 }
 
 // ---- the banner -------------------------------------------------------------------
+
+/**
+ * The form that places a venue's game that came for a board another hall's game holds (a
+ * clash) on a free board (push.js sends it).
+ * @param {string} origin the venue's origin
+ * @param {number} gameId the venue's id of the game
+ * @param {number} boardNo the board it came for
+ */
+export function settleForm(origin, gameId, boardNo) {
+  return el('form', {
+    class: 'settle-form inline-form', 'data-origin': origin, 'data-game-id': gameId, 'data-board': boardNo,
+  },
+  el('input', {
+    type: 'number', class: 'settle-board', min: 1, max: 99999, step: 1, required: true, placeholder: 'board',
+    inputmode: 'numeric', 'aria-label': `A free board for the game that came for board ${boardNo}`,
+  }),
+  el('button', { type: 'submit', class: 'settle-clash', text: 'Place on board' }));
+}
 
 /** The button that settles a conflict of a venue's game (push.js handles its clicks). */
 export function takeVenueButton(gameId, boardNo) {
@@ -134,8 +157,10 @@ export function takeVenueButton(gameId, boardNo) {
 function alertItem(a) {
   const since = a.resolved ? ' (since resolved)' : '';
   if (a.conflict) {
-    return el('li', {}, `${formatTimeOfDay(a.at)}: ${a.text}${since}`,
-      a.takeId && !a.resolved ? takeVenueButton(a.takeId, a.boardNo) : null);
+    let control = null;
+    if (a.settle && !a.resolved) control = settleForm(a.settle.origin, a.settle.gameId, a.settle.boardNo);
+    else if (a.takeId && !a.resolved) control = takeVenueButton(a.takeId, a.boardNo);
+    return el('li', {}, `${formatTimeOfDay(a.at)}: ${a.text}${since}`, control);
   }
   return el('li', {
     text: `${formatTimeOfDay(a.at)}: e-board ${a.serial}${a.boardNo ? ` (board ${a.boardNo})` : ''} ${PROBLEM_TEXT[a.key]}${since}`,

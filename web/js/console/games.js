@@ -1,11 +1,13 @@
-// The games table: a row per game of the round with its players, moves, result and status,
-// and the arbiter's controls (their handlers: game-actions.js). Rows are kept per game and
-// filled in place, so a live update never wipes a ply being typed.
+// The games table: a row per game of the round with its hall (on a cloud relay that venues
+// in several halls push to), players, moves, result and status, and the arbiter's controls
+// (their handlers: game-actions.js). Rows are kept per game and filled in place, so a live
+// update never wipes a ply being typed.
 
-import { el, formatResult, lastMoveLabel, playerText } from '../format.js';
+import { serverNow } from '../api.js';
+import { el, formatDuration, formatResult, lastMoveLabel, playerText } from '../format.js';
 import { REASON_TEXT } from './alerts.js';
 import { $ } from './page.js';
-import { games, gameRows, eboards } from './state.js';
+import { games, gameRows, eboards, venueOf } from './state.js';
 
 /** @typedef {import('../../types/ws-messages').GameView} GameView */
 
@@ -14,11 +16,59 @@ function proposalFor(gameId) {
   return null;
 }
 
+// ---- halls ------------------------------------------------------------------------
+
+/** "hall-b · up", "hall-b · silent 42 s" (since its last request); '' for no venue. */
+function hallText(venue, now) {
+  if (!venue) return '';
+  if (venue.link === 'up') return `${venue.name} · up`;
+  return `${venue.name} · silent ${formatDuration(now - venue.applied_at_ms)}`;
+}
+
+/**
+ * Fills a row's Hall cell from `venueOf`. Written only when it changes: with 700 boards
+ * and /health read every 2 s, most reads change no cell at all.
+ * @param {HTMLTableRowElement} row
+ * @param {number} gameId
+ */
+function fillHall(row, gameId, now = serverNow()) {
+  const cell = /** @type {HTMLTableCellElement} */ (row.querySelector('td.hall'));
+  const venue = venueOf.get(gameId);
+  const text = hallText(venue, now);
+  if (cell.textContent === text) return;
+  cell.textContent = text;
+  if (venue) {
+    cell.dataset.link = venue.link;
+    cell.title = `pushed here by ${venue.name} (origin ${venue.origin})`;
+  } else {
+    delete cell.dataset.link;
+    cell.title = '';
+  }
+}
+
+let hallsShown = false; // whether some row may show a hall
+
+/**
+ * Draws every row's hall after `venueOf` was read again (push.js, from /health). The column
+ * shows only while some venue pushes here: a relay reading its own boards has none, and
+ * its rows are not gone through at all.
+ * @param {boolean} anyVenue
+ */
+export function showHalls(anyVenue) {
+  if (!anyVenue && !hallsShown) return;
+  hallsShown = anyVenue;
+  $('games').classList.toggle('with-halls', anyVenue);
+  const now = serverNow();
+  for (const [id, row] of gameRows) fillHall(row, id, now);
+}
+
+// ---- rows -------------------------------------------------------------------------
+
 /** @param {GameView} game */
 function createGameRow(game) {
   const button = (cls, text, data = {}) => el('button', { type: 'button', class: cls, text, ...data });
   const row = el('tr', { 'data-game-id': game.id },
-    el('td', { class: 'board-no' }), el('td', { class: 'white' }), el('td', { class: 'black' }),
+    el('td', { class: 'board-no' }), el('td', { class: 'hall' }), el('td', { class: 'white' }), el('td', { class: 'black' }),
     el('td', { class: 'plies' }), el('td', { class: 'result' }), el('td', { class: 'status' }),
     el('td', {}, el('div', { class: 'actions' },
       el('span', { class: 'confirm-slot' }),
@@ -50,6 +100,7 @@ export function renderGameRow(game) {
   const cell = (cls) => row.querySelector(`.${cls}`);
   row.dataset.status = game.status;
   cell('board-no').textContent = game.board_no;
+  fillHall(row, game.id);
   cell('white').textContent = playerText(game.white);
   cell('black').textContent = playerText(game.black);
   const plies = game.moves.length;

@@ -1,12 +1,16 @@
 // The push panel, from /health: where this relay pushes to (a cloud relay, Lichess) and how
-// that goes, which venues push here, and the games either side holds back (conflicts), a
-// venue's with a button to take the venue's version.
+// that goes, which venues push here, and the games either side holds back (conflicts): a
+// venue's game changed here has a button to take the venue's version, a venue's game that
+// came for a board another hall's game holds (a clash) a form to place it on a free board.
+// The same read tells the games table which hall each game comes from.
 
 import { ApiError, adminFetch, serverNow } from '../api.js';
 import { el, formatTimeOfDay, formatDuration } from '../format.js';
-import { noteConflicts, takeVenueButton } from './alerts.js';
-import { $, run } from './page.js';
-import { refreshGame } from './round.js';
+import { noteConflicts, settleForm, takeVenueButton } from './alerts.js';
+import { showHalls } from './games.js';
+import { $, run, showError } from './page.js';
+import { refreshGame, refreshRound } from './round.js';
+import { venueOf } from './state.js';
 
 // /health is read every 2 s: it is small, needs no token, and is the only place the push
 // state is told (the round's socket does not carry it).
@@ -42,6 +46,20 @@ function conflictText(c) {
   return c.board_no && !/^board /i.test(message) ? `board ${c.board_no}: ${message}` : message;
 }
 
+/**
+ * A clash in words: the board and its round (as the server's message names it), the hall
+ * whose game holds the board here, and the venue whose game waits. Reads `venueOf`.
+ */
+function clashText(venue, c) {
+  const round = /\bround ([^\s:;,]+)/.exec(c.message || '');
+  const holder = venueOf.get(c.cloud_game_id);
+  let holds = 'no game holds it any more';
+  if (holder) holds = `hall ${holder.name}'s game holds it`;
+  else if (c.cloud_game_id) holds = 'a game of this relay holds it';
+  return `board ${c.board_no}${round ? ` of round ${round[1]}` : ''}: ${holds}; `
+    + `${venue.name}'s game for it is held back until it is placed on a free board`;
+}
+
 /** The target's state: {state (the badge's style), text, detail}. */
 function pushState(t, now) {
   if (t.standing_by) return { state: 'standby', text: 'standing by', detail: 'another relay on this database pushes; this one takes over if it goes' };
@@ -54,10 +72,22 @@ function pushState(t, now) {
   return { state: 'stale', text: `no success for ${formatDuration(now - t.last_ok_ms)}` };
 }
 
-// The conflicts cell is rebuilt only when its conflicts change, not on every read, so a
-// "Take the venue's version" button keeps focus and its disabled state across reads.
-function fillConflicts(cell, conflicts, takeable) {
-  const sig = JSON.stringify(conflicts);
+/**
+ * What settles a venue's conflict here: a clash, the form placing its game on a free
+ * board; else the button taking the venue's version.
+ */
+function settleControl(venue, c) {
+  if (c.clash) return settleForm(venue.origin, c.game_id, c.board_no);
+  return c.cloud_game_id ? takeVenueButton(c.cloud_game_id, c.board_no) : null;
+}
+
+// The conflicts cell is rebuilt only when what it says changes, not on every read, so a
+// button keeps focus and its disabled state across reads, and a board being typed stays.
+// `venue` is given for a venue pushing here (its conflicts are settled here), not for a
+// target this relay pushes to (settled there).
+function fillConflicts(cell, conflicts, venue) {
+  const items = conflicts.map((c) => ({ c, text: venue && c.clash ? clashText(venue, c) : conflictText(c) }));
+  const sig = JSON.stringify(items.map(({ c, text }) => [text, c.game_id, c.cloud_game_id, c.clash]));
   if (cell.dataset.sig === sig) return;
   cell.dataset.sig = sig;
   if (!conflicts.length) {
@@ -65,8 +95,8 @@ function fillConflicts(cell, conflicts, takeable) {
     return;
   }
   cell.replaceChildren(el('strong', { text: String(conflicts.length) }),
-    el('ul', { class: 'conflicts' }, ...conflicts.map((c) => el('li', {}, conflictText(c),
-      takeable && c.cloud_game_id ? takeVenueButton(c.cloud_game_id, c.board_no) : null))));
+    el('ul', { class: 'conflicts' }, ...items.map(({ c, text }) => el('li', { 'data-clash': c.clash ? 'yes' : null },
+      text, venue ? settleControl(venue, c) : null))));
 }
 
 function createRow(rows, key, names) {
@@ -89,7 +119,7 @@ function renderUpstreamRow(row, t, now) {
   ok.title = t.last_ok_ms ? formatTimeOfDay(t.last_ok_ms) : '';
   cell('delivered').textContent = `${t.delivered_changes} ${t.delivered_changes === 1 ? 'change' : 'changes'} `
     + `in ${t.delivered_batches} ${t.delivered_batches === 1 ? 'batch' : 'batches'}`;
-  fillConflicts(cell('conflicts'), t.conflicts || [], false);
+  fillConflicts(cell('conflicts'), t.conflicts || [], null);
 }
 
 function renderVenueRow(row, v, now) {
@@ -100,7 +130,7 @@ function renderVenueRow(row, v, now) {
   const batch = cell('batch');
   batch.textContent = `${ago(v.applied_at_ms, now)} (batch ${v.batch})`;
   batch.title = formatTimeOfDay(v.applied_at_ms);
-  fillConflicts(cell('conflicts'), v.conflicts || [], true);
+  fillConflicts(cell('conflicts'), v.conflicts || [], v);
 }
 
 /** Brings a table's rows to `items`: made, updated, dropped; moved only when the set changes. */
@@ -120,6 +150,10 @@ function showPush(health) {
   const now = serverNow(); // the times in /health are the server's
   const upstream = Array.isArray(health.upstream) ? health.upstream : [];
   const venues = Array.isArray(health.pushed_from) ? health.pushed_from : [];
+  // First: the conflicts' texts below name the halls holding boards.
+  venueOf.clear();
+  for (const v of venues) for (const id of v.games || []) venueOf.set(id, v);
+  showHalls(venues.length > 0);
   $('push').hidden = false;
   $('upstream-none').hidden = upstream.length > 0;
   $('upstream').hidden = upstream.length === 0;
@@ -138,6 +172,14 @@ function showPush(health) {
   }
   for (const v of venues) {
     for (const c of v.conflicts || []) {
+      if (c.clash) {
+        // Keyed by the venue's game: the game holding the board may change.
+        current.push({
+          key: `clash ${v.origin} ${c.game_id}`, text: `venue ${v.name}: ${clashText(v, c)}`,
+          settle: { origin: v.origin, gameId: c.game_id, boardNo: c.board_no },
+        });
+        continue;
+      }
       current.push({
         key: `from ${v.origin} ${c.cloud_game_id}`, text: `venue ${v.name}: ${conflictText(c)}`,
         takeId: c.cloud_game_id, boardNo: c.board_no,
@@ -189,3 +231,23 @@ function takeVenue(event) {
 }
 $('alert-list').addEventListener('click', takeVenue);
 $('venues').addEventListener('click', takeVenue);
+
+// A clash settled: the held-back game goes on the board typed; the venue's later versions
+// follow it there. The new game comes into the round with the next reads.
+function placeClash(event) {
+  const form = event.target.closest('form.settle-form');
+  if (!form) return;
+  event.preventDefault();
+  const board = Number(form.querySelector('.settle-board').value);
+  const what = `Placing the game held back from board ${form.dataset.board}`;
+  if (!Number.isInteger(board) || board < 1 || board > 99999) {
+    showError(what, new Error('give a free board number, from 1 to 99999.'));
+    return;
+  }
+  const body = { origin: form.dataset.origin, game_id: Number(form.dataset.gameId), board_no: board };
+  run(form.querySelector('button'), `${what} on board ${board}`,
+    () => adminFetch('api/push/settle', { method: 'POST', body }),
+    () => Promise.all([refreshHealth(), refreshRound()]));
+}
+$('alert-list').addEventListener('submit', placeClash);
+$('venues').addEventListener('submit', placeClash);

@@ -31,6 +31,13 @@ export const eboards = new Map();
 /** @type {Map<string, HTMLTableRowElement>} serial → its row */
 export const eboardRows = new Map();
 
+/**
+ * A venue relay pushing here, as /health's pushed_from tells it (the fields the console reads).
+ * @typedef {{ origin: string, name: string, link: string, applied_at_ms: number, games?: number[] }} Venue
+ */
+/** @type {Map<number, Venue>} game id → the venue that fills it (several halls, one event) */
+export const venueOf = new Map();
+
 /** Reads JSON, with the token when there is one: the arbiter sees live data, not delayed. */
 export const read = (url) => (getToken() ? adminJSON(url) : getJSON(url));
 
