@@ -2,9 +2,10 @@
 // the round's games with the arbiter's actions (confirm or set a result,
 // truncate, replace a move or the whole game, audit trail, final PGN); an
 // e-board can be put on a board of the round or made to go on from its
-// position; the round's pairings, delay and "final" mark are set below.
-// Above them, the push state from /health: where this relay pushes to, which
-// venues push here, and the games either side holds back (conflicts).
+// position; the round's pairings, delay and "final" mark, and the tournament's
+// event key, are set below. Above them, the push state from /health: where
+// this relay pushes to, which venues push here (each game's hall), and the
+// games either side holds back (conflicts, clashes of two halls over a board).
 //
 // Reading is public; actions send the admin token. Rows are kept per id and
 // updated in place, so a live update never wipes a number being typed.
@@ -15,8 +16,9 @@
 //   round.js          reading the round and following it live (the socket)
 //   eboards.js        the e-boards table;  eboard-actions.js  its forms
 //   games.js          the games table;     game-actions.js    the arbiter's actions
-//   settings.js       pairings, delay and the "final" mark
-//   push.js           where this relay pushes to, and the venues that push here
+//   settings.js       pairings, delay, the "final" mark, the tournament's event key
+//   push.js           where this relay pushes to, the venues that push here (each
+//                     game's hall), conflicts and clashes
 //   alerts.js         the alert banner and its beep
 //   illegal.js        illegal moves on the boards: the alert, the Laws' remedy, the ruling
 //   page.js           the error banner, form messages, running an admin request

@@ -1,11 +1,11 @@
 // The round's settings below the games: its pairings (a JSON or PGN file, or pasted), the
-// spectators' delay, and the "final" mark.
+// spectators' delay, and the "final" mark; and its tournament's event key.
 
 import { adminFetch, adminJSON } from '../api.js';
 import { formatDuration } from '../format.js';
 import { $, errorText, formMessage, fileText } from './page.js';
 import { currentRound, roundName, refreshRound, watchRound } from './round.js';
-import { roundId, games } from './state.js';
+import { roundId, games, read } from './state.js';
 
 /** @typedef {import('../../types/ws-messages').RoundView} RoundView */
 
@@ -63,6 +63,65 @@ $('final-toggle').addEventListener('click', () => {
     : `Reopen ${roundName()}? It is then no longer marked final.`;
   if (!window.confirm(question)) return;
   editRound($('final-toggle'), { final }, final ? `${roundName()} is marked final.` : `${roundName()} is open again.`);
+});
+
+// ---- the tournament's event key -------------------------------------------------------
+// The name of the event across relays: venue relays in several halls that push tournaments
+// with the same key to a cloud relay fill one tournament there.
+
+/** The tournament the form shows (the round's), or null before a round is read. */
+let tournamentId = null;
+let keyEdited = false; // a key typed but not saved is not overwritten by a read
+
+$('event-key').addEventListener('input', () => { keyEdited = true; });
+
+/** Shows a tournament as read: its name and its key. */
+function showTournament(t) {
+  $('tournament-title').textContent = `Tournament: ${t.name}`;
+  if (!keyEdited) $('event-key').value = t.event_key || '';
+  $('event-key-current').textContent = t.event_key ? `Now ${t.event_key}.` : 'Now none.';
+}
+
+async function loadTournament(id) {
+  try {
+    const t = await read(`api/tournaments/${id}`);
+    if (id === tournamentId) showTournament(t);
+  } catch (err) {
+    formMessage($('tournament-settings-msg'), errorText('Loading the tournament', err), true);
+  }
+}
+
+// Read when the round shown belongs to another tournament than before (the round is read
+// again after every action: the tournament need not be).
+watchRound((round) => {
+  if (round.tournament_id === tournamentId) return;
+  tournamentId = round.tournament_id;
+  keyEdited = false;
+  $('tournament-settings').hidden = false;
+  loadTournament(tournamentId);
+});
+
+// The field's pattern and length are checked by the browser before this runs; the server
+// checks them again, and that no other tournament here has the key (409).
+$('tournament-settings').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (tournamentId == null) return;
+  const msg = $('tournament-settings-msg');
+  const button = $('event-key-save');
+  const key = $('event-key').value.trim();
+  button.disabled = true;
+  try {
+    // A blank key takes the key away. It goes as "" rather than null: the server reads a
+    // null field of an edit as not given, and "" as none.
+    const t = await adminJSON(`api/tournaments/${tournamentId}`, { method: 'PATCH', body: { event_key: key } });
+    keyEdited = false;
+    showTournament(t);
+    formMessage(msg, t.event_key ? `Event key set to ${t.event_key}.` : 'The tournament has no event key now.');
+  } catch (err) {
+    formMessage(msg, errorText('Saving the event key', err), true);
+  } finally {
+    button.disabled = false;
+  }
 });
 
 // ---- pairings ----------------------------------------------------------------------
