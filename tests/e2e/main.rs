@@ -17,6 +17,7 @@ mod serve_faults;
 mod serve_illegal;
 mod serve_lichess;
 mod serve_outage;
+mod serve_halls;
 mod serve_trf;
 mod serve_upstream;
 mod service;

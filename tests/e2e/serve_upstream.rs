@@ -21,7 +21,7 @@ const TOKEN: &str = "arbiter-secret";
 
 /// A TCP proxy the test controls: while cut, every connection is closed and new ones are
 /// closed as soon as they come (a dead hall Wi-Fi, as far as the venue can tell).
-struct CutProxy {
+pub struct CutProxy {
     addr: String,
     cut: Arc<AtomicBool>,
     target: Arc<Mutex<String>>,
@@ -29,7 +29,7 @@ struct CutProxy {
 }
 
 impl CutProxy {
-    fn start(target: &str) -> CutProxy {
+    pub fn start(target: &str) -> CutProxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr").to_string();
         let p = CutProxy {
@@ -76,11 +76,11 @@ impl CutProxy {
         p
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    fn set_cut(&self, cut: bool) {
+    pub fn set_cut(&self, cut: bool) {
         self.cut.store(cut, Ordering::Relaxed);
         if cut {
             for s in self.open.lock().expect("lock").drain(..) {
@@ -95,7 +95,7 @@ impl CutProxy {
 }
 
 /// A round's PGN without the running `[Clock]` tag (a moment's reading, not the game).
-fn games_of(r: &Relay, round: i64) -> String {
+pub fn games_of(r: &Relay, round: i64) -> String {
     get(&r.url(&format!("/api/rounds/{round}/pgn")))
         .text()
         .lines()
@@ -172,7 +172,7 @@ fn wait_in_sync(venue: &Relay, cloud: &Relay, secs: u64, what: &str) -> Vec<(Str
 
 /// Reads the cloud's change log and checks that no ply was announced twice without a
 /// truncation in between. Returns the number of moves announced.
-fn moves_announced_once(db: &str) -> usize {
+pub fn moves_announced_once(db: &str) -> usize {
     let out = std::process::Command::new("psql")
         .args([
             db,

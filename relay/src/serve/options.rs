@@ -109,6 +109,10 @@ pub struct ServeOptions {
     /// by pairings keep the pairing's numbers. Default 1.
     #[arg(long, env = "RELAY_FIRST_BOARD")]
     pub first_board: Option<u32>,
+    /// This hall's name on the relay it pushes to (--push-to): its console shows each board's
+    /// hall by it (default: this machine's name and process id). At most 64 characters.
+    #[arg(long, env = "RELAY_HALL_NAME")]
+    pub hall_name: Option<String>,
 }
 
 /// The same options as read from a TOML file.
@@ -138,6 +142,7 @@ struct FileOptions {
     engine: Option<PathBuf>,
     event_key: Option<String>,
     first_board: Option<u32>,
+    hall_name: Option<String>,
 }
 
 /// Options with every default filled in.
@@ -237,7 +242,14 @@ impl ServeOptions {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     bail!("--push-to must be an http:// or https:// URL, not {url:?}");
                 }
-                Some(PushTarget { url, token })
+                let hall = match self.hall_name.or(file.hall_name).filter(|n| !n.trim().is_empty()) {
+                    Some(n) if n.trim().chars().count() > 64 => {
+                        bail!("--hall-name is at most 64 characters")
+                    }
+                    Some(n) => n.trim().to_string(),
+                    None => crate::serve::instance::instance_name().to_string(),
+                };
+                Some(PushTarget { url, token, hall })
             }
         };
         let accept_push_token = self

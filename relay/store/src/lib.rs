@@ -44,7 +44,7 @@ pub use model::{
     StoredGame, StoredMove, TournamentInfo,
 };
 pub use pool::{Store, now_ms};
-pub use push::halls::{LINK_SILENT_MS, Settled, check_event_key, event_key_from};
-pub use push::{Applied, MirrorSource, PushBatch, PushConflict, PushReply};
+pub use push::halls::{Settled, check_event_key, event_key_from};
+pub use push::{Applied, LINK_SILENT_MS, MirrorSource, PushBatch, PushConflict, PushReply};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 pub use trf::{RoundBye, TournamentPlayer, TournamentTeam, TrfImported};

@@ -376,6 +376,45 @@ macro_rules! apply_game {
     }};
 }
 
+/// A venue whose last request (a heartbeat comes every 10 s) is older than this shows as
+/// silent: its link is down or the relay stopped.
+pub const LINK_SILENT_MS: i64 = 30_000;
+
+fn clash_message(board_no: u32, round: &str, holder: &str) -> String {
+    format!(
+        "board {board_no} of round {round}: the game of hall {holder} holds this board on the cloud relay; this hall's game is held back, not written over it, until an arbiter there places it on another board (or this hall gives it a free board number, --first-board)"
+    )
+}
+
+/// Every clash, or one venue's: (origin, the conflict as the venue and console show it, with
+/// `cloud_game_id` the game holding the board).
+macro_rules! clashes_in {
+    ($ex:expr, $origin:expr) => {{
+        let origin: Option<&str> = $origin;
+        let rows: Vec<(String, i64, i64, String, Option<i64>)> = sqlx::query_as(
+            "SELECT c.origin, c.remote_id, c.board_no, c.message,
+               (SELECT g.id FROM games g WHERE g.round_id = c.round_id AND g.board_no = c.board_no)
+             FROM mirror_clashes c ORDER BY c.round_id, c.board_no",
+        )
+        .fetch_all($ex)
+        .await?;
+        rows.into_iter()
+            .filter(|r| origin.is_none_or(|o| o == r.0))
+            .map(|(origin, game_id, board, message, holder)| {
+                let c = PushConflict {
+                    game_id,
+                    cloud_game_id: holder.unwrap_or(0),
+                    board_no: u32::try_from(board).unwrap_or(0),
+                    message,
+                    clash: true,
+                };
+                (origin, c)
+            })
+            .collect::<Vec<(String, PushConflict)>>()
+    }};
+}
+
+
 pub mod halls;
 
 /// Whether the venue's game says anything the local one does not (what spectators see).
@@ -584,7 +623,7 @@ impl Store {
                             .bind(id).bind(&b.origin).fetch_optional(&mut *tx).await?;
                         if let Some((holder,)) = holder {
                             let round_no = b.tournaments.iter().flat_map(|t| &t.rounds).find(|r| r.id == g.round_id).map(|r| r.number.clone()).unwrap_or_default();
-                            let message = halls::clash_message(g.pairing.board_no, &round_no, &holder);
+                            let message = clash_message(g.pairing.board_no, &round_no, &holder);
                             let held = serde_json::to_string(g).unwrap_or_default();
                             sqlx::query(
                                 "INSERT INTO mirror_clashes (origin, remote_id, round_id, board_no, held, message, at) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -626,7 +665,7 @@ impl Store {
             out.reply.conflicts = held.into_iter().map(|(game_id, cloud_game_id, board, message)| PushConflict {
                 game_id, cloud_game_id, board_no: u32::try_from(board).unwrap_or(0), message, clash: false,
             }).collect();
-            out.reply.conflicts.extend(halls::clashes_in!(&mut *tx, Some(&b.origin)).into_iter().map(|(_, c)| c));
+            out.reply.conflicts.extend(clashes_in!(&mut *tx, Some(&b.origin)).into_iter().map(|(_, c)| c));
             notify!(self, tx, touched);
             if out.meta_changed && matches!(self, Store::Postgres(_)) {
                 sqlx::query("SELECT pg_notify($1, '')").bind(ROUNDS_CHANNEL).execute(&mut *tx).await?;
@@ -687,7 +726,7 @@ impl Store {
                 "SELECT m.origin, m.remote_id, m.local_id, g.board_no, m.conflict FROM mirror_ids m JOIN games g ON g.id = m.local_id
                  WHERE m.kind = 'game' AND m.conflict IS NOT NULL ORDER BY m.local_id")
                 .fetch_all(pool).await?;
-            let clashes = halls::clashes_in!(pool, None);
+            let clashes = clashes_in!(pool, None);
             let games: Vec<(String, i64)> = sqlx::query_as(
                 "SELECT origin, local_id FROM mirror_ids WHERE kind = 'game' ORDER BY local_id")
                 .fetch_all(pool).await?;
@@ -696,7 +735,7 @@ impl Store {
                     game_id: h.1, cloud_game_id: h.2, board_no: u32::try_from(h.3).unwrap_or(0), message: h.4.clone(), clash: false,
                 }).chain(clashes.iter().filter(|c| c.0 == origin).map(|c| c.1.clone())).collect();
                 let games = games.iter().filter(|g| g.0 == origin).map(|g| g.1).collect();
-                let link = if now - applied_at_ms <= halls::LINK_SILENT_MS { "up" } else { "silent" };
+                let link = if now - applied_at_ms <= LINK_SILENT_MS { "up" } else { "silent" };
                 MirrorSource { origin, name, batch, applied_at_ms, link, games, conflicts }
             }).collect())
         })

@@ -657,6 +657,7 @@ mod tests {
                 cloud_game_id: 0,
                 board_no: 1,
                 message: "Lichess refused board 1: bad move".into(),
+                clash: false,
             }]
         );
         // Refused, it is not sent again as it is; changed, it is, and taken it is no

@@ -4,13 +4,10 @@
 //! another hall's game holds is a clash: kept whole in `mirror_clashes`, reported to the
 //! venue and on this relay's `/health` and console, never written over the other game, until
 //! an arbiter here places it on a free board ([`Store::settle_clash`]) or the venue sends it
-//! with a free board number.
+//! with a free board number. (What `apply_push` itself needs of this, the clash's message
+//! and the clashes' listing, lives in `push` beside it.)
 
 use super::*;
-
-/// A venue whose last request (a heartbeat comes every 10 s) is older than this shows as
-/// silent: its link is down or the relay stopped.
-pub const LINK_SILENT_MS: i64 = 30_000;
 
 /// What an event key may be: what people type and URLs carry without escaping.
 pub fn check_event_key(key: &str) -> std::result::Result<(), String> {
@@ -59,41 +56,6 @@ pub fn event_key_from(name: &str, start_date: Option<&str>) -> Option<String> {
     }
     (!key.is_empty()).then_some(key)
 }
-
-pub(super) fn clash_message(board_no: u32, round: &str, holder: &str) -> String {
-    format!(
-        "board {board_no} of round {round}: the game of hall {holder} holds this board on the cloud relay; this hall's game is held back, not written over it, until an arbiter there places it on another board (or this hall gives it a free board number, --first-board)"
-    )
-}
-
-/// Every clash, or one venue's: (origin, the conflict as the venue and console show it, with
-/// `cloud_game_id` the game holding the board).
-macro_rules! clashes_in {
-    ($ex:expr, $origin:expr) => {{
-        let origin: Option<&str> = $origin;
-        let rows: Vec<(String, i64, i64, String, Option<i64>)> = sqlx::query_as(
-            "SELECT c.origin, c.remote_id, c.board_no, c.message,
-               (SELECT g.id FROM games g WHERE g.round_id = c.round_id AND g.board_no = c.board_no)
-             FROM mirror_clashes c ORDER BY c.round_id, c.board_no",
-        )
-        .fetch_all($ex)
-        .await?;
-        rows.into_iter()
-            .filter(|r| origin.is_none_or(|o| o == r.0))
-            .map(|(origin, game_id, board, message, holder)| {
-                let c = PushConflict {
-                    game_id,
-                    cloud_game_id: holder.unwrap_or(0),
-                    board_no: u32::try_from(board).unwrap_or(0),
-                    message,
-                    clash: true,
-                };
-                (origin, c)
-            })
-            .collect::<Vec<(String, PushConflict)>>()
-    }};
-}
-pub(super) use clashes_in;
 
 /// A clash settled: where the game went.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
