@@ -242,7 +242,11 @@ impl ServeOptions {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     bail!("--push-to must be an http:// or https:// URL, not {url:?}");
                 }
-                let hall = match self.hall_name.or(file.hall_name).filter(|n| !n.trim().is_empty()) {
+                let hall = match self
+                    .hall_name
+                    .or(file.hall_name)
+                    .filter(|n| !n.trim().is_empty())
+                {
                     Some(n) if n.trim().chars().count() > 64 => {
                         bail!("--hall-name is at most 64 characters")
                     }

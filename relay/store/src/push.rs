@@ -414,7 +414,6 @@ macro_rules! clashes_in {
     }};
 }
 
-
 pub mod halls;
 
 /// Whether the venue's game says anything the local one does not (what spectators see).
