@@ -713,6 +713,27 @@ impl Store {
         })
     }
 
+    /// The board numbers here of these games (a venue's e-board names its own board, which
+    /// an arbiter here may have moved to another, settling a clash).
+    pub async fn board_numbers(&self, games: &[i64]) -> Result<HashMap<i64, u32>> {
+        if games.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let rows: Vec<(i64, i64)> = on_pool!(self, pool => {
+            let mut q = sqlx::QueryBuilder::new("SELECT id, board_no FROM games WHERE id IN (");
+            let mut list = q.separated(", ");
+            for g in games {
+                list.push_bind(*g);
+            }
+            q.push(")");
+            q.build_query_as().fetch_all(pool).await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(g, b)| (g, u32::try_from(b).unwrap_or(0)))
+            .collect())
+    }
+
     /// Every venue that pushed here: its link as last heard, the games it fills, and the
     /// games held back from it (changed here by an arbiter, or clashing with another hall's).
     pub async fn mirror_sources(&self) -> Result<Vec<MirrorSource>> {

@@ -132,12 +132,22 @@ async fn show_venue_eboards(
                 .copied()
         })
     };
-    for v in views {
-        let Ok(mut view) = serde_json::from_value::<EboardView>(v.clone()) else {
-            continue;
-        };
-        view.game_id = local("game", view.game_id);
-        view.round_id = local("round", view.round_id);
+    let views: Vec<EboardView> = views
+        .iter()
+        .filter_map(|v| serde_json::from_value::<EboardView>(v.clone()).ok())
+        .map(|mut view| {
+            view.game_id = local("game", view.game_id);
+            view.round_id = local("round", view.round_id);
+            view
+        })
+        .collect();
+    // The board here: a game placed on another board (a clash settled) keeps its e-board.
+    let games: Vec<i64> = views.iter().filter_map(|v| v.game_id).collect();
+    let here = store.board_numbers(&games).await.unwrap_or_default();
+    for mut view in views {
+        if let Some(b) = view.game_id.and_then(|g| here.get(&g)) {
+            view.board_no = Some(*b);
+        }
         view.read_by = format!("venue {}", batch.name);
         if let (Some(game), Some(board), Some(round)) = (view.game_id, view.board_no, view.round_id)
         {
