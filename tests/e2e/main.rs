@@ -3,6 +3,7 @@
 
 mod browser;
 mod browser_embed;
+mod browser_halls;
 mod convert;
 mod convert_cbf;
 mod replay;
