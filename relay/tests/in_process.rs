@@ -1245,3 +1245,70 @@ async fn illegal_moves_go_on_the_arbiters_record_and_the_ruling_sets_the_result(
     assert_eq!(open.as_array().map(Vec::len), Some(1), "{open}");
     assert!(arbiters.contains("[Result \"*\"]"));
 }
+
+/// A tournament's event key through the API: checked, unique, kept by an edit that does not
+/// name it, and taken away by `null` (as a round's own delay falls back to the tournament's
+/// with `null`: plain serde read `null` as "not given", so neither did anything).
+#[tokio::test]
+async fn an_event_key_is_checked_unique_and_null_takes_it_away() {
+    let (_core, app) = start().await;
+    let made = admin(
+        &app,
+        "POST",
+        "/api/tournaments",
+        json!({"name": "Open", "event_key": "open-2026"}),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let t = made.body["id"].as_i64().expect("id");
+    let other = admin(&app, "POST", "/api/tournaments", json!({"name": "Women"})).await;
+    let w = other.body["id"].as_i64().expect("id");
+    let key = |v: &Value| v["event_key"].clone();
+    let patch = |id: i64, body: Value| {
+        let app = app.clone();
+        async move { admin(&app, "PATCH", &format!("/api/tournaments/{id}"), body).await }
+    };
+    let taken = admin(
+        &app,
+        "POST",
+        "/api/tournaments",
+        json!({"name": "Again", "event_key": "open-2026"}),
+    )
+    .await;
+    assert_eq!(taken.status, StatusCode::CONFLICT, "{}", taken.body);
+    let taken = patch(w, json!({"event_key": "open-2026"})).await;
+    assert_eq!(taken.status, StatusCode::CONFLICT, "{}", taken.body);
+    for bad in ["two words", "x;y", &"k".repeat(65)] {
+        let r = patch(w, json!({"event_key": bad})).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {}", r.body);
+    }
+    let r = patch(t, json!({"delay_secs": 60})).await;
+    assert_eq!(
+        key(&r.body),
+        "open-2026",
+        "an edit without the key keeps it"
+    );
+    let r = patch(t, json!({"event_key": null, "site": null})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(key(&r.body), Value::Null, "null takes the key away");
+    let r = patch(w, json!({"event_key": " open-2026 "})).await;
+    assert_eq!(key(&r.body), "open-2026", "free again, and trimmed");
+    // A round's own delay: set, then null falls back to the tournament's.
+    let round = admin(
+        &app,
+        "POST",
+        &format!("/api/tournaments/{w}/rounds"),
+        json!({"number": "1", "delay_secs": 30}),
+    )
+    .await;
+    let r = round.body["id"].as_i64().expect("round");
+    let edited = admin(
+        &app,
+        "PATCH",
+        &format!("/api/rounds/{r}"),
+        json!({"delay_secs": null}),
+    )
+    .await;
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.body);
+    assert_eq!(edited.body["delay_secs"], Value::Null, "{}", edited.body);
+}

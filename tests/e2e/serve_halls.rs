@@ -355,7 +355,11 @@ fn two_halls_fill_one_round_through_a_cut_link_and_a_clash_is_settled() {
     // Its e-board, as the cloud lists it, is on board 201 too.
     wait_until(20, "hall C's e-board on board 201 in the cloud", || {
         let boards = get_json(&cloud.url("/api/eboards"));
-        let e = boards.as_array()?.iter().find(|e| e["serial"] == "03001")?.clone();
+        let e = boards
+            .as_array()?
+            .iter()
+            .find(|e| e["serial"] == "03001")?
+            .clone();
         (e["board_no"] == 201).then_some(())
     });
     let c_game = pgn_games(&games_of(&c, c_round))

@@ -12,6 +12,17 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode};
 /// a bound keeps one upload from costing the store and every spectator megabytes.
 pub const MAX_PLIES: usize = 2_000;
 
+/// Reads a field an edit may set, leave, or clear: absent is `None` (left as it is, with
+/// `#[serde(default)]`), `null` is `Some(None)` (cleared), a value is `Some(Some(v))`. Plain
+/// serde reads `null` as absent, so a documented "`null` clears it" did nothing.
+pub fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 /// A date as PGN writes it ("2026.11.23", with "??" for what is unknown) or as ISO 8601
 /// ("2026-11-23"); stored in the ISO form.
 pub fn check_date(

@@ -99,8 +99,13 @@ pub async fn accept_push(
         if let Some(views) = &batch.eboards {
             show_venue_eboards(&store, &publisher, &boards, &batch, &applied, views).await;
         }
-        if !applied.reply.conflicts.is_empty() {
-            tracing::warn!(venue = %batch.name, conflicts = applied.reply.conflicts.len(), "venue versions held back: games changed here by an arbiter");
+        let clashes = applied.reply.conflicts.iter().filter(|c| c.clash).count();
+        let changed = applied.reply.conflicts.len() - clashes;
+        if changed > 0 {
+            tracing::warn!(venue = %batch.name, conflicts = changed, "venue versions held back: games changed here by an arbiter");
+        }
+        if clashes > 0 {
+            tracing::warn!(venue = %batch.name, clashes, "venue games held back: their boards are another hall's here");
         }
     }
     Ok(Json(applied.reply))

@@ -43,8 +43,10 @@ pub struct RoundBody {
     /// characters.
     number: Option<String>,
     /// YYYY-MM-DD or YYYY.MM.DD.
+    #[serde(default, deserialize_with = "super::check::nullable")]
     date: Option<Option<String>>,
     /// The round's own broadcast delay, 0 to 3600 s; `null`: the tournament's.
+    #[serde(default, deserialize_with = "super::check::nullable")]
     delay_secs: Option<Option<u32>>,
     /// Whether the round is over.
     #[serde(rename = "final")]

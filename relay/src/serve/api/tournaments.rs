@@ -20,11 +20,15 @@ use serde_json::json;
 pub struct TournamentBody {
     /// Required to make one; at most 200 characters.
     name: Option<String>,
+    #[serde(default, deserialize_with = "super::check::nullable")]
     site: Option<Option<String>>,
     /// YYYY-MM-DD or YYYY.MM.DD, `??` for unknown parts.
+    #[serde(default, deserialize_with = "super::check::nullable")]
     start_date: Option<Option<String>>,
+    #[serde(default, deserialize_with = "super::check::nullable")]
     end_date: Option<Option<String>>,
     /// As PGN's TimeControl tag: "5400+30", "40/5400+30:1800+30".
+    #[serde(default, deserialize_with = "super::check::nullable")]
     time_control: Option<Option<String>>,
     /// The broadcast delay for the public, 0 to 3600 s.
     delay_secs: Option<u32>,
@@ -38,6 +42,7 @@ pub struct TournamentBody {
     /// The event's name across relays (letters, digits, `-`, `_`, `.`; at most 64): venue
     /// relays pushing tournaments with the same key to one cloud relay fill one tournament
     /// there. `null` takes it away; unique on this relay.
+    #[serde(default, deserialize_with = "super::check::nullable")]
     event_key: Option<Option<String>>,
 }
 
