@@ -6,6 +6,9 @@
 //! nothing; a third hall started on purpose with the same first board clashes, is shown on
 //! both sides, and is settled by the cloud's arbiter.
 
+use super::serve_lichess::{
+    LICHESS_TOKEN, MORE_ROUNDS, ROUND_ID, holds_what_the_relay_holds, start_standin,
+};
 use super::serve_upstream::{CutProxy, games_of, moves_announced_once};
 use super::service::{
     Emulator, Relay, Socket, get_json, postgres_database, postgres_url, push_target, request,
@@ -115,6 +118,10 @@ fn two_halls_fill_one_round_through_a_cut_link_and_a_clash_is_settled() {
         .unwrap_or(30);
     let db = postgres_database(&url, &format!("relay_halls_{}", std::process::id()));
     let dir = temp_dir("serve-halls");
+    // The cloud pushes the event's round to a Lichess stand-in: boards 1-100, 101-200 and
+    // 201-300 each to a Lichess round of their own, as Lichess holds 100 boards a round.
+    let (lichess, standin) = start_standin(true);
+    let lichess_rounds = format!("{ROUND_ID},{},{}", MORE_ROUNDS[0], MORE_ROUNDS[1]);
     let cloud = Relay::serve(
         &dir,
         &[
@@ -125,6 +132,12 @@ fn two_halls_fill_one_round_through_a_cut_link_and_a_clash_is_settled() {
             PUSH,
             "--admin-token",
             TOKEN,
+            "--lichess-round",
+            &lichess_rounds,
+            "--lichess-token",
+            LICHESS_TOKEN,
+            "--lichess-url",
+            &lichess,
         ],
     );
     let hall = |name: &str, serials: &str, seed: &str| {
@@ -424,6 +437,28 @@ fn two_halls_fill_one_round_through_a_cut_link_and_a_clash_is_settled() {
         heard.len()
     );
     assert_eq!(boards_heard, 7, "boards 1-3, 101-103 and 201");
+
+    // Lichess got every hall's boards as the cloud holds them, each to its Lichess round.
+    wait_until(30, "the Lichess stand-in to hold the cloud's round", || {
+        holds_what_the_relay_holds(&standin, &cloud, None)
+    });
+    let cloud_games = get_json(&cloud.url(&format!("/api/rounds/{round}")))["games"].clone();
+    let s = standin.lock().expect("lock");
+    for g in cloud_games.as_array().expect("games") {
+        let board = g["board_no"].as_u64().expect("board");
+        let want = [ROUND_ID, MORE_ROUNDS[0], MORE_ROUNDS[1]][(board as usize - 1) / 100];
+        let id = format!("relay-{}", g["id"]);
+        assert_eq!(
+            s.round_of.get(&id).map(String::as_str),
+            Some(want),
+            "board {board}"
+        );
+    }
+    eprintln!(
+        "the Lichess stand-in holds all {} boards as the cloud does, each in its Lichess round",
+        s.round_of.len()
+    );
+    drop(s);
 
     // Every change announced once in the cloud; both halls' games there.
     let announced = moves_announced_once(&db);

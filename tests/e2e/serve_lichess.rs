@@ -18,8 +18,10 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const LICHESS_TOKEN: &str = "lip_standin_token";
-const ROUND_ID: &str = "Ab3dE5gH";
+pub const LICHESS_TOKEN: &str = "lip_standin_token";
+pub const ROUND_ID: &str = "Ab3dE5gH";
+/// Lichess rounds for boards 101-200 and 201-300 (a several-hall event's boards).
+pub const MORE_ROUNDS: [&str; 2] = ["Bc4dF6hJ", "Cd5eG7jK"];
 
 /// One request the stand-in got.
 #[derive(Clone, Debug)]
@@ -30,8 +32,10 @@ struct Seen {
 }
 
 #[derive(Default)]
-struct StandIn {
+pub struct StandIn {
     requests: Vec<Seen>,
+    /// The Lichess round each `[GameId]` was pushed to.
+    pub round_of: HashMap<String, String>,
     /// The last PGN taken for each `[GameId]`, with its board.
     games: HashMap<String, (String, relay_core::game::Game)>,
     /// Each board's `[GameId]`s over time (must stay one).
@@ -41,7 +45,7 @@ struct StandIn {
     plain: bool,
 }
 
-type Shared = Arc<Mutex<StandIn>>;
+pub type Shared = Arc<Mutex<StandIn>>;
 
 fn answer(stream: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
     let text = body.to_string();
@@ -113,7 +117,13 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
         status: 200,
         games: games.len(),
     };
-    let out = if path != format!("/api/broadcast/round/{ROUND_ID}/push") {
+    let lichess_round = path
+        .strip_prefix("/api/broadcast/round/")
+        .and_then(|p| p.strip_suffix("/push"))
+        .filter(|r| *r == ROUND_ID || MORE_ROUNDS.contains(r))
+        .unwrap_or("")
+        .to_string();
+    let out = if lichess_round.is_empty() {
         (404, json!({"error": "Not found"}))
     } else if auth != format!("Bearer {LICHESS_TOKEN}") {
         (401, json!({"error": "No such token"}))
@@ -145,6 +155,7 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
                         results.push(json!({"tags": {}, "error": "stand-in: board 4 is refused in this test"}));
                     } else {
                         results.push(json!({"tags": {}, "moves": game.moves.len()}));
+                        s.round_of.insert(id.clone(), lichess_round.clone());
                         s.games.insert(id, (board, game));
                     }
                 }
@@ -157,7 +168,7 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
     out
 }
 
-fn start_standin(plain: bool) -> (String, Shared) {
+pub fn start_standin(plain: bool) -> (String, Shared) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let state: Shared = Arc::new(Mutex::new(StandIn {
@@ -289,7 +300,7 @@ fn assert_spaced(requests: &[Seen]) {
 
 /// `Some` once the stand-in holds every game of the relay's round 1 (but board `skip`) as
 /// the relay does: the same moves, a `[%clk]` after every move the relay has a clock for.
-fn holds_what_the_relay_holds(state: &Shared, relay: &Relay, skip: Option<&str>) -> Option<()> {
+pub fn holds_what_the_relay_holds(state: &Shared, relay: &Relay, skip: Option<&str>) -> Option<()> {
     let round = get_json(&relay.url("/api/rounds/1"));
     let s = state.lock().expect("lock");
     for g in round["games"].as_array()? {
