@@ -128,7 +128,9 @@ function renderVenueRow(row, v, now) {
   name.textContent = v.name;
   name.title = `origin ${v.origin}`;
   const batch = cell('batch');
-  batch.textContent = `${ago(v.applied_at_ms, now)} (batch ${v.batch})`;
+  // A hall asks at least every 10 s; silent means its link is down or it stopped.
+  row.dataset.link = v.link;
+  batch.textContent = `${v.link === 'silent' ? 'link silent: ' : ''}${ago(v.applied_at_ms, now)} (batch ${v.batch})`;
   batch.title = formatTimeOfDay(v.applied_at_ms);
   fillConflicts(cell('conflicts'), v.conflicts || [], v);
 }
