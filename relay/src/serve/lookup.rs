@@ -41,6 +41,9 @@ struct Memory {
     round_edits: watch::Sender<HashMap<i64, i64>>,
     /// Positions are evaluated (set once, when evaluation starts).
     evaluating: std::sync::atomic::AtomicBool,
+    /// The store was seen to hold an evaluation (evaluations are never deleted): until then
+    /// a view asks one small question instead of looking every position up.
+    evals_seen: std::sync::atomic::AtomicBool,
 }
 
 /// The readers' store with the boards' live state and what is remembered of rounds; cheap to
@@ -62,6 +65,7 @@ impl Lookup {
                 pgn: Mutex::default(),
                 round_edits: watch::channel(HashMap::new()).0,
                 evaluating: std::sync::atomic::AtomicBool::new(false),
+                evals_seen: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -144,6 +148,19 @@ impl Lookup {
             .collect();
         if keys.is_empty() {
             return;
+        }
+        // A relay that never evaluated (nor shares a store with one that does) would look up
+        // every move of every view for nothing: hundreds of queries for a big round's JSON.
+        let seen = &self.memory.evals_seen;
+        if !seen.load(std::sync::atomic::Ordering::Relaxed) {
+            match self.store.any_evals().await {
+                Ok(true) => seen.store(true, std::sync::atomic::Ordering::Relaxed),
+                Ok(false) => return,
+                Err(e) => {
+                    tracing::warn!(error = %e, "evaluations not read; views go without them");
+                    return;
+                }
+            }
         }
         let found = match self.store.evals_of(&keys).await {
             Ok(found) => found,

@@ -49,6 +49,13 @@ impl Store {
         Ok(())
     }
 
+    /// Whether any evaluation is kept at all (one row read at most).
+    pub async fn any_evals(&self) -> Result<bool> {
+        let row: Option<(String,)> = on_pool!(self, pool => sqlx::query_as("SELECT position FROM evals LIMIT 1")
+            .fetch_optional(pool).await?);
+        Ok(row.is_some())
+    }
+
     /// The evaluations kept of these positions (keys as [`position_key`] makes them), by key.
     pub async fn evals_of(&self, positions: &[String]) -> Result<HashMap<String, StoredEval>> {
         type Row = (String, Option<i64>, Option<i64>, i64, String, String);
