@@ -99,9 +99,9 @@ pub struct ServeOptions {
     #[arg(long, env = "RELAY_ENGINE")]
     pub engine: Option<PathBuf>,
     /// The event key of the tournament this relay makes for its boards when nobody
-    /// configured one (and of that tournament after a restart, if it has none): venues
-    /// pushing the same key fill one tournament on the cloud relay. Letters, digits, `-`,
-    /// `_` and `.`, at most 64.
+    /// configured one (given to it at every start, as --delay is): venues pushing the same
+    /// key fill one tournament on the cloud relay. Letters, digits, `-`, `_` and `.`, at
+    /// most 64.
     #[arg(long, env = "RELAY_EVENT_KEY")]
     pub event_key: Option<String>,
     /// Number the boards this relay places by itself from N (a second hall from 101, say),
