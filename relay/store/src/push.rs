@@ -209,12 +209,22 @@ macro_rules! tournament_of {
                 let id = match keyed {
                     Some(k) => k,
                     None => {
-                        let (id,): (i64,) = sqlx::query_as(
+                        // Two halls naming a new event at once: one makes it, the other
+                        // (on PostgreSQL, waiting on its key until the first commits) takes it.
+                        let made: Option<(i64,)> = sqlx::query_as(
                             "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at, event_key)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id")
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                             ON CONFLICT (event_key) WHERE event_key IS NOT NULL DO NOTHING RETURNING id")
                             .bind(&t.name).bind(&t.site).bind(&t.start_date).bind(&t.end_date).bind(&t.time_control)
-                            .bind(i64::from(t.delay_secs)).bind(now_ms()).bind(&t.event_key).fetch_one(&mut *$tx).await?;
-                        id
+                            .bind(i64::from(t.delay_secs)).bind(now_ms()).bind(&t.event_key).fetch_optional(&mut *$tx).await?;
+                        match made {
+                            Some((id,)) => id,
+                            None => {
+                                let (id,): (i64,) = sqlx::query_as("SELECT id FROM tournaments WHERE event_key = $1")
+                                    .bind(&t.event_key).fetch_one(&mut *$tx).await?;
+                                id
+                            }
+                        }
                     }
                 };
                 if let Some(old) = mapped {
@@ -570,9 +580,13 @@ impl Store {
                             let id = match there {
                                 Some((id,)) => id,
                                 None => {
-                                    let (id,): (i64,) = sqlx::query_as("INSERT INTO rounds (tournament_id, number, date, delay_secs, final, auto) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id")
+                                    // Another hall may be making it at this moment: then its.
+                                    sqlx::query("INSERT INTO rounds (tournament_id, number, date, delay_secs, final, auto) VALUES ($1, $2, $3, $4, $5, $6)
+                                                 ON CONFLICT (tournament_id, number) DO NOTHING")
                                         .bind(local_t).bind(&r.number).bind(&r.date).bind(delay).bind(i64::from(r.is_final)).bind(i64::from(r.auto))
-                                        .fetch_one(&mut *tx).await?;
+                                        .execute(&mut *tx).await?;
+                                    let (id,): (i64,) = sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
+                                        .bind(local_t).bind(&r.number).fetch_one(&mut *tx).await?;
                                     id
                                 }
                             };

@@ -280,6 +280,45 @@ async fn halls(store: &Store) {
     let blitz = ts.iter().find(|t| t.name == "Blitz").expect("blitz");
     assert_eq!(blitz.event_key.as_deref(), Some("blitz-2026"));
 
+    // Two halls naming a new event at the same moment: both batches are applied, into one
+    // tournament and one round (on PostgreSQL the second waits on the key, then takes it).
+    for attempt in 0..5 {
+        let key = format!("rapid-{attempt}");
+        let e = batch(
+            "hall-e",
+            10 + attempt,
+            vec![tournament(11, Some(&key), "Rapid", 0, &[(110, "1")])],
+            vec![game(111, 110, 1, "So", E4)],
+        );
+        let f = batch(
+            "hall-f",
+            10 + attempt,
+            vec![tournament(12, Some(&key), "Rapid", 0, &[(120, "1")])],
+            vec![game(121, 120, 101, "Wei", E4)],
+        );
+        // (From the second attempt on, both halls move from the last event to the new one.)
+        let (x, y) = tokio::join!(store.apply_push(&e), store.apply_push(&f));
+        let (x, y) = (x.expect("hall E's batch"), y.expect("hall F's batch"));
+        assert!(x.reply.conflicts.is_empty() && y.reply.conflicts.is_empty());
+        let ts = store.tournaments().await.expect("tournaments");
+        let t = ts
+            .iter()
+            .find(|t| t.event_key.as_deref() == Some(key.as_str()))
+            .expect("the event");
+        assert_eq!(
+            ts.iter().filter(|t| t.name == "Rapid").count(),
+            attempt as usize + 1,
+            "{ts:?}"
+        );
+        assert_eq!(t.rounds.len(), 1, "{t:?}");
+        let boards: Vec<u32> = boards(store, t.rounds[0].id)
+            .await
+            .into_iter()
+            .map(|b| b.0)
+            .collect();
+        assert_eq!(boards, [1, 101]);
+    }
+
     // A key is unique here.
     let patch = relay_store::TournamentPatch {
         event_key: Some(Some("olympiad-2026".into())),
