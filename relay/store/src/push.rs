@@ -87,6 +87,8 @@ pub struct Applied {
     pub meta_changed: bool,
     /// The venue's ids as this relay's: (kind, venue id) → id.
     pub ids: HashMap<(&'static str, i64), i64>,
+    /// Games of this batch that clash with another hall's and did not before.
+    pub new_clashes: usize,
 }
 
 /// A venue seen by the cloud: the last batch applied and the games held back.
@@ -638,6 +640,9 @@ impl Store {
                             let round_no = b.tournaments.iter().flat_map(|t| &t.rounds).find(|r| r.id == g.round_id).map(|r| r.number.clone()).unwrap_or_default();
                             let message = clash_message(g.pairing.board_no, &round_no, &holder);
                             let held = serde_json::to_string(g).unwrap_or_default();
+                            let known: Option<(i64,)> = sqlx::query_as("SELECT remote_id FROM mirror_clashes WHERE origin = $1 AND remote_id = $2")
+                                .bind(&b.origin).bind(g.id).fetch_optional(&mut *tx).await?;
+                            out.new_clashes += usize::from(known.is_none());
                             sqlx::query(
                                 "INSERT INTO mirror_clashes (origin, remote_id, round_id, board_no, held, message, at) VALUES ($1, $2, $3, $4, $5, $6, $7)
                                  ON CONFLICT (origin, remote_id) DO UPDATE SET round_id = excluded.round_id, board_no = excluded.board_no, held = excluded.held, message = excluded.message")

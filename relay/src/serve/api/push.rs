@@ -104,8 +104,9 @@ pub async fn accept_push(
         if changed > 0 {
             tracing::warn!(venue = %batch.name, conflicts = changed, "venue versions held back: games changed here by an arbiter");
         }
-        if clashes > 0 {
-            tracing::warn!(venue = %batch.name, clashes, "venue games held back: their boards are another hall's here");
+        // Said once per game (a clashing live game comes again with every move).
+        if applied.new_clashes > 0 {
+            tracing::warn!(venue = %batch.name, new = applied.new_clashes, clashes, "venue games held back: their boards are another hall's here");
         }
     }
     Ok(Json(applied.reply))

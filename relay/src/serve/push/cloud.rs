@@ -493,16 +493,26 @@ impl Target for Cloud {
                 tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");
             }
         }
+        let clashes = |c: &BTreeMap<i64, PushConflict>| -> BTreeSet<i64> {
+            c.values().filter(|c| c.clash).map(|c| c.game_id).collect()
+        };
+        let before = clashes(&self.conflicts);
         self.conflicts = reply
             .conflicts
             .into_iter()
             .map(|c| (c.game_id, c))
             .collect();
+        let held_changed = clashes(&self.conflicts) != before;
         if sent.first {
             self.meta_sent = Some(sent.meta);
         }
         if let Some(hash) = sent.eboards {
             self.eboards_sent = (Some(hash), now_ms());
+        }
+        if held_changed {
+            // A game was held back there for another hall's board, or placed on a free one:
+            // the e-boards go again, so the cloud shows them where their games are now.
+            self.eboards_sent = (None, 0);
         }
         self.last_ok_ms = now_ms();
         let conflicts = self.conflicts.values().cloned().collect();

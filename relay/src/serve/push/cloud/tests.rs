@@ -269,3 +269,43 @@ async fn a_resend_forgets_the_marks_and_every_game_goes_again() {
     assert_eq!(ids(&batch), games, "every game again");
     assert_eq!(batch.tournaments.len(), 1, "and the tournaments");
 }
+
+#[tokio::test]
+async fn a_change_in_what_the_cloud_holds_back_sends_the_eboards_again() {
+    let (store, _, games) = venue("eboards-again", 1).await;
+    let (mut cloud, slot) = started(&store).await;
+    let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+    assert!(batch.eboards.is_some());
+    cloud.answered(sent, applied()).await.expect("delivered");
+    e4(&store, games[0]).await;
+    let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+    assert_eq!(
+        batch.eboards, None,
+        "e-boards as they were are not sent again"
+    );
+    // The cloud holds the game back (another hall's board there), then places it: each
+    // change of what it holds back sends the e-boards again, so it shows them where their
+    // games are.
+    let clash = PushConflict {
+        game_id: games[0],
+        cloud_game_id: 3,
+        board_no: 1,
+        message: "clash".into(),
+        clash: true,
+    };
+    let held = PushReply {
+        conflicts: vec![clash],
+        ..Default::default()
+    };
+    cloud
+        .answered(sent, answer(200, &held))
+        .await
+        .expect("taken");
+    play(&store, games[0], 2, "e5", "e7e5").await;
+    let (batch, sent) = look_and_send(&mut cloud, &slot).await;
+    assert!(batch.eboards.is_some(), "held back: the e-boards go again");
+    cloud.answered(sent, applied()).await.expect("taken");
+    play(&store, games[0], 3, "Nf3", "g1f3").await;
+    let (batch, _) = look_and_send(&mut cloud, &slot).await;
+    assert!(batch.eboards.is_some(), "placed: the e-boards go again");
+}
