@@ -8,3 +8,9 @@ CREATE UNIQUE INDEX tournaments_event_key ON tournaments (event_key) WHERE event
 CREATE TABLE mirror_clashes (origin TEXT NOT NULL, remote_id BIGINT NOT NULL, round_id BIGINT NOT NULL,
     board_no BIGINT NOT NULL, held TEXT NOT NULL, message TEXT NOT NULL, at BIGINT NOT NULL,
     PRIMARY KEY (origin, remote_id));
+-- A venue whose tournament moved to another one here is asked to send everything again until it
+-- says it did (a lost answer must not lose the request).
+ALTER TABLE mirror_sources ADD COLUMN resend BIGINT NOT NULL DEFAULT 0;
+-- For a round: whether the venue's round is final (one that several halls fill is final here
+-- when every one of them says so).
+ALTER TABLE mirror_ids ADD COLUMN remote_final BIGINT NOT NULL DEFAULT 0;

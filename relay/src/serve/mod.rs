@@ -141,7 +141,7 @@ async fn serve(
     if let Some(key) = &settings.event_key
         && current.auto
     {
-        store
+        let named = store
             .update_tournament(
                 current.tournament_id,
                 &relay_store::TournamentPatch {
@@ -149,8 +149,17 @@ async fn serve(
                     ..Default::default()
                 },
             )
-            .await
-            .context("--event-key")?;
+            .await;
+        match named {
+            Ok(()) => {}
+            // An earlier tournament of this relay has it (its rounds all final, the boards
+            // went to a new one): the key stays there, so the new tournament's rounds do not
+            // land on the old ones in the cloud. An arbiter moves it if that is wanted.
+            Err(relay_store::StoreError::Conflict(m)) => {
+                tracing::warn!(key = %key, tournament = current.tournament_id, "--event-key not given to this relay's new tournament: {m}");
+            }
+            Err(e) => return Err(e).context("--event-key"),
+        }
     }
     // Games to carry on with: each e-board's game in the newest open round it is assigned in
     // (boards still finishing the previous round carry on there).

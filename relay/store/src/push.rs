@@ -41,6 +41,10 @@ pub struct PushBatch {
     /// The venue's e-boards as its console shows them, when they changed (JSON views).
     #[serde(default)]
     pub eboards: Option<Vec<serde_json::Value>>,
+    /// The venue forgot what it had delivered, as the cloud asked (`PushReply::resend`),
+    /// and sends everything again.
+    #[serde(default)]
+    pub resent: bool,
 }
 
 /// What the cloud answers.
@@ -101,7 +105,8 @@ pub struct MirrorSource {
     /// `up`: heard from within the last 30 s (a venue sends at least every 10 s);
     /// `silent`: its link is down, or it stopped.
     pub link: &'static str,
-    /// This relay's games the venue fills (the console shows each board's hall).
+    /// This relay's games of open rounds (not final) the venue fills (the console shows
+    /// each board's hall).
     pub games: Vec<i64>,
     pub conflicts: Vec<PushConflict>,
 }
@@ -185,7 +190,8 @@ macro_rules! shared {
 /// own, as ever. With one, the tournament here with that key, which other halls may fill
 /// too; a venue whose tournament here was its own names it with the key. A venue whose
 /// tournament moves to another one here (its key was set after its first pushes) forgets its
-/// rounds and games there, and is asked to send everything again (`resend`).
+/// rounds and games there, and is asked to send everything again (`resend`, kept in
+/// `mirror_sources` until a batch says it was done).
 macro_rules! tournament_of {
     ($tx:expr, $b:expr, $t:expr, $out:expr) => {{
         let (b, t): (&PushBatch, &TournamentInfo) = ($b, $t);
@@ -237,7 +243,9 @@ macro_rules! tournament_of {
                         .bind(&b.origin).bind(old).execute(&mut *$tx).await?;
                     sqlx::query("DELETE FROM mirror_clashes WHERE origin = $1 AND round_id IN (SELECT id FROM rounds WHERE tournament_id = $2)")
                         .bind(&b.origin).bind(old).execute(&mut *$tx).await?;
-                    $out.reply.resend = true;
+                    // Asked until the venue says it did: a lost answer must not lose it.
+                    sqlx::query("UPDATE mirror_sources SET resend = 1 WHERE origin = $1")
+                        .bind(&b.origin).execute(&mut *$tx).await?;
                 }
                 map_id!($tx, &b.origin, "tournament", t.id, id);
                 $out.meta_changed = true;
@@ -399,14 +407,17 @@ fn clash_message(board_no: u32, round: &str, holder: &str) -> String {
 }
 
 /// Every clash, or one venue's: (origin, the conflict as the venue and console show it, with
-/// `cloud_game_id` the game holding the board).
+/// `cloud_game_id` the game holding the board). A clash whose game has a place here since
+/// (a push that raced an arbiter's settling may leave its row behind) is not one.
 macro_rules! clashes_in {
     ($ex:expr, $origin:expr) => {{
         let origin: Option<&str> = $origin;
         let rows: Vec<(String, i64, i64, String, Option<i64>)> = sqlx::query_as(
             "SELECT c.origin, c.remote_id, c.board_no, c.message,
                (SELECT g.id FROM games g WHERE g.round_id = c.round_id AND g.board_no = c.board_no)
-             FROM mirror_clashes c ORDER BY c.round_id, c.board_no",
+             FROM mirror_clashes c
+             WHERE NOT EXISTS (SELECT 1 FROM mirror_ids m WHERE m.origin = c.origin AND m.kind = 'game' AND m.remote_id = c.remote_id)
+             ORDER BY c.round_id, c.board_no",
         )
         .fetch_all($ex)
         .await?;
@@ -550,18 +561,23 @@ impl Store {
                 return Ok(out);
             }
             out.reply.last_batch = b.batch;
+            if b.resent {
+                sqlx::query("UPDATE mirror_sources SET resend = 0 WHERE origin = $1 AND resend <> 0")
+                    .bind(&b.origin).execute(&mut *tx).await?;
+            }
             for t in &b.tournaments {
                 let local_t = tournament_of!(tx, b, t, out);
                 out.ids.insert(("tournament", t.id), local_t);
-                // Another venue fills this tournament too (several halls, one event): its
-                // settings are the event's, so a venue only fills in what is missing and
-                // never lowers a delay; a venue of its own tournament is followed as before.
-                let shared_t = shared!(tx, &b.origin, "tournament", local_t);
+                // An event's tournament (a key, or another venue fills it too: several halls,
+                // one event) has the event's settings, which an arbiter here may have prepared:
+                // a venue only fills in what is missing and never lowers the delay. A venue of
+                // a tournament of its own is followed as before.
+                let event = t.event_key.is_some() || shared!(tx, &b.origin, "tournament", local_t);
                 let stored: Option<TournamentRow> = sqlx::query_as(
                     "SELECT name, site, start_date, end_date, time_control, delay_secs FROM tournaments WHERE id = $1")
                     .bind(local_t).fetch_optional(&mut *tx).await?;
                 let mut want = (t.name.clone(), t.site.clone(), t.start_date.clone(), t.end_date.clone(), t.time_control.clone(), i64::from(t.delay_secs));
-                if shared_t && let Some(s) = &stored {
+                if event && let Some(s) = &stored {
                     want = (s.0.clone(), s.1.clone().or(want.1), s.2.clone().or(want.2), s.3.clone().or(want.3), s.4.clone().or(want.4), s.5.max(want.5));
                 }
                 if stored.as_ref() != Some(&want) {
@@ -601,11 +617,16 @@ impl Store {
                         "SELECT number, date, delay_secs, final FROM rounds WHERE id = $1")
                         .bind(local_r).fetch_optional(&mut *tx).await?;
                     let mut want = (r.number.clone(), r.date.clone(), delay, i64::from(r.is_final));
-                    // A round several halls fill keeps its number (they matched by it), is
-                    // made final by an arbiter here, not by whichever hall finished first.
-                    if shared!(tx, &b.origin, "round", local_r) && let Some(s) = &stored {
+                    // An event's round keeps its number (halls matched by it) and is final
+                    // when an arbiter here says so or every hall filling it does, not when
+                    // the first hall finishes.
+                    if event && let Some(s) = &stored {
+                        sqlx::query("UPDATE mirror_ids SET remote_final = $1 WHERE origin = $2 AND kind = 'round' AND remote_id = $3 AND remote_final <> $1")
+                            .bind(i64::from(r.is_final)).bind(&b.origin).bind(r.id).execute(&mut *tx).await?;
+                        let (all,): (Option<i64>,) = sqlx::query_as("SELECT MIN(remote_final) FROM mirror_ids WHERE kind = 'round' AND local_id = $1")
+                            .bind(local_r).fetch_one(&mut *tx).await?;
                         let delay = match (s.2, want.2) { (Some(a), Some(b)) => Some(a.max(b)), (a, b) => a.or(b) };
-                        want = (s.0.clone(), s.1.clone().or(want.1), delay, s.3);
+                        want = (s.0.clone(), s.1.clone().or(want.1), delay, s.3.max(all.unwrap_or(0)));
                     }
                     if stored.as_ref() != Some(&want) {
                         sqlx::query("UPDATE rounds SET number = $1, date = $2, delay_secs = $3, final = $4 WHERE id = $5")
@@ -631,11 +652,12 @@ impl Store {
                         let (id,): (i64,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
                             .bind(round).bind(board).fetch_one(&mut *tx).await?;
                         // A game made here (pairings loaded ahead) is taken; one another hall
-                        // fills is that hall's: this one's is held back, never written over it.
+                        // fills (or this hall, under another of its games) is that game's: this
+                        // one is held back, never written over it.
                         let holder: Option<(String,)> = sqlx::query_as(
                             "SELECT s.name FROM mirror_ids m JOIN mirror_sources s ON s.origin = m.origin
-                             WHERE m.kind = 'game' AND m.local_id = $1 AND m.origin <> $2 LIMIT 1")
-                            .bind(id).bind(&b.origin).fetch_optional(&mut *tx).await?;
+                             WHERE m.kind = 'game' AND m.local_id = $1 AND NOT (m.origin = $2 AND m.remote_id = $3) LIMIT 1")
+                            .bind(id).bind(&b.origin).bind(g.id).fetch_optional(&mut *tx).await?;
                         if let Some((holder,)) = holder {
                             let round_no = b.tournaments.iter().flat_map(|t| &t.rounds).find(|r| r.id == g.round_id).map(|r| r.number.clone()).unwrap_or_default();
                             let message = clash_message(g.pairing.board_no, &round_no, &holder);
@@ -684,6 +706,9 @@ impl Store {
                 game_id, cloud_game_id, board_no: u32::try_from(board).unwrap_or(0), message, clash: false,
             }).collect();
             out.reply.conflicts.extend(clashes_in!(&mut *tx, Some(&b.origin)).into_iter().map(|(_, c)| c));
+            let (resend,): (i64,) = sqlx::query_as("SELECT resend FROM mirror_sources WHERE origin = $1")
+                .bind(&b.origin).fetch_one(&mut *tx).await?;
+            out.reply.resend = resend != 0;
             notify!(self, tx, touched);
             if out.meta_changed && matches!(self, Store::Postgres(_)) {
                 sqlx::query("SELECT pg_notify($1, '')").bind(ROUNDS_CHANNEL).execute(&mut *tx).await?;
@@ -766,8 +791,10 @@ impl Store {
                  WHERE m.kind = 'game' AND m.conflict IS NOT NULL ORDER BY m.local_id")
                 .fetch_all(pool).await?;
             let clashes = clashes_in!(pool, None);
+            // Games of open rounds only: the list would grow with every round of an event.
             let games: Vec<(String, i64)> = sqlx::query_as(
-                "SELECT origin, local_id FROM mirror_ids WHERE kind = 'game' ORDER BY local_id")
+                "SELECT m.origin, m.local_id FROM mirror_ids m JOIN games g ON g.id = m.local_id JOIN rounds r ON r.id = g.round_id
+                 WHERE m.kind = 'game' AND r.final = 0 ORDER BY m.local_id")
                 .fetch_all(pool).await?;
             Ok(rows.into_iter().map(|(origin, name, batch, applied_at_ms)| {
                 let conflicts = held.iter().filter(|h| h.0 == origin).map(|h| PushConflict {

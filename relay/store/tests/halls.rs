@@ -248,16 +248,19 @@ async fn halls(store: &Store) {
     assert_eq!(store.tournaments().await.expect("tournaments").len(), 2);
     let r = push(store, &c(2, Some("olympiad-2026"), vec![])).await;
     assert!(r.resend, "{r:?}");
-    let r = push(
-        store,
-        &c(
-            3,
-            Some("olympiad-2026"),
-            vec![game(51, 50, 201, "Giri", E4E5)],
-        ),
-    )
-    .await;
+    // The answer was lost: the next batch is asked again, until one says it resent.
+    let r = push(store, &c(3, Some("olympiad-2026"), vec![])).await;
+    assert!(r.resend, "asked again: {r:?}");
+    let mut again = c(
+        4,
+        Some("olympiad-2026"),
+        vec![game(51, 50, 201, "Giri", E4E5)],
+    );
+    again.resent = true;
+    let r = push(store, &again).await;
     assert!(!r.resend && r.conflicts.is_empty(), "{r:?}");
+    let r = push(store, &c(5, Some("olympiad-2026"), vec![])).await;
+    assert!(!r.resend, "{r:?}");
     assert!(
         boards(store, round)
             .await
@@ -318,6 +321,67 @@ async fn halls(store: &Store) {
             .collect();
         assert_eq!(boards, [1, 101]);
     }
+
+    // An event an arbiter here prepared (its key, a 10-minute delay): the first hall fills
+    // it without lowering the delay or renaming it.
+    let prepared = store
+        .create_tournament(&relay_store::NewTournament {
+            name: "Blitz final".into(),
+            delay_secs: 600,
+            ..Default::default()
+        })
+        .await
+        .expect("tournament");
+    let key = relay_store::TournamentPatch {
+        event_key: Some(Some("final-2026".into())),
+        ..Default::default()
+    };
+    store.update_tournament(prepared, &key).await.expect("key");
+    let g = |n, fin: bool, games| {
+        let mut t = tournament(13, Some("final-2026"), "Hall G", 0, &[(130, "1")]);
+        t["rounds"][0]["final"] = json!(fin);
+        batch("hall-g", n, vec![t], games)
+    };
+    let h = |n, fin: bool| {
+        let mut t = tournament(14, Some("final-2026"), "Hall H", 0, &[(140, "1")]);
+        t["rounds"][0]["final"] = json!(fin);
+        batch(
+            "hall-h",
+            n,
+            vec![t],
+            vec![game(141, 140, 101, "Caruana", E4)],
+        )
+    };
+    push(store, &g(1, false, vec![game(131, 130, 1, "Nakamura", E4)])).await;
+    let t = store.tournament(prepared).await.expect("prepared");
+    assert_eq!(
+        (t.name.as_str(), t.delay_secs),
+        ("Blitz final", 600),
+        "{t:?}"
+    );
+    let final_round = t.rounds[0].id;
+    // Its round is final here when every hall filling it says so, not when the first does.
+    push(store, &h(1, false)).await;
+    push(store, &g(2, true, vec![])).await;
+    assert!(!store.round(final_round).await.expect("round").is_final);
+    push(store, &h(2, true)).await;
+    assert!(store.round(final_round).await.expect("round").is_final);
+    // A hall's second game for a board its first game holds here (the first renumbered at
+    // the hall) is a clash too, never written over the first.
+    let r = push(
+        store,
+        &g(3, true, vec![game(132, 130, 1, "Firouzja", E4E5)]),
+    )
+    .await;
+    assert!(
+        r.conflicts.iter().any(|c| c.clash && c.game_id == 132),
+        "{r:?}"
+    );
+    let nakamura = boards(store, final_round).await;
+    assert!(
+        nakamura.contains(&(1, "Nakamura".into(), 1)),
+        "{nakamura:?}"
+    );
 
     // A key is unique here.
     let patch = relay_store::TournamentPatch {

@@ -111,9 +111,8 @@ $('tournament-settings').addEventListener('submit', async (event) => {
   const key = $('event-key').value.trim();
   button.disabled = true;
   try {
-    // A blank key takes the key away. It goes as "" rather than null: the server reads a
-    // null field of an edit as not given, and "" as none.
-    const t = await adminJSON(`api/tournaments/${tournamentId}`, { method: 'PATCH', body: { event_key: key } });
+    // A blank key takes the key away (null; the server takes "" the same way).
+    const t = await adminJSON(`api/tournaments/${tournamentId}`, { method: 'PATCH', body: { event_key: key || null } });
     keyEdited = false;
     showTournament(t);
     formMessage(msg, t.event_key ? `Event key set to ${t.event_key}.` : 'The tournament has no event key now.');

@@ -201,6 +201,9 @@ pub struct Cloud {
     meta_sent: Option<u64>,
     /// A hash of the e-boards the cloud has, and when they were sent.
     eboards_sent: (Option<u64>, i64),
+    /// The cloud asked for everything again and this relay forgot its marks: its batches
+    /// say so until the cloud stops asking.
+    resent: bool,
     /// The games the cloud holds back, as its last answer listed them (each is warned of
     /// once).
     conflicts: BTreeMap<i64, PushConflict>,
@@ -227,6 +230,7 @@ impl Cloud {
             numbers: (1, 0),
             meta_sent: None,
             eboards_sent: (None, 0),
+            resent: false,
             conflicts: BTreeMap::new(),
             last_ok_ms: 0,
             plan_changes: PLAN_CHANGES,
@@ -409,6 +413,7 @@ impl Target for Cloud {
             tournaments: pass.tournaments.clone(),
             games,
             eboards,
+            resent: self.resent,
         });
         self.pass = Some(pass);
         let body = body.map_err(|e| Failure {
@@ -485,9 +490,13 @@ impl Target for Cloud {
             self.sent = Some(HashMap::new());
             self.unnoted = false;
             self.meta_sent = None;
+            self.eboards_sent = (None, 0);
             self.pass = None;
+            // Said in every batch until the cloud stops asking (its answer may be lost).
+            self.resent = true;
             return Ok(Verdict::Retry);
         }
+        self.resent = false;
         for c in &reply.conflicts {
             if !self.conflicts.contains_key(&c.game_id) {
                 tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");

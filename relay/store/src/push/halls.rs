@@ -77,29 +77,32 @@ impl Store {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let mut touched = Touched::default();
+            // The clash first, as a write: a push of the same game that settled it (on a free
+            // board) or is settling it waits for this or is seen to have done it.
             let row: Option<(i64, String)> = sqlx::query_as(
-                "SELECT round_id, held FROM mirror_clashes WHERE origin = $1 AND remote_id = $2")
+                "DELETE FROM mirror_clashes WHERE origin = $1 AND remote_id = $2 RETURNING round_id, held")
                 .bind(origin).bind(remote).fetch_optional(&mut *tx).await?;
             let Some((round, held)) = row else {
                 return Err(StoreError::NotFound { what: "clash of venue game", id: format!("{origin}/{remote}") });
             };
-            let taken: Option<(i64,)> = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
-                .bind(round).bind(i64::from(board_no)).fetch_optional(&mut *tx).await?;
-            if taken.is_some() {
-                return Err(StoreError::Conflict(format!("board {board_no} of this round has a game already; choose a free board")));
+            let mapped: Option<(i64,)> = sqlx::query_as("SELECT local_id FROM mirror_ids WHERE origin = $1 AND kind = 'game' AND remote_id = $2")
+                .bind(origin).bind(remote).fetch_optional(&mut *tx).await?;
+            if mapped.is_some() {
+                return Err(StoreError::NotFound { what: "clash of venue game (its hall has placed it since)", id: format!("{origin}/{remote}") });
             }
             let mut new: StoredGame = serde_json::from_str(&held)
                 .map_err(|e| StoreError::Conflict(format!("the venue's version of the game does not read: {e}")))?;
             new.pairing.board_no = board_no;
-            let (id,): (i64,) = sqlx::query_as("INSERT INTO games (round_id, board_no) VALUES ($1, $2) RETURNING id")
-                .bind(round).bind(i64::from(board_no)).fetch_one(&mut *tx).await?;
+            let made: Option<(i64,)> = sqlx::query_as("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING RETURNING id")
+                .bind(round).bind(i64::from(board_no)).fetch_optional(&mut *tx).await?;
+            let Some((id,)) = made else {
+                return Err(StoreError::Conflict(format!("board {board_no} of this round has a game already; choose a free board")));
+            };
             map_id!(tx, origin, "game", remote, id);
             let old = game_in!(tx, id);
             apply_game!(tx, touched, id, &old, &new);
             sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1) WHERE origin = $2 AND kind = 'game' AND remote_id = $3")
                 .bind(id).bind(origin).bind(remote).execute(&mut *tx).await?;
-            sqlx::query("DELETE FROM mirror_clashes WHERE origin = $1 AND remote_id = $2")
-                .bind(origin).bind(remote).execute(&mut *tx).await?;
             let detail = serde_json::json!({"origin": origin, "venue_game": remote, "board_no": board_no}).to_string();
             sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
                 .bind(now_ms()).bind("arbiter").bind("settle-clash").bind(id).bind(&detail)

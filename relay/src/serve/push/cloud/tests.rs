@@ -265,9 +265,14 @@ async fn a_resend_forgets_the_marks_and_every_game_goes_again() {
     let verdict = cloud.answered(sent, answer(200, &resend)).await;
     assert!(matches!(verdict, Ok(Verdict::Retry)), "{verdict:?}");
     assert!(store.upstream_sent(URL).await.expect("marks").is_empty());
-    let (batch, _) = look_and_send(&mut cloud, &slot).await;
+    let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(ids(&batch), games, "every game again");
     assert_eq!(batch.tournaments.len(), 1, "and the tournaments");
+    assert!(batch.resent, "saying so");
+    cloud.answered(sent, applied()).await.expect("delivered");
+    e4(&store, games[1]).await;
+    let (batch, _) = look_and_send(&mut cloud, &slot).await;
+    assert!(!batch.resent, "the cloud stopped asking");
 }
 
 #[tokio::test]
