@@ -362,25 +362,30 @@ impl Browser {
     }
 
     /// Types the admin token into the console and saves it.
-    async fn enter_token(&self) {
+    pub async fn enter_token(&self) {
+        self.type_into("#token", TOKEN).await;
+        self.click("#token-save").await;
+    }
+
+    /// Replaces what the field `css` finds holds with `text`, typed as a user would.
+    pub async fn type_into(&self, css: &str, text: &str) {
         let field = self
             .client()
-            .find(Locator::Css("#token"))
+            .find(Locator::Css(css))
             .await
-            .expect("#token");
-        field.clear().await.expect("clear #token");
-        field.send_keys(TOKEN).await.expect("type the token");
-        self.client()
-            .find(Locator::Css("#token-save"))
+            .unwrap_or_else(|e| panic!("{css}: {e}"));
+        field
+            .clear()
             .await
-            .expect("#token-save")
-            .click()
+            .unwrap_or_else(|e| panic!("clear {css}: {e}"));
+        field
+            .send_keys(text)
             .await
-            .expect("save the token");
+            .unwrap_or_else(|e| panic!("type into {css}: {e}"));
     }
 
     /// Clicks the element `css` finds, as a user would.
-    async fn click(&self, css: &str) {
+    pub async fn click(&self, css: &str) {
         self.client()
             .find(Locator::Css(css))
             .await

@@ -8,7 +8,6 @@
 use super::browser::{Browser, TOKEN, blocking, browser_test, eventually, try_json};
 use super::service::{Relay, agent, request};
 use super::temp_dir;
-use fantoccini::Locator;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -150,27 +149,6 @@ return { venue: item(document.querySelector('#venues li[data-clash]')),
 const READ_ERROR: &str =
     "const e = document.getElementById('error'); return e.hidden ? null : e.textContent;";
 
-/// Types `text` into the field `css` finds, after clearing it.
-async fn type_into(b: &Browser, css: &str, text: &str) {
-    let field = b
-        .client()
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"));
-    field.clear().await.expect("clear the field");
-    field.send_keys(text).await.expect("type");
-}
-
-async fn click(b: &Browser, css: &str) {
-    b.client()
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
-}
-
 /// hall-b's clashes in `/health`.
 fn clashes(base: &str) -> Option<Vec<Value>> {
     let health = try_json(&format!("{base}/health"))?;
@@ -264,8 +242,7 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
             .expect("a window that shows the whole console");
         b.goto(&cloud.url(&format!("/console.html?round={round}")))
             .await;
-        type_into(&b, "#token", TOKEN).await;
-        click(&b, "#token-save").await;
+        b.enter_token().await;
 
         // Each board its hall, from /health, with the link up.
         let rows = eventually!(20, "three rows, each with its hall", async {
@@ -348,8 +325,8 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
 
         // A board that is taken is refused, and the console says so.
         let field = "#venues form.settle-form input";
-        type_into(&b, field, "2").await;
-        click(&b, "#venues form.settle-form button").await;
+        b.type_into(field, "2").await;
+        b.click("#venues form.settle-form button").await;
         let error = eventually!(10, "the refusal of a taken board", async {
             b.js(READ_ERROR, vec![]).await.as_str().map(str::to_string)
         });
@@ -365,8 +342,8 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
         );
 
         // Board 201 is free: hall B's game goes there, and is hall B's on the console.
-        type_into(&b, field, "201").await;
-        click(&b, "#venues form.settle-form button").await;
+        b.type_into(field, "201").await;
+        b.click("#venues form.settle-form button").await;
         let placed = eventually!(15, "board 201 in the games table, hall-b's", async {
             let rows = b.js(READ_ROWS, vec![]).await;
             rows.as_array()?
@@ -448,8 +425,8 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
         });
         assert_eq!(other.status, 201, "{}", other.text());
         let message = "return document.getElementById('tournament-settings-msg').textContent;";
-        type_into(&b, "#event-key", "club-open").await;
-        click(&b, "#event-key-save").await;
+        b.type_into("#event-key", "club-open").await;
+        b.click("#event-key-save").await;
         let refused = eventually!(10, "the 409 under the form", async {
             let v = b.js(message, vec![]).await;
             v.as_str()
@@ -457,8 +434,8 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
                 .map(str::to_string)
         });
         assert!(refused.starts_with("Saving the event key"), "{refused}");
-        type_into(&b, "#event-key", "olympiad-2026.cloud").await;
-        click(&b, "#event-key-save").await;
+        b.type_into("#event-key", "olympiad-2026.cloud").await;
+        b.click("#event-key-save").await;
         eventually!(10, "the key saved", async {
             let v = b.js(message, vec![]).await;
             (v == "Event key set to olympiad-2026.cloud.").then_some(())
@@ -466,8 +443,8 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
         let t = try_json(&cloud.url(&format!("/api/tournaments/{tid}"))).expect("tournament");
         assert_eq!(t["event_key"], "olympiad-2026.cloud", "{t}");
         // Blank takes it away.
-        type_into(&b, "#event-key", "").await;
-        click(&b, "#event-key-save").await;
+        b.type_into("#event-key", "").await;
+        b.click("#event-key-save").await;
         eventually!(10, "the key taken away", async {
             let t = try_json(&cloud.url(&format!("/api/tournaments/{tid}")))?;
             t["event_key"].is_null().then_some(())
