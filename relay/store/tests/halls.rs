@@ -5,6 +5,8 @@
 //! into the event and is asked to send everything again. Against SQLite, and the real
 //! PostgreSQL when `RELAY_TEST_POSTGRES` is set.
 
+mod pg;
+
 use relay_store::{PushBatch, PushReply, Store, StoreError};
 use serde_json::{Value, json};
 
@@ -406,42 +408,10 @@ async fn halls_on_sqlite() {
 
 #[tokio::test]
 async fn halls_on_postgres() {
-    let Ok(base) = std::env::var("RELAY_TEST_POSTGRES") else {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
-        }
-        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
+    let name = format!("relay_halls_{}", std::process::id());
+    let Some((admin, store)) = pg::scratch_database(&name).await else {
         return;
     };
-    let name = format!("relay_halls_{}", std::process::id());
-    let admin = Store::open(&base)
-        .await
-        .expect("connect to RELAY_TEST_POSTGRES");
-    let Store::Postgres(pool) = &admin else {
-        panic!("RELAY_TEST_POSTGRES must be a postgres:// URL")
-    };
-    for sql in [
-        format!("DROP DATABASE IF EXISTS {name}"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-            .execute(pool)
-            .await
-            .expect("database");
-    }
-    let url = match base.rsplit_once('/') {
-        Some((server, _)) => format!("{server}/{name}"),
-        None => panic!("RELAY_TEST_POSTGRES has no database part"),
-    };
-    let store = Store::open(&url).await.expect("open postgres");
     halls(&store).await;
-    if let Store::Postgres(p) = store {
-        p.close().await;
-    }
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(pool)
-    .await
-    .expect("drop");
+    pg::drop_database(&admin, &name, store).await;
 }

@@ -10,6 +10,9 @@
 #[path = "../../core/tests/support/mod.rs"]
 mod support;
 
+mod pg;
+use pg::postgres_base;
+
 use relay_core::pgn::{WriteOptions, write_game};
 use relay_store::{
     NewTournament, Op, Pairing, Player, RawEntry, SqliteCommits, Store, StoreError, StoredMove,
@@ -613,19 +616,6 @@ fn sqlite_in(name: &str) -> (std::path::PathBuf, String) {
     (dir, url)
 }
 
-/// The URL of the PostgreSQL server to test against (`RELAY_TEST_POSTGRES`), or `None` after a
-/// notice that the test is skipped; with `RELAY_REQUIRE_ALL=1` a missing server is a failure.
-fn postgres_base() -> Option<String> {
-    let base = std::env::var("RELAY_TEST_POSTGRES").ok();
-    if base.is_none() {
-        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("RELAY_TEST_POSTGRES is not set but RELAY_REQUIRE_ALL=1");
-        }
-        println!("skipping: RELAY_TEST_POSTGRES not set (e.g. postgres://postgres@127.0.0.1/test)");
-    }
-    base
-}
-
 #[tokio::test]
 async fn the_story_on_sqlite() {
     let (dir, url) = sqlite_in("store");
@@ -640,42 +630,12 @@ async fn the_story_on_sqlite() {
 
 #[tokio::test]
 async fn the_story_on_postgres() {
-    let Some(base) = postgres_base() else {
+    let name = format!("relay_story_{}", std::process::id());
+    let Some((admin, store)) = pg::scratch_database(&name).await else {
         return;
     };
-    // A database of our own, so runs never see each other's rows.
-    let name = format!("relay_story_{}", std::process::id());
-    let admin = Store::open(&base)
-        .await
-        .expect("connect to RELAY_TEST_POSTGRES");
-    let Store::Postgres(pool) = &admin else {
-        panic!("RELAY_TEST_POSTGRES must be a postgres:// URL")
-    };
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(pool)
-    .await
-    .expect("drop");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(pool)
-        .await
-        .expect("create database");
-    let url = match base.rsplit_once('/') {
-        Some((server, _)) => format!("{server}/{name}"),
-        None => panic!("RELAY_TEST_POSTGRES has no database part"),
-    };
-    let store = Store::open(&url).await.expect("open postgres");
     story(&store).await;
-    if let Store::Postgres(p) = store {
-        p.close().await;
-    }
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name}"
-    )))
-    .execute(pool)
-    .await
-    .expect("drop");
+    pg::drop_database(&admin, &name, store).await;
 }
 
 #[tokio::test]
