@@ -126,6 +126,7 @@ async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
                             end_date: None,
                             time_control: tag(first, "TimeControl").map(str::to_string),
                             delay_secs: 0,
+                            event_key: None,
                         })
                         .await?
                 }

@@ -12,6 +12,8 @@ pub struct NewTournament {
     pub time_control: Option<String>,
     /// Broadcast delay for spectators, 0..=3600 s.
     pub delay_secs: u32,
+    /// The event key (unique: another tournament's makes the insert a conflict).
+    pub event_key: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

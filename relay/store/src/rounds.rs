@@ -67,10 +67,10 @@ pub fn next_round_number(number: &str) -> String {
 
 impl Store {
     pub async fn create_tournament(&self, t: &NewTournament) -> Result<i64> {
-        let sql = "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at)
-                   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
-        on_pool!(self, pool => {
-            let (id,): (i64,) = sqlx::query_as(sql)
+        let sql = "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at, event_key)
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id";
+        let made: std::result::Result<(i64,), sqlx::Error> = on_pool!(self, pool => {
+            sqlx::query_as(sql)
                 .bind(&t.name)
                 .bind(&t.site)
                 .bind(&t.start_date)
@@ -78,10 +78,20 @@ impl Store {
                 .bind(&t.time_control)
                 .bind(i64::from(t.delay_secs))
                 .bind(now_ms())
+                .bind(&t.event_key)
                 .fetch_one(pool)
-                .await?;
-            Ok(id)
-        })
+                .await
+        });
+        match made {
+            Ok((id,)) => Ok(id),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                Err(StoreError::Conflict(format!(
+                    "another tournament has the event key {}",
+                    t.event_key.clone().unwrap_or_default()
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     pub async fn create_round(

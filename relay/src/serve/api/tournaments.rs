@@ -81,17 +81,6 @@ pub async fn create_tournament(
     let start_date = check_date("start_date", b.start_date)?.flatten();
     let end_date = check_date("end_date", b.end_date)?.flatten();
     let event_key = check_event_key(b.event_key)?.flatten();
-    if let Some(k) = &event_key
-        && store
-            .tournaments()
-            .await?
-            .iter()
-            .any(|t| t.event_key.as_ref() == Some(k))
-    {
-        return Err(ApiError::Conflict(format!(
-            "another tournament has the event key {k}"
-        )));
-    }
     let id = store
         .create_tournament(&NewTournament {
             name,
@@ -100,15 +89,9 @@ pub async fn create_tournament(
             end_date,
             time_control: tc,
             delay_secs: b.delay_secs.unwrap_or(0),
+            event_key,
         })
         .await?;
-    if event_key.is_some() {
-        let key = TournamentPatch {
-            event_key: Some(event_key),
-            ..Default::default()
-        };
-        store.update_tournament(id, &key).await?;
-    }
     store
         .audit(
             "arbiter",
