@@ -464,11 +464,16 @@ fn conflict_message(board_no: u32, round: &str, cloud_game: i64) -> String {
 }
 
 impl Store {
-    /// The venue's name for itself towards `target`, made on first use.
+    /// The venue's name for itself towards `target`: made on first use, the same for every
+    /// target.
     pub async fn upstream_origin(&self, target: &str) -> Result<String> {
         let fresh = new_origin(target);
         on_pool!(self, pool => {
-            sqlx::query("INSERT INTO upstream_targets (target, origin, batch) VALUES ($1, $2, 0) ON CONFLICT (target) DO NOTHING")
+            // One name for every target: a venue whose --push-to changes (https, a proxy) is
+            // the same venue to the cloud, not a new one whose games clash with its own
+            // (its batch numbers there go on from the cloud's, as after a restore: `stale`).
+            sqlx::query("INSERT INTO upstream_targets (target, origin, batch)
+                         VALUES ($1, COALESCE((SELECT MIN(origin) FROM upstream_targets), $2), 0) ON CONFLICT (target) DO NOTHING")
                 .bind(target).bind(&fresh).execute(pool).await?;
             let (origin,): (String,) = sqlx::query_as("SELECT origin FROM upstream_targets WHERE target = $1")
                 .bind(target).fetch_one(pool).await?;

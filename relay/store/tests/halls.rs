@@ -385,6 +385,17 @@ async fn halls(store: &Store) {
         "{nakamura:?}"
     );
 
+    // A venue is one venue to the cloud whatever URL it pushes to (https, a proxy).
+    let first = store
+        .upstream_origin("http://cloud.example")
+        .await
+        .expect("origin");
+    let again = store
+        .upstream_origin("https://cloud.example:443")
+        .await
+        .expect("origin");
+    assert_eq!(first, again);
+
     // A key is unique here.
     let patch = relay_store::TournamentPatch {
         event_key: Some(Some("olympiad-2026".into())),
