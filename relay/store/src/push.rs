@@ -186,6 +186,10 @@ macro_rules! shared {
     }};
 }
 
+/// Transaction lock number under which halls decide, one at a time, which tournament a keyed
+/// tournament of theirs fills.
+const EVENT_LOCK: i64 = 0x7265_6c61_795f_6576;
+
 /// The local tournament a venue's tournament `$t` fills. Without an event key, one of its
 /// own, as ever. With one, the tournament here with that key, which other halls may fill
 /// too; a venue whose tournament here was its own names it with the key. A venue whose
@@ -193,17 +197,31 @@ macro_rules! shared {
 /// rounds and games there, and is asked to send everything again (`resend`, kept in
 /// `mirror_sources` until a batch says it was done).
 macro_rules! tournament_of {
-    ($tx:expr, $b:expr, $t:expr, $out:expr) => {{
+    ($tx:expr, $pg:expr, $b:expr, $t:expr, $out:expr) => {{
         let (b, t): (&PushBatch, &TournamentInfo) = ($b, $t);
-        let mapped = mapped!($tx, &b.origin, "tournament", t.id).map(|(id, _)| id);
-        let keyed: Option<i64> = match &t.event_key {
-            Some(k) => sqlx::query_as::<_, (i64,)>("SELECT id FROM tournaments WHERE event_key = $1")
-                .bind(k)
-                .fetch_optional(&mut *$tx)
-                .await?
-                .map(|(id,)| id),
-            None => None,
-        };
+        macro_rules! read {
+            () => {{
+                let mapped = mapped!($tx, &b.origin, "tournament", t.id).map(|(id, _)| id);
+                let keyed: Option<i64> = match &t.event_key {
+                    Some(k) => sqlx::query_as::<_, (i64,)>("SELECT id FROM tournaments WHERE event_key = $1")
+                        .bind(k)
+                        .fetch_optional(&mut *$tx)
+                        .await?
+                        .map(|(id,)| id),
+                    None => None,
+                };
+                (mapped, keyed)
+            }};
+        }
+        let (mut mapped, mut keyed) = read!();
+        // Where a keyed tournament goes is decided one hall at a time: two halls moving from
+        // one event to a new one at once could each see the other still in the old one, and
+        // both name it (a unique violation, seen in CI). On PostgreSQL the undecided read again
+        // under a transaction lock; on SQLite writers are one at a time already.
+        if $pg && t.event_key.is_some() && !matches!((mapped, keyed), (Some(m), Some(k)) if m == k) {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(EVENT_LOCK).execute(&mut *$tx).await?;
+            (mapped, keyed) = read!();
+        }
         match (mapped, keyed) {
             (Some(m), Some(k)) if m == k => m,
             (Some(m), None) if t.event_key.is_none() => m,
@@ -549,6 +567,7 @@ impl Store {
     pub async fn apply_push(&self, b: &PushBatch) -> Result<Applied> {
         let mut out = Applied::default();
         let now = now_ms();
+        let pg = matches!(self, Store::Postgres(_));
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let mut touched = Touched::default();
@@ -571,7 +590,7 @@ impl Store {
                     .bind(&b.origin).execute(&mut *tx).await?;
             }
             for t in &b.tournaments {
-                let local_t = tournament_of!(tx, b, t, out);
+                let local_t = tournament_of!(tx, pg, b, t, out);
                 out.ids.insert(("tournament", t.id), local_t);
                 // An event's tournament (a key, or another venue fills it too: several halls,
                 // one event) has the event's settings, which an arbiter here may have prepared:
