@@ -14,3 +14,8 @@ ALTER TABLE mirror_sources ADD COLUMN resend BIGINT NOT NULL DEFAULT 0;
 -- For a round: whether the venue's round is final (one that several halls fill is final here
 -- when every one of them says so).
 ALTER TABLE mirror_ids ADD COLUMN remote_final BIGINT NOT NULL DEFAULT 0;
+-- For a game: its board number at the venue as last received, and whether the game here follows
+-- that number (an arbiter here placing it on another board ends it): a venue's renumbering
+-- moves the game here too, when the board is free.
+ALTER TABLE mirror_ids ADD COLUMN remote_board BIGINT;
+ALTER TABLE mirror_ids ADD COLUMN follows BIGINT NOT NULL DEFAULT 1;

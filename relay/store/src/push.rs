@@ -414,6 +414,59 @@ macro_rules! apply_game {
     }};
 }
 
+/// A venue renumbers its boards (an arbiter there swaps two, or moves one to a free number):
+/// each game of round `$round` that follows its venue's number (`mirror_ids.follows`, ended
+/// by an arbiter here placing it) and is not on it goes there, when the board is free or its
+/// game moves away too (a swap, whichever order the venue's games came in). One whose board
+/// another game keeps stays where it is, listed as a clash ([`clashes_in!`]) until that
+/// board is free or an arbiter here places it ([`Store::settle_clash`]).
+macro_rules! follow_renumbers {
+    ($tx:expr, $touched:expr, $round:expr) => {{
+        let round: i64 = $round;
+        let wanted: Vec<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT g.id, g.board_no, m.remote_board FROM games g JOIN mirror_ids m ON m.kind = 'game' AND m.local_id = g.id
+             WHERE g.round_id = $1 AND m.follows = 1 AND m.remote_board IS NOT NULL AND m.remote_board <> g.board_no
+             ORDER BY g.id")
+            .bind(round).fetch_all(&mut *$tx).await?;
+        if !wanted.is_empty() {
+            let boards: Vec<(i64, i64)> = sqlx::query_as("SELECT board_no, id FROM games WHERE round_id = $1")
+                .bind(round).fetch_all(&mut *$tx).await?;
+            let holder: HashMap<i64, i64> = boards.into_iter().collect();
+            let moves = renumber_plan(&wanted, &holder);
+            // Each moving game through a number no board has ((round, board) is unique at
+            // every step), then onto its own.
+            for (game, _) in &moves {
+                sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(-game).bind(game).execute(&mut *$tx).await?;
+            }
+            for (game, to) in &moves {
+                sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(to).bind(game).execute(&mut *$tx).await?;
+                let payload = serde_json::json!({"board_no": to}).to_string();
+                bump!($tx, $touched, *game, "game", &payload);
+            }
+        }
+    }};
+}
+
+/// Which of the `wanted` moves (game, board now, board wanted) can be made together: those
+/// whose board is free, or held by a game that moves too. A board two games want goes to
+/// the first (by id); the other waits.
+fn renumber_plan(wanted: &[(i64, i64, i64)], holder: &HashMap<i64, i64>) -> Vec<(i64, i64)> {
+    let mut moving: Vec<(i64, i64)> = Vec::new();
+    for &(game, _, to) in wanted {
+        if !moving.iter().any(|&(_, t)| t == to) {
+            moving.push((game, to));
+        }
+    }
+    loop {
+        let before = moving.len();
+        let games: Vec<i64> = moving.iter().map(|&(g, _)| g).collect();
+        moving.retain(|&(_, to)| holder.get(&to).is_none_or(|h| games.contains(h)));
+        if moving.len() == before {
+            return moving;
+        }
+    }
+}
+
 /// A venue whose last request (a heartbeat comes every 10 s) is older than this shows as
 /// silent: its link is down or the relay stopped.
 pub const LINK_SILENT_MS: i64 = 30_000;
@@ -451,7 +504,50 @@ macro_rules! clashes_in {
                 };
                 (origin, c)
             })
+            .chain(renumbers_held!($ex, origin))
             .collect::<Vec<(String, PushConflict)>>()
+    }};
+}
+
+/// The query behind [`renumbers_held!`] (`concat!` adds one venue's filter to it).
+macro_rules! renumbers_held_sql {
+    () => {
+        "SELECT m.origin, m.remote_id, m.remote_board, g.board_no, r.number, h.id,
+                 (SELECT s.name FROM mirror_ids hm JOIN mirror_sources s ON s.origin = hm.origin WHERE hm.kind = 'game' AND hm.local_id = h.id LIMIT 1)
+               FROM mirror_ids m JOIN games g ON g.id = m.local_id JOIN rounds r ON r.id = g.round_id
+               LEFT JOIN games h ON h.round_id = g.round_id AND h.board_no = m.remote_board
+               WHERE m.kind = 'game' AND m.follows = 1 AND m.remote_board IS NOT NULL AND m.remote_board <> g.board_no"
+    };
+}
+
+/// The games a venue renumbered that stay on their old board here, as clashes (see
+/// [`follow_renumbers!`]): (origin, the conflict, `board_no` the venue's new number).
+macro_rules! renumbers_held {
+    ($ex:expr, $origin:expr) => {{
+        let origin: Option<&str> = $origin;
+        type Row = (String, i64, i64, i64, String, Option<i64>, Option<String>);
+        let rows: Vec<Row> = match origin {
+            Some(o) => sqlx::query_as(concat!(renumbers_held_sql!(), " AND m.origin = $1")).bind(o).fetch_all($ex).await?,
+            None => sqlx::query_as(renumbers_held_sql!()).fetch_all($ex).await?,
+        };
+        rows.into_iter().map(|(origin, game_id, want, now, round, holder, holder_name)| {
+            let holder_text = match (holder, holder_name) {
+                (None, _) => "another game going to it".to_string(),
+                (Some(_), Some(name)) => format!("the game of hall {name}"),
+                (Some(_), None) => "a game of this relay's own".to_string(),
+            };
+            let message = format!(
+                "board {want} of round {round}: this hall renumbered its game to it, but on the cloud relay {holder_text} holds it; the game stays on board {now} there until that board is free or an arbiter there places it"
+            );
+            let c = PushConflict {
+                game_id,
+                cloud_game_id: holder.unwrap_or(0),
+                board_no: u32::try_from(want).unwrap_or(0),
+                message,
+                clash: true,
+            };
+            (origin, c)
+        }).collect::<Vec<(String, PushConflict)>>()
     }};
 }
 
@@ -661,6 +757,7 @@ impl Store {
                     out.ids.insert(("round", r.id), local_r);
                 }
             }
+            let mut game_rounds = std::collections::BTreeSet::new();
             for g in &b.games {
                 let Some(round) = out.ids.get(&("round", g.round_id)).copied() else {
                     return Err(StoreError::Conflict(format!(
@@ -716,9 +813,14 @@ impl Store {
                     }
                     out.reply.changes += apply_game!(tx, touched, local, &old, g);
                 }
-                sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1), held = NULL, conflict = NULL
+                sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1), held = NULL, conflict = NULL, remote_board = $4
                              WHERE origin = $2 AND kind = 'game' AND remote_id = $3")
-                    .bind(local).bind(&b.origin).bind(g.id).execute(&mut *tx).await?;
+                    .bind(local).bind(&b.origin).bind(g.id).bind(i64::from(g.pairing.board_no)).execute(&mut *tx).await?;
+                game_rounds.insert(round);
+            }
+            // Games a venue renumbered go to their new boards here, where those are free.
+            for round in game_rounds {
+                follow_renumbers!(tx, touched, round);
             }
             // Every game still held back from this venue, so its console shows the
             // conflicts as they stand (one settled here disappears there).
@@ -829,5 +931,35 @@ impl Store {
                 MirrorSource { origin, name, batch, applied_at_ms, link, games, conflicts }
             }).collect())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renumbering_moves_what_can_move_together() {
+        // Boards 1, 2, 3 hold games 10, 20, 30; board 4 is free.
+        let holder: HashMap<i64, i64> = [(1, 10), (2, 20), (3, 30)].into();
+        // A swap, a three-way turn, a move to a free board.
+        assert_eq!(
+            renumber_plan(&[(10, 1, 2), (20, 2, 1)], &holder),
+            [(10, 2), (20, 1)]
+        );
+        assert_eq!(
+            renumber_plan(&[(10, 1, 2), (20, 2, 3), (30, 3, 1)], &holder),
+            [(10, 2), (20, 3), (30, 1)]
+        );
+        assert_eq!(renumber_plan(&[(30, 3, 4)], &holder), [(30, 4)]);
+        // A chain onto a game that stays waits as a whole: 10 onto 20's board, 20 onto 30's.
+        assert_eq!(renumber_plan(&[(10, 1, 2), (20, 2, 3)], &holder), []);
+        // …and a chain ending on a free board moves as a whole.
+        assert_eq!(
+            renumber_plan(&[(10, 1, 2), (20, 2, 3), (30, 3, 4)], &holder),
+            [(10, 2), (20, 3), (30, 4)]
+        );
+        // Two games for one free board: the first goes, the other waits.
+        assert_eq!(renumber_plan(&[(10, 1, 4), (20, 2, 4)], &holder), [(10, 4)]);
     }
 }

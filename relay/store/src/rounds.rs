@@ -497,6 +497,11 @@ impl Store {
                 let seq = bump!(tx, touched, g, "game", &payload);
                 done.push((g, seq));
             }
+            // A venue's game placed here by an arbiter no longer follows the venue's number.
+            for g in std::iter::once(game).chain(other.map(|(o,)| o)) {
+                sqlx::query("UPDATE mirror_ids SET follows = 0 WHERE kind = 'game' AND local_id = $1 AND follows <> 0")
+                    .bind(g).execute(&mut *tx).await?;
+            }
             let detail = serde_json::json!({"from": from, "to": to, "swapped_with": other.map(|(o,)| o)}).to_string();
             sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
                 .bind(now_ms()).bind(actor).bind("renumber").bind(game).bind(&detail)

@@ -69,6 +69,18 @@ async fn boards(store: &Store, round: i64) -> Vec<(u32, String, usize)> {
     out
 }
 
+/// The id here of the game on `board` of `round`.
+async fn settled_id(store: &Store, round: i64, board: u32) -> i64 {
+    store
+        .round_games(round)
+        .await
+        .expect("games")
+        .into_iter()
+        .find(|g| g.pairing.board_no == board)
+        .expect("a game on the board")
+        .id
+}
+
 async fn halls(store: &Store) {
     // Hall A (boards 1-2) and hall B (boards 101-102) push one event.
     let a = |n, games| {
@@ -234,6 +246,95 @@ async fn halls(store: &Store) {
             (103, "Yifan".into(), 3)
         ]
     );
+
+    // A hall renumbers its boards: the games move here too. A swap in one batch…
+    push(
+        store,
+        &a(
+            3,
+            vec![
+                game(71, 70, 2, "Anand", E4E5),
+                game(72, 70, 1, "Carlsen", &[]),
+            ],
+        ),
+    )
+    .await;
+    let mut expected = vec![
+        (1, "Carlsen".into(), 0),
+        (2, "Anand".into(), 2),
+        (101, "Hou".into(), 2),
+        (102, "Ju".into(), 2),
+        (103, "Yifan".into(), 3),
+    ];
+    assert_eq!(boards(store, round).await, expected);
+    // …or in two: the first game waits (its board is the other's), reported as a clash, and
+    // both move when the second comes.
+    let r = push(store, &a(4, vec![game(71, 70, 1, "Anand", E4E5)])).await;
+    assert_eq!(boards(store, round).await, expected);
+    assert!(
+        r.conflicts
+            .iter()
+            .any(|c| c.clash && c.game_id == 71 && c.board_no == 1),
+        "{r:?}"
+    );
+    let r = push(store, &a(5, vec![game(72, 70, 2, "Carlsen", &[])])).await;
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    expected[0] = (1, "Anand".into(), 2);
+    expected[1] = (2, "Carlsen".into(), 0);
+    assert_eq!(boards(store, round).await, expected);
+    // Onto a board another hall's game holds: the game stays, both sides are told, and it
+    // moves once that hall frees the board.
+    let r = push(store, &a(6, vec![game(72, 70, 101, "Carlsen", &[])])).await;
+    assert_eq!(r.conflicts.len(), 1, "{r:?}");
+    let c = &r.conflicts[0];
+    assert!(c.clash && c.game_id == 72 && c.board_no == 101, "{c:?}");
+    assert!(
+        c.message.contains("hall-b") && c.message.contains("stays on board 2"),
+        "{}",
+        c.message
+    );
+    let sources = store.mirror_sources().await.expect("sources");
+    let hall_a = sources.iter().find(|s| s.origin == "hall-a").expect("A");
+    assert_eq!(hall_a.conflicts, r.conflicts);
+    assert_eq!(boards(store, round).await, expected);
+    push(store, &b(6, vec![game(31, 30, 104, "Hou", E4E5)])).await;
+    let r = push(store, &a(7, vec![])).await;
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    let mut expected = vec![
+        (1, "Anand".into(), 2),
+        (101, "Carlsen".into(), 0),
+        (102, "Ju".into(), 2),
+        (103, "Yifan".into(), 3),
+        (104, "Hou".into(), 2),
+    ];
+    assert_eq!(boards(store, round).await, expected);
+    // An arbiter here places such a game on a free board; it stays there whatever number
+    // its hall gives it.
+    push(store, &a(8, vec![game(71, 70, 102, "Anand", E4E5)])).await;
+    match store.settle_clash("hall-a", 71, 104).await {
+        Err(StoreError::Conflict(m)) => assert!(m.contains("board 104"), "{m}"),
+        other => panic!("board 104 is taken: {other:?}"),
+    }
+    let settled = store.settle_clash("hall-a", 71, 5).await.expect("placed");
+    assert_eq!(settled.board_no, 5);
+    let r = push(store, &a(9, vec![game(71, 70, 102, "Anand", E4E5)])).await;
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    assert!(matches!(
+        store.settle_clash("hall-a", 71, 6).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    expected[0] = (5, "Anand".into(), 2);
+    expected.sort();
+    assert_eq!(boards(store, round).await, expected);
+    // So does one an arbiter here renumbers.
+    let carlsen = settled_id(store, round, 101).await;
+    store
+        .renumber_board(carlsen, 6, "arbiter")
+        .await
+        .expect("renumbered");
+    push(store, &a(10, vec![game(72, 70, 3, "Carlsen", E4)])).await;
+    let now = boards(store, round).await;
+    assert!(now.contains(&(6, "Carlsen".into(), 1)), "{now:?}");
 
     // A hall that pushed without a key first has a tournament of its own here; once it names
     // the event, it moves in, and is asked to send everything again.

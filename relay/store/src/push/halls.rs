@@ -71,8 +71,10 @@ pub struct Settled {
 
 impl Store {
     /// An arbiter here settles a clash: the venue's game `remote` from `origin` goes on
-    /// board `board_no` of its round, which must be free, and follows the venue there from
-    /// now on (the venue keeps its own number for it).
+    /// board `board_no` of its round, which must be free, and follows the venue's moves and
+    /// results there from now on (the venue keeps its own number for it; a renumbering there
+    /// no longer moves it here). A clash is a game that came for a board another game holds,
+    /// or one its venue renumbered onto such a board.
     pub async fn settle_clash(&self, origin: &str, remote: i64, board_no: u32) -> Result<Settled> {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -83,7 +85,37 @@ impl Store {
                 "DELETE FROM mirror_clashes WHERE origin = $1 AND remote_id = $2 RETURNING round_id, held")
                 .bind(origin).bind(remote).fetch_optional(&mut *tx).await?;
             let Some((round, held)) = row else {
-                return Err(StoreError::NotFound { what: "clash of venue game", id: format!("{origin}/{remote}") });
+                // Or a game its venue renumbered onto a board another game keeps here: it goes
+                // where the arbiter says (its board now, to keep it there), and stops following
+                // the venue's number.
+                let moved: Option<(i64, i64, i64)> = sqlx::query_as(
+                    "SELECT g.id, g.round_id, g.board_no FROM mirror_ids m JOIN games g ON g.id = m.local_id
+                     WHERE m.origin = $1 AND m.kind = 'game' AND m.remote_id = $2 AND m.follows = 1
+                       AND m.remote_board IS NOT NULL AND m.remote_board <> g.board_no")
+                    .bind(origin).bind(remote).fetch_optional(&mut *tx).await?;
+                let Some((id, round, from)) = moved else {
+                    return Err(StoreError::NotFound { what: "clash of venue game", id: format!("{origin}/{remote}") });
+                };
+                let to = i64::from(board_no);
+                if to != from {
+                    let taken: Option<(i64,)> = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+                        .bind(round).bind(to).fetch_optional(&mut *tx).await?;
+                    if taken.is_some() {
+                        return Err(StoreError::Conflict(format!("board {board_no} of this round has a game already; choose a free board")));
+                    }
+                    sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(to).bind(id).execute(&mut *tx).await?;
+                    let payload = serde_json::json!({"board_no": to}).to_string();
+                    bump!(tx, touched, id, "game", &payload);
+                }
+                sqlx::query("UPDATE mirror_ids SET follows = 0 WHERE origin = $1 AND kind = 'game' AND remote_id = $2")
+                    .bind(origin).bind(remote).execute(&mut *tx).await?;
+                let detail = serde_json::json!({"origin": origin, "venue_game": remote, "board_no": board_no, "from": from}).to_string();
+                sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
+                    .bind(now_ms()).bind("arbiter").bind("settle-clash").bind(id).bind(&detail)
+                    .execute(&mut *tx).await?;
+                notify!(self, tx, touched);
+                tx.commit().await?;
+                return Ok(Settled { game_id: id, round_id: round, board_no, rounds: touched.rounds().collect() });
             };
             let mapped: Option<(i64,)> = sqlx::query_as("SELECT local_id FROM mirror_ids WHERE origin = $1 AND kind = 'game' AND remote_id = $2")
                 .bind(origin).bind(remote).fetch_optional(&mut *tx).await?;
@@ -92,6 +124,7 @@ impl Store {
             }
             let mut new: StoredGame = serde_json::from_str(&held)
                 .map_err(|e| StoreError::Conflict(format!("the venue's version of the game does not read: {e}")))?;
+            let venue_board = i64::from(new.pairing.board_no);
             new.pairing.board_no = board_no;
             let made: Option<(i64,)> = sqlx::query_as("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING RETURNING id")
                 .bind(round).bind(i64::from(board_no)).fetch_optional(&mut *tx).await?;
@@ -101,8 +134,10 @@ impl Store {
             map_id!(tx, origin, "game", remote, id);
             let old = game_in!(tx, id);
             apply_game!(tx, touched, id, &old, &new);
-            sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1) WHERE origin = $2 AND kind = 'game' AND remote_id = $3")
-                .bind(id).bind(origin).bind(remote).execute(&mut *tx).await?;
+            // Placed by the arbiter, off the venue's number: it no longer follows that number.
+            sqlx::query("UPDATE mirror_ids SET local_edits = (SELECT edits FROM games WHERE id = $1), remote_board = $4, follows = 0
+                         WHERE origin = $2 AND kind = 'game' AND remote_id = $3")
+                .bind(id).bind(origin).bind(remote).bind(venue_board).execute(&mut *tx).await?;
             let detail = serde_json::json!({"origin": origin, "venue_game": remote, "board_no": board_no}).to_string();
             sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")
                 .bind(now_ms()).bind("arbiter").bind("settle-clash").bind(id).bind(&detail)
