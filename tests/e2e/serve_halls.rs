@@ -526,3 +526,165 @@ fn median(v: &[u128]) -> u128 {
     v.sort();
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
+
+/// A hall's arbiter renumbers boards (pairings loaded ahead, no e-board on them yet): the
+/// cloud's round follows. A swap moves both games there; a game moved onto a board another
+/// hall's game holds in the cloud stays where it was, shown as a clash on both sides, and
+/// moves once that hall frees the board. Two venues without boards (pairings only) and a
+/// cloud on PostgreSQL, each its own process.
+#[test]
+fn a_hall_renumbering_its_boards_moves_them_in_the_cloud() {
+    let Some(url) = postgres_url("the halls renumbering test") else {
+        return;
+    };
+    let db = postgres_database(&url, &format!("relay_renumber_{}", std::process::id()));
+    let dir = temp_dir("serve-halls-renumber");
+    let cloud = Relay::serve(
+        &dir,
+        &[
+            "--db",
+            &db,
+            "--no-boards",
+            "--accept-push-token",
+            PUSH,
+            "--admin-token",
+            TOKEN,
+        ],
+    );
+    let hall = |name: &str| {
+        let db = format!("sqlite://{}", dir.join(format!("{name}.db")).display());
+        Relay::serve(
+            &dir,
+            &[
+                "--db",
+                &db,
+                "--no-boards",
+                "--push-to",
+                &cloud.base,
+                "--push-token",
+                PUSH,
+                "--admin-token",
+                TOKEN,
+                "--hall-name",
+                name,
+            ],
+        )
+    };
+    let (a, b) = (hall("hall-a"), hall("hall-b"));
+    let auth = format!("Bearer {TOKEN}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let admin = |r: &Relay, method: &str, path: &str, body: Value| {
+        let answer = request(
+            method,
+            &r.url(path),
+            &headers,
+            Some(body.to_string().as_bytes()),
+        );
+        assert!(answer.status < 300, "{method} {path}: {}", answer.text());
+        serde_json::from_slice::<Value>(&answer.body).unwrap_or(Value::Null)
+    };
+    // Each hall's tournament with the event's key, round 1 and its pairings.
+    let prepare = |r: &Relay, boards: &[u32]| {
+        let t = admin(
+            r,
+            "POST",
+            "/api/tournaments",
+            serde_json::json!({"name": "Olympiad", "event_key": KEY}),
+        );
+        let path = format!("/api/tournaments/{}/rounds", t["id"]);
+        let round = admin(r, "POST", &path, serde_json::json!({"number": "1"}))["id"]
+            .as_i64()
+            .expect("round");
+        let pairings: Vec<Value> = boards
+            .iter()
+            .map(|n| {
+                serde_json::json!({"board_no": n, "white": {"name": format!("White {n}")},
+                    "black": {"name": format!("Black {n}")}})
+            })
+            .collect();
+        let path = format!("/api/rounds/{round}/pairings");
+        admin(r, "PUT", &path, Value::from(pairings));
+        round
+    };
+    let (ra, rb) = (prepare(&a, &[1, 2, 3]), prepare(&b, &[101, 102]));
+    let boards_of = |r: &Relay, round: i64| plies(r, round).keys().copied().collect::<Vec<_>>();
+    let game_on = |r: &Relay, round: i64, board: u64| {
+        get_json(&r.url(&format!("/api/rounds/{round}")))["games"]
+            .as_array()
+            .and_then(|gs| gs.iter().find(|g| g["board_no"] == board).cloned())
+            .and_then(|g| g["id"].as_i64())
+            .expect("a game on the board")
+    };
+    let in_sync = |what: &str| {
+        wait_until(30, what, || pgn_in_sync(&cloud, &[&a, &b]));
+    };
+    in_sync("the cloud's round to be both halls' five boards");
+    let round = the_round(&cloud).expect("the cloud's round");
+    assert_eq!(boards_of(&cloud, round), [1, 2, 3, 101, 102]);
+
+    // Hall A swaps boards 1 and 2: the cloud's round PGN is the halls' again.
+    let first = game_on(&a, ra, 1);
+    admin(
+        &a,
+        "POST",
+        &format!("/api/games/{first}/board"),
+        serde_json::json!({"board_no": 2}),
+    );
+    in_sync("the swap of boards 1 and 2 in the cloud");
+    let started = Instant::now();
+
+    // Hall A moves board 3 to 101, free there, hall B's in the cloud: a clash on both sides.
+    let third = game_on(&a, ra, 3);
+    admin(
+        &a,
+        "POST",
+        &format!("/api/games/{third}/board"),
+        serde_json::json!({"board_no": 101}),
+    );
+    let on_venue = wait_until(30, "the clash on hall A's console", || {
+        push_target(&a)["conflicts"]
+            .as_array()
+            .filter(|v| !v.is_empty())
+            .cloned()
+    });
+    assert_eq!(on_venue[0]["clash"], true, "{on_venue:?}");
+    assert_eq!(on_venue[0]["board_no"], 101, "{on_venue:?}");
+    eprintln!("hall A is told: {}", on_venue[0]["message"]);
+    let on_cloud = venue_from(&cloud, "hall-a")["conflicts"].clone();
+    assert_eq!(on_cloud[0]["clash"], true, "{on_cloud}");
+    assert_eq!(on_cloud[0]["board_no"], 101, "{on_cloud}");
+    // The cloud's board 3 and 101 are as they were: nothing written over hall B's game.
+    let cloud_games = pgn_games(&games_of(&cloud, round));
+    assert!(cloud_games["1.3"].contains("White 3"), "{cloud_games:?}");
+    assert!(
+        cloud_games["1.101"].contains("White 101"),
+        "{cloud_games:?}"
+    );
+
+    // Hall B moves its board 101 to 104: both games move in the cloud, the clash clears.
+    let hall_b_game = game_on(&b, rb, 101);
+    admin(
+        &b,
+        "POST",
+        &format!("/api/games/{hall_b_game}/board"),
+        serde_json::json!({"board_no": 104}),
+    );
+    in_sync("both halls' renumbered boards in the cloud");
+    wait_until(30, "the clash to clear on both sides", || {
+        let venue_clear = push_target(&a)["conflicts"]
+            .as_array()
+            .is_some_and(Vec::is_empty);
+        let cloud_clear = venue_from(&cloud, "hall-a")["conflicts"]
+            .as_array()
+            .is_some_and(Vec::is_empty);
+        (venue_clear && cloud_clear).then_some(())
+    });
+    assert_eq!(boards_of(&cloud, round), [1, 2, 101, 102, 104]);
+    eprintln!(
+        "renumbered in the cloud as in the halls; the clash made and cleared in {} ms",
+        started.elapsed().as_millis()
+    );
+}
