@@ -423,11 +423,16 @@ macro_rules! apply_game {
 macro_rules! follow_renumbers {
     ($tx:expr, $touched:expr, $round:expr) => {{
         let round: i64 = $round;
-        let wanted: Vec<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT g.id, g.board_no, m.remote_board FROM games g JOIN mirror_ids m ON m.kind = 'game' AND m.local_id = g.id
+        const WANTED: &str = "SELECT g.id, g.board_no, m.remote_board FROM games g JOIN mirror_ids m ON m.kind = 'game' AND m.local_id = g.id
              WHERE g.round_id = $1 AND m.follows = 1 AND m.remote_board IS NOT NULL AND m.remote_board <> g.board_no
-             ORDER BY g.id")
-            .bind(round).fetch_all(&mut *$tx).await?;
+             ORDER BY g.id";
+        let mut wanted: Vec<(i64, i64, i64)> = sqlx::query_as(WANTED).bind(round).fetch_all(&mut *$tx).await?;
+        if !wanted.is_empty() {
+            // The round's row lock, then a second read: another hall's batch may be moving
+            // the same games (a pass moves every hall's of the round) on PostgreSQL.
+            sqlx::query("UPDATE rounds SET seq = seq WHERE id = $1").bind(round).execute(&mut *$tx).await?;
+            wanted = sqlx::query_as(WANTED).bind(round).fetch_all(&mut *$tx).await?;
+        }
         if !wanted.is_empty() {
             let boards: Vec<(i64, i64)> = sqlx::query_as("SELECT board_no, id FROM games WHERE round_id = $1")
                 .bind(round).fetch_all(&mut *$tx).await?;
