@@ -687,4 +687,43 @@ fn a_hall_renumbering_its_boards_moves_them_in_the_cloud() {
         "renumbered in the cloud as in the halls; the clash made and cleared in {} ms",
         started.elapsed().as_millis()
     );
+
+    // Hall A moves board 2 onto hall B's 102; the cloud's arbiter places it on board 5
+    // instead (as the console's "Place on board" does), and there it stays.
+    let second = game_on(&a, ra, 2);
+    admin(
+        &a,
+        "POST",
+        &format!("/api/games/{second}/board"),
+        serde_json::json!({"board_no": 102}),
+    );
+    let clash = wait_until(30, "the second clash in the cloud", || {
+        venue_from(&cloud, "hall-a")["conflicts"]
+            .as_array()
+            .and_then(|v| v.first().cloned())
+    });
+    assert_eq!(clash["board_no"], 102, "{clash}");
+    let origin = venue_from(&cloud, "hall-a")["origin"].clone();
+    let body = serde_json::json!({"origin": origin, "game_id": clash["game_id"], "board_no": 5});
+    let r = request(
+        "POST",
+        &cloud.url("/api/push/settle"),
+        &headers,
+        Some(body.to_string().as_bytes()),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    wait_until(30, "the placed game's clash to clear on hall A", || {
+        push_target(&a)["conflicts"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+            .then_some(())
+    });
+    assert_eq!(boards_of(&cloud, round), [1, 5, 101, 102, 104]);
+    let cloud_games = pgn_games(&games_of(&cloud, round));
+    // (Board 2 holds the game paired on board 1, since the swap.)
+    assert!(cloud_games["1.5"].contains("White 1"), "{cloud_games:?}");
+    assert!(
+        cloud_games["1.102"].contains("White 102"),
+        "{cloud_games:?}"
+    );
 }
