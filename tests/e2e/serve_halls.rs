@@ -4,7 +4,8 @@
 //! tournament with one round holding every board of both halls, its round PGN the halls'
 //! games exactly; one hall's link cut for 30 s holds back only that hall's boards and loses
 //! nothing; a third hall started on purpose with the same first board clashes, is shown on
-//! both sides, and is settled by the cloud's arbiter.
+//! both sides, and is settled by the cloud's arbiter. A second test renumbers boards at a hall
+//! and follows them in the cloud.
 
 use super::serve_lichess::{
     LICHESS_TOKEN, MORE_ROUNDS, ROUND_ID, holds_what_the_relay_holds, start_standin,
