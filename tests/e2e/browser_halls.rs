@@ -2,8 +2,9 @@
 //! relays, played here by hand-made batches, push one event key to a cloud relay: hall A
 //! boards 1 and 2, hall B boards 101 and 1, where hall A's game already is. The console shows
 //! each board's hall with its link, the clash with a form to place hall B's game, which an
-//! arbiter places on board 201 (after a taken board is refused), and the tournament's event
-//! key, edited from the console.
+//! arbiter places on board 201 (after a taken board is refused); then hall A's board 2
+//! renumbered onto hall B's 101, shown as staying on board 2 and placed on board 5; and the
+//! tournament's event key, edited from the console.
 
 use super::browser::{Browser, TOKEN, blocking, browser_test, eventually, try_json};
 use super::service::{Relay, agent, request};
@@ -143,6 +144,17 @@ const item = (li) => li && { text: li.textContent, form: li.querySelector('form.
 const banner = document.getElementById('alert-banner');
 return { venue: item(document.querySelector('#venues li[data-clash]')),
          alert: banner.hidden ? null : item([...document.querySelectorAll('#alert-list li')].find((li) => li.textContent.includes('hall-b'))) };
+"#;
+
+/// The venues table's item for hall A's game renumbered onto a board hall B's game holds.
+const RENUMBERED_LI: &str = "#venues li[data-clash][data-renumbered]";
+
+/// That item's text and whether it has the form to place the game, or null.
+const READ_RENUMBERED: &str = r#"
+const li = [...document.querySelectorAll('#venues li[data-clash]')].find((li) => li.textContent.includes('renumbered'));
+if (!li) return null;
+li.dataset.renumbered = 'yes';
+return { text: li.textContent, form: li.querySelector('form.settle-form') !== null };
 "#;
 
 /// The text of the console's error banner, or null while it is hidden.
@@ -396,6 +408,40 @@ fn browser_halls_each_board_its_hall_and_a_clash_placed_from_the_console() {
             ],
             "{api}"
         );
+
+        // Hall A renumbers board 2 onto 101, hall B's here: its game stays on board 2, and
+        // the console says so, with the same form; placed on board 5, it is hall A's there.
+        let reply = a.push(
+            &cloud.base,
+            vec![game(72, 70, 101, "Carlsen", "Ding", &[("d2d4", "d4")])],
+        );
+        assert_eq!(reply["conflicts"][0]["board_no"], 101, "{reply}");
+        let renumbered = eventually!(15, "the renumbered game's clash", async {
+            let v = b.js(READ_RENUMBERED, vec![]).await;
+            (v["form"] == true).then_some(v)
+        });
+        println!("the renumbered game as shown: {renumbered}");
+        let text = renumbered["text"].as_str().unwrap_or("");
+        assert!(
+            text.contains("board 101")
+                && text.contains("hall hall-b's game holds it")
+                && text.contains("hall-a renumbered its game to it, which stays on board 2 here"),
+            "{renumbered}"
+        );
+        b.type_into(&format!("{RENUMBERED_LI} form.settle-form input"), "5")
+            .await;
+        b.click(&format!("{RENUMBERED_LI} form.settle-form button"))
+            .await;
+        eventually!(15, "board 5 in the games table, hall-a's", async {
+            let rows = b.js(READ_ROWS, vec![]).await;
+            let rows = rows.as_array()?;
+            let on = |n: i64| rows.iter().find(|r| r["board"] == n).cloned();
+            (on(5)?["hall"] == "hall-a · up" && on(2).is_none()).then_some(())
+        });
+        eventually!(10, "the renumbered game's clash gone", async {
+            let v = b.js(READ_RENUMBERED, vec![]).await;
+            v.is_null().then_some(())
+        });
         tokio::time::sleep(Duration::from_millis(300)).await;
         b.screenshot("console").await;
         // The venues stop: the event key is edited from here on without them.

@@ -48,16 +48,21 @@ function conflictText(c) {
 
 /**
  * A clash in words: the board and its round (as the server's message names it), the hall
- * whose game holds the board here, and the venue whose game waits. Reads `venueOf`.
+ * whose game holds the board here, and the venue whose game waits: held back, or (a game
+ * the venue renumbered onto that board, as the message says) on its old board here.
+ * Reads `venueOf`.
  */
 function clashText(venue, c) {
   const round = /\bround ([^\s:;,]+)/.exec(c.message || '');
+  const stays = /\bstays on board (\d+)/.exec(c.message || '');
   const holder = venueOf.get(c.cloud_game_id);
   let holds = 'no game holds it any more';
   if (holder) holds = `hall ${holder.name}'s game holds it`;
   else if (c.cloud_game_id) holds = 'a game of this relay holds it';
-  return `board ${c.board_no}${round ? ` of round ${round[1]}` : ''}: ${holds}; `
-    + `${venue.name}'s game for it is held back until it is placed on a free board`;
+  const waits = stays
+    ? `${venue.name} renumbered its game to it, which stays on board ${stays[1]} here until that board is free or it is placed`
+    : `${venue.name}'s game for it is held back until it is placed on a free board`;
+  return `board ${c.board_no}${round ? ` of round ${round[1]}` : ''}: ${holds}; ${waits}`;
 }
 
 /** The target's state: {state (the badge's style), text, detail}. */
