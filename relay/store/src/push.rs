@@ -74,9 +74,11 @@ pub struct PushConflict {
     pub cloud_game_id: i64,
     pub board_no: u32,
     pub message: String,
-    /// The game came for a board another hall's game holds in that round here (several
-    /// halls, one event): it is not stored until an arbiter here places it on another board
-    /// (`cloud_game_id` is then the game holding the board).
+    /// The game came for a board another game holds in that round here (several halls, one
+    /// event): it is not stored until an arbiter here places it on another board; or its
+    /// venue renumbered it onto such a board, and it stays on its old board here until that
+    /// board is free or an arbiter places it (the message says which board). `board_no` is
+    /// the board claimed; `cloud_game_id` the game holding it (0: none any more).
     #[serde(default)]
     pub clash: bool,
 }
@@ -423,10 +425,10 @@ macro_rules! apply_game {
 macro_rules! follow_renumbers {
     ($tx:expr, $touched:expr, $round:expr) => {{
         let round: i64 = $round;
-        const WANTED: &str = "SELECT g.id, g.board_no, m.remote_board FROM games g JOIN mirror_ids m ON m.kind = 'game' AND m.local_id = g.id
+        const WANTED: &str = "SELECT g.id, m.remote_board, m.origin FROM games g JOIN mirror_ids m ON m.kind = 'game' AND m.local_id = g.id
              WHERE g.round_id = $1 AND m.follows = 1 AND m.remote_board IS NOT NULL AND m.remote_board <> g.board_no
              ORDER BY g.id";
-        let mut wanted: Vec<(i64, i64, i64)> = sqlx::query_as(WANTED).bind(round).fetch_all(&mut *$tx).await?;
+        let mut wanted: Vec<(i64, i64, String)> = sqlx::query_as(WANTED).bind(round).fetch_all(&mut *$tx).await?;
         if !wanted.is_empty() {
             // The round's row lock, then a second read: another hall's batch may be moving
             // the same games (a pass moves every hall's of the round) on PostgreSQL.
@@ -434,9 +436,11 @@ macro_rules! follow_renumbers {
             wanted = sqlx::query_as(WANTED).bind(round).fetch_all(&mut *$tx).await?;
         }
         if !wanted.is_empty() {
-            let boards: Vec<(i64, i64)> = sqlx::query_as("SELECT board_no, id FROM games WHERE round_id = $1")
+            let boards: Vec<(i64, i64, Option<String>)> = sqlx::query_as(
+                "SELECT g.board_no, g.id, m.origin FROM games g LEFT JOIN mirror_ids m ON m.kind = 'game' AND m.local_id = g.id
+                 WHERE g.round_id = $1")
                 .bind(round).fetch_all(&mut *$tx).await?;
-            let holder: HashMap<i64, i64> = boards.into_iter().collect();
+            let holder: HashMap<i64, (i64, Option<String>)> = boards.into_iter().map(|(b, g, o)| (b, (g, o))).collect();
             let moves = renumber_plan(&wanted, &holder);
             // Each moving game through a number no board has ((round, board) is unique at
             // every step), then onto its own.
@@ -452,23 +456,41 @@ macro_rules! follow_renumbers {
     }};
 }
 
-/// Which of the `wanted` moves (game, board now, board wanted) can be made together: those
-/// whose board is free, or held by a game that moves too. A board two games want goes to
-/// the first (by id); the other waits.
-fn renumber_plan(wanted: &[(i64, i64, i64)], holder: &HashMap<i64, i64>) -> Vec<(i64, i64)> {
-    let mut moving: Vec<(i64, i64)> = Vec::new();
-    for &(game, _, to) in wanted {
-        if !moving.iter().any(|&(_, t)| t == to) {
-            moving.push((game, to));
-        }
-    }
+/// Which of the `wanted` moves (game, board wanted, its venue) can be made together: those
+/// whose board is free, or held by a game that moves too. Of several games wanting one board,
+/// one of the holder's venue goes first (the holder's partner in a swap or turn), else the
+/// first by id; the others wait. Rivals are dropped only once every move whose board is held
+/// by a game staying is out, so a hall's own swap is not lost to another hall's waiting game.
+fn renumber_plan(
+    wanted: &[(i64, i64, String)],
+    holder: &HashMap<i64, (i64, Option<String>)>,
+) -> Vec<(i64, i64)> {
+    let mut moving: Vec<&(i64, i64, String)> = wanted.iter().collect();
     loop {
+        let games: Vec<i64> = moving.iter().map(|m| m.0).collect();
         let before = moving.len();
-        let games: Vec<i64> = moving.iter().map(|&(g, _)| g).collect();
-        moving.retain(|&(_, to)| holder.get(&to).is_none_or(|h| games.contains(h)));
-        if moving.len() == before {
-            return moving;
+        moving.retain(|m| holder.get(&m.1).is_none_or(|h| games.contains(&h.0)));
+        if moving.len() != before {
+            continue;
         }
+        // One game per board.
+        let mut chosen: Vec<&(i64, i64, String)> = Vec::new();
+        for m in &moving {
+            let Some(k) = chosen.iter().position(|c| c.1 == m.1) else {
+                chosen.push(m);
+                continue;
+            };
+            let partner = |c: &(i64, i64, String)| {
+                holder.get(&c.1).and_then(|h| h.1.as_deref()) == Some(c.2.as_str())
+            };
+            if partner(m) && !partner(chosen[k]) {
+                chosen[k] = m;
+            }
+        }
+        if chosen.len() == moving.len() {
+            return moving.iter().map(|m| (m.0, m.1)).collect();
+        }
+        moving = chosen;
     }
 }
 
@@ -525,6 +547,13 @@ macro_rules! renumbers_held_sql {
     };
 }
 
+/// The order of [`renumbers_held!`]'s list (a console compares lists as they come).
+macro_rules! renumbers_held_order {
+    () => {
+        " ORDER BY g.round_id, m.remote_board, m.origin, m.remote_id"
+    };
+}
+
 /// The games a venue renumbered that stay on their old board here, as clashes (see
 /// [`follow_renumbers!`]): (origin, the conflict, `board_no` the venue's new number).
 macro_rules! renumbers_held {
@@ -532,12 +561,12 @@ macro_rules! renumbers_held {
         let origin: Option<&str> = $origin;
         type Row = (String, i64, i64, i64, String, Option<i64>, Option<String>);
         let rows: Vec<Row> = match origin {
-            Some(o) => sqlx::query_as(concat!(renumbers_held_sql!(), " AND m.origin = $1")).bind(o).fetch_all($ex).await?,
-            None => sqlx::query_as(renumbers_held_sql!()).fetch_all($ex).await?,
+            Some(o) => sqlx::query_as(concat!(renumbers_held_sql!(), " AND m.origin = $1", renumbers_held_order!())).bind(o).fetch_all($ex).await?,
+            None => sqlx::query_as(concat!(renumbers_held_sql!(), renumbers_held_order!())).fetch_all($ex).await?,
         };
         rows.into_iter().map(|(origin, game_id, want, now, round, holder, holder_name)| {
             let holder_text = match (holder, holder_name) {
-                (None, _) => "another game going to it".to_string(),
+                (None, _) => "no game (it moves with the hall's next request)".to_string(),
                 (Some(_), Some(name)) => format!("the game of hall {name}"),
                 (Some(_), None) => "a game of this relay's own".to_string(),
             };
@@ -823,7 +852,14 @@ impl Store {
                     .bind(local).bind(&b.origin).bind(g.id).bind(i64::from(g.pairing.board_no)).execute(&mut *tx).await?;
                 game_rounds.insert(round);
             }
-            // Games a venue renumbered go to their new boards here, where those are free.
+            // Games a venue renumbered go to their new boards here, where those are free: in
+            // the rounds of this batch's games, and where this venue's games wait (their board
+            // may have been freed since; a venue asks at least every 10 s, games or not).
+            let waiting: Vec<(i64,)> = sqlx::query_as(
+                "SELECT DISTINCT g.round_id FROM mirror_ids m JOIN games g ON g.id = m.local_id
+                 WHERE m.origin = $1 AND m.kind = 'game' AND m.follows = 1 AND m.remote_board IS NOT NULL AND m.remote_board <> g.board_no")
+                .bind(&b.origin).fetch_all(&mut *tx).await?;
+            game_rounds.extend(waiting.into_iter().map(|(r,)| r));
             for round in game_rounds {
                 follow_renumbers!(tx, touched, round);
             }
@@ -945,26 +981,44 @@ mod tests {
 
     #[test]
     fn renumbering_moves_what_can_move_together() {
-        // Boards 1, 2, 3 hold games 10, 20, 30; board 4 is free.
-        let holder: HashMap<i64, i64> = [(1, 10), (2, 20), (3, 30)].into();
+        // Boards 1, 2, 3 hold hall A's games 10, 20, 30; board 4 is free; board 7 holds hall
+        // B's game 70.
+        let a = |g| (g, Some("a".to_string()));
+        let holder: HashMap<i64, (i64, Option<String>)> = [
+            (1, a(10)),
+            (2, a(20)),
+            (3, a(30)),
+            (7, (70, Some("b".into()))),
+        ]
+        .into();
+        let plan = |w: &[(i64, i64, &str)]| {
+            let w: Vec<(i64, i64, String)> =
+                w.iter().map(|&(g, to, o)| (g, to, o.into())).collect();
+            renumber_plan(&w, &holder)
+        };
         // A swap, a three-way turn, a move to a free board.
+        assert_eq!(plan(&[(10, 2, "a"), (20, 1, "a")]), [(10, 2), (20, 1)]);
         assert_eq!(
-            renumber_plan(&[(10, 1, 2), (20, 2, 1)], &holder),
-            [(10, 2), (20, 1)]
-        );
-        assert_eq!(
-            renumber_plan(&[(10, 1, 2), (20, 2, 3), (30, 3, 1)], &holder),
+            plan(&[(10, 2, "a"), (20, 3, "a"), (30, 1, "a")]),
             [(10, 2), (20, 3), (30, 1)]
         );
-        assert_eq!(renumber_plan(&[(30, 3, 4)], &holder), [(30, 4)]);
+        assert_eq!(plan(&[(30, 4, "a")]), [(30, 4)]);
         // A chain onto a game that stays waits as a whole: 10 onto 20's board, 20 onto 30's.
-        assert_eq!(renumber_plan(&[(10, 1, 2), (20, 2, 3)], &holder), []);
+        assert_eq!(plan(&[(10, 2, "a"), (20, 3, "a")]), []);
         // …and a chain ending on a free board moves as a whole.
         assert_eq!(
-            renumber_plan(&[(10, 1, 2), (20, 2, 3), (30, 3, 4)], &holder),
+            plan(&[(10, 2, "a"), (20, 3, "a"), (30, 4, "a")]),
             [(10, 2), (20, 3), (30, 4)]
         );
         // Two games for one free board: the first goes, the other waits.
-        assert_eq!(renumber_plan(&[(10, 1, 4), (20, 2, 4)], &holder), [(10, 4)]);
+        assert_eq!(plan(&[(10, 4, "a"), (20, 4, "a")]), [(10, 4)]);
+        // Hall B's game 5 waits for board 2 when hall A swaps 1 and 2: the swap is made (its
+        // partner is of the holder's hall), and hall B's game still waits.
+        assert_eq!(
+            plan(&[(5, 2, "b"), (10, 2, "a"), (20, 1, "a")]),
+            [(10, 2), (20, 1)]
+        );
+        // A game that stays (hall B's on 7) blocks whoever wants its board.
+        assert_eq!(plan(&[(10, 7, "a")]), []);
     }
 }

@@ -335,6 +335,34 @@ async fn halls(store: &Store) {
     push(store, &a(10, vec![game(72, 70, 3, "Carlsen", E4)])).await;
     let now = boards(store, round).await;
     assert!(now.contains(&(6, "Carlsen".into(), 1)), "{now:?}");
+    // A board freed here by an arbiter (no game of that round comes from the waiting hall
+    // after it): the waiting game moves with the hall's next request, a heartbeat.
+    let r = push(store, &b(7, vec![game(32, 30, 103, "Ju", E4E5)])).await;
+    assert!(
+        r.conflicts
+            .iter()
+            .any(|c| c.game_id == 32 && c.board_no == 103),
+        "{r:?}"
+    );
+    let yifan = settled_id(store, round, 103).await;
+    store
+        .renumber_board(yifan, 8, "arbiter")
+        .await
+        .expect("renumbered");
+    let r = push(store, &b(8, vec![])).await;
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    let now = boards(store, round).await;
+    assert!(
+        now.contains(&(103, "Ju".into(), 2)) && now.contains(&(8, "Yifan".into(), 3)),
+        "{now:?}"
+    );
+    // Settled on the board it is on: it stays there, and the clash is gone.
+    let r = push(store, &b(9, vec![game(31, 30, 5, "Hou", E4E5)])).await;
+    assert!(r.conflicts.iter().any(|c| c.game_id == 31), "{r:?}");
+    store.settle_clash("hall-b", 31, 104).await.expect("kept");
+    let r = push(store, &b(10, vec![game(31, 30, 5, "Hou", E4E5)])).await;
+    assert!(r.conflicts.is_empty(), "{r:?}");
+    assert!(boards(store, round).await.contains(&(104, "Hou".into(), 2)));
 
     // A hall that pushed without a key first has a tournament of its own here; once it names
     // the event, it moves in, and is asked to send everything again.

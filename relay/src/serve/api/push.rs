@@ -208,7 +208,8 @@ pub struct SettleBody {
     origin: String,
     /// The venue's id of the game (the conflict's `game_id`).
     game_id: i64,
-    /// A free board of the round here (1 to 99999).
+    /// A free board of the round here (1 to 99999); for a game its venue renumbered, also
+    /// the board it is on, to keep it there.
     board_no: u32,
 }
 

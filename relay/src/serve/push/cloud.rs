@@ -204,9 +204,9 @@ pub struct Cloud {
     /// The cloud asked for everything again and this relay forgot its marks: its batches
     /// say so until the cloud stops asking.
     resent: bool,
-    /// The games the cloud holds back, as its last answer listed them (each is warned of
-    /// once).
-    conflicts: BTreeMap<i64, PushConflict>,
+    /// The games the cloud did not take as they are, as its last answer listed them, by
+    /// game and whether a clash (each is warned of once).
+    conflicts: BTreeMap<(i64, bool), PushConflict>,
     /// With nothing to send, a heartbeat goes [`HEARTBEAT_MS`] after the last answer.
     last_ok_ms: i64,
     /// Changes a plan reads at most ([`PLAN_CHANGES`]; tests make a backlog with less).
@@ -498,18 +498,19 @@ impl Target for Cloud {
         }
         self.resent = false;
         for c in &reply.conflicts {
-            if !self.conflicts.contains_key(&c.game_id) {
-                tracing::warn!(game = c.game_id, message = %c.message, "the cloud holds back this venue's version of a game");
+            if !self.conflicts.contains_key(&(c.game_id, c.clash)) {
+                tracing::warn!(game = c.game_id, clash = c.clash, message = %c.message, "the cloud did not take this venue's game as it is");
             }
         }
-        let clashes = |c: &BTreeMap<i64, PushConflict>| -> BTreeSet<i64> {
+        let clashes = |c: &BTreeMap<(i64, bool), PushConflict>| -> BTreeSet<i64> {
             c.values().filter(|c| c.clash).map(|c| c.game_id).collect()
         };
         let before = clashes(&self.conflicts);
+        // By game and kind: a game may be both held back (edited there) and a clash.
         self.conflicts = reply
             .conflicts
             .into_iter()
-            .map(|c| (c.game_id, c))
+            .map(|c| ((c.game_id, c.clash), c))
             .collect();
         let held_changed = clashes(&self.conflicts) != before;
         if sent.first {
