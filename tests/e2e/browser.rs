@@ -2569,10 +2569,13 @@ fn browser_console_alerts_an_illegal_move_and_gives_the_prescribed_result() {
             flat.contains("Illegal move by White (second in this game)"),
             "{pgn}"
         );
-        let trail = svc
-            .admin("GET", &format!("/api/games/{id}/audit"), None)
-            .text();
-        assert!(trail.contains("incident_ruling"), "{trail}");
+        // The ruling is written after the result it gave (seen above), so it is waited for.
+        eventually!(10, "the ruling in the game's audit trail", async {
+            let trail = svc
+                .admin("GET", &format!("/api/games/{id}/audit"), None)
+                .text();
+            trail.contains("incident_ruling").then_some(())
+        });
         // The alert is gone once ruled on.
         let left = b
             .js(
