@@ -504,6 +504,18 @@ fn clash_message(board_no: u32, round: &str, holder: &str) -> String {
     )
 }
 
+/// A clash as the venue and console show it: the venue's game, the game holding the board
+/// here (0: none any more), the board claimed.
+fn clash(game_id: i64, holder: Option<i64>, board: i64, message: String) -> PushConflict {
+    PushConflict {
+        game_id,
+        cloud_game_id: holder.unwrap_or(0),
+        board_no: u32::try_from(board).unwrap_or(0),
+        message,
+        clash: true,
+    }
+}
+
 /// Every clash, or one venue's: (origin, the conflict as the venue and console show it, with
 /// `cloud_game_id` the game holding the board). A clash whose game has a place here since
 /// (a push that raced an arbiter's settling may leave its row behind) is not one.
@@ -521,16 +533,7 @@ macro_rules! clashes_in {
         .await?;
         rows.into_iter()
             .filter(|r| origin.is_none_or(|o| o == r.0))
-            .map(|(origin, game_id, board, message, holder)| {
-                let c = PushConflict {
-                    game_id,
-                    cloud_game_id: holder.unwrap_or(0),
-                    board_no: u32::try_from(board).unwrap_or(0),
-                    message,
-                    clash: true,
-                };
-                (origin, c)
-            })
+            .map(|(origin, game_id, board, message, holder)| (origin, clash(game_id, holder, board, message)))
             .chain(renumbers_held!($ex, origin))
             .collect::<Vec<(String, PushConflict)>>()
     }};
@@ -573,14 +576,7 @@ macro_rules! renumbers_held {
             let message = format!(
                 "board {want} of round {round}: this hall renumbered its game to it, but on the cloud relay {holder_text} holds it; the game stays on board {now} there until that board is free or an arbiter there places it"
             );
-            let c = PushConflict {
-                game_id,
-                cloud_game_id: holder.unwrap_or(0),
-                board_no: u32::try_from(want).unwrap_or(0),
-                message,
-                clash: true,
-            };
-            (origin, c)
+            (origin, clash(game_id, holder, want, message))
         }).collect::<Vec<(String, PushConflict)>>()
     }};
 }
