@@ -101,6 +101,21 @@ fn venue(dir: &std::path::Path, name: &str, emu: &Emulator, to: &str, first: &st
     )
 }
 
+/// The cloud relay: on `db`, no boards, taking the halls' pushes, with `more` options.
+fn cloud(dir: &std::path::Path, db: &str, more: &[&str]) -> Relay {
+    let mut args = vec![
+        "--db",
+        db,
+        "--no-boards",
+        "--accept-push-token",
+        PUSH,
+        "--admin-token",
+        TOKEN,
+    ];
+    args.extend_from_slice(more);
+    Relay::serve(dir, &args)
+}
+
 fn venue_from(cloud: &Relay, name: &str) -> Value {
     get_json(&cloud.url("/health"))["pushed_from"]
         .as_array()
@@ -123,16 +138,10 @@ fn two_halls_fill_one_round_through_a_cut_link_and_a_clash_is_settled() {
     // 201-300 each to a Lichess round of their own, as Lichess holds 100 boards a round.
     let (lichess, standin) = start_standin(true);
     let lichess_rounds = format!("{ROUND_ID},{},{}", MORE_ROUNDS[0], MORE_ROUNDS[1]);
-    let cloud = Relay::serve(
+    let cloud = cloud(
         &dir,
+        &db,
         &[
-            "--db",
-            &db,
-            "--no-boards",
-            "--accept-push-token",
-            PUSH,
-            "--admin-token",
-            TOKEN,
             "--lichess-round",
             &lichess_rounds,
             "--lichess-token",
@@ -540,18 +549,7 @@ fn a_hall_renumbering_its_boards_moves_them_in_the_cloud() {
     };
     let db = postgres_database(&url, &format!("relay_renumber_{}", std::process::id()));
     let dir = temp_dir("serve-halls-renumber");
-    let cloud = Relay::serve(
-        &dir,
-        &[
-            "--db",
-            &db,
-            "--no-boards",
-            "--accept-push-token",
-            PUSH,
-            "--admin-token",
-            TOKEN,
-        ],
-    );
+    let cloud = cloud(&dir, &db, &[]);
     let hall = |name: &str| {
         let db = format!("sqlite://{}", dir.join(format!("{name}.db")).display());
         Relay::serve(
