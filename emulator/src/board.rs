@@ -8,6 +8,7 @@
 //! until the host polls them.
 
 use super::clock::ChessClock;
+use super::memory::BoardMemory;
 use boards::protocol::command::HostInput;
 use boards::protocol::message::{BatteryStatus, id};
 use boards::protocol::{
@@ -86,8 +87,8 @@ pub struct EmulatedBoard {
     changes: Vec<EeRecord>,
     last_changes: Vec<EeRecord>,
     from_start: Vec<EeRecord>,
-    /// The EEPROM log returned by SEND_EE_MOVES.
-    eeprom: Vec<EeRecord>,
+    /// The board's own memory, returned by SEND_EE_MOVES.
+    memory: BoardMemory,
     last_field_ms: Option<u64>,
     last_clock_sent: Option<([u8; 7], u64)>,
     ignore_next_ping: bool,
@@ -100,9 +101,10 @@ impl EmulatedBoard {
     /// A board with the standard start position on it, in bus mode as after power-up.
     pub fn new(identity: BoardIdentity, clock: Option<ChessClock>) -> EmulatedBoard {
         let rng = SplitMix64(u64::from(identity.bus_address()));
+        let placement = Placement::from_board(&shakmaty::Board::default(), Orientation::Normal);
         EmulatedBoard {
             identity,
-            placement: Placement::from_board(&shakmaty::Board::default(), Orientation::Normal),
+            placement,
             orientation: Orientation::Normal,
             clock,
             mode: BoardMode::Bus,
@@ -110,12 +112,7 @@ impl EmulatedBoard {
             changes: Vec::new(),
             last_changes: Vec::new(),
             from_start: Vec::new(),
-            eeprom: vec![
-                EeRecord::Nop,
-                EeRecord::Nop,
-                EeRecord::Nop,
-                EeRecord::PowerUp,
-            ],
+            memory: BoardMemory::power_up(&placement),
             last_field_ms: None,
             last_clock_sent: None,
             ignore_next_ping: false,
@@ -193,6 +190,7 @@ impl EmulatedBoard {
             quick,
         };
         self.log(record);
+        self.memory.field(square, piece, quick, &self.placement);
         match self.mode {
             BoardMode::UpdateBoard | BoardMode::Update | BoardMode::UpdateNice => {
                 vec![Outgoing::now(
@@ -203,14 +201,21 @@ impl EmulatedBoard {
         }
     }
 
+    /// A record for the bus's change log and from-start log (the board's own memory is
+    /// kept by [`BoardMemory`], with its overwriting and markers).
     fn log(&mut self, record: EeRecord) {
         self.changes.push(record);
         self.from_start.push(record);
-        self.eeprom.push(record);
-        // The real EEPROM is a cyclic buffer of 0x1F00 bytes; keep ours bounded the same way.
-        if self.eeprom.len() > 3000 {
-            self.eeprom.drain(..1000);
-        }
+    }
+
+    /// The board's own memory.
+    pub fn memory(&self) -> &BoardMemory {
+        &self.memory
+    }
+
+    /// Wipes the board's memory and keeps it empty (a board whose log holds nothing).
+    pub fn forget(&mut self) {
+        self.memory.forget();
     }
 
     /// The player on `side` presses the lever.
@@ -223,6 +228,7 @@ impl EmulatedBoard {
         }
         let seconds = clock.remaining_ms(side, now_ms).div_ceil(1000) as u32;
         self.log(EeRecord::Clock { side, seconds });
+        self.memory.press(side, seconds, now_ms);
         self.tick(now_ms)
     }
 
@@ -352,10 +358,13 @@ impl EmulatedBoard {
                 },
             }),
             Command::SendEeMoves => {
-                let mut records = self.eeprom.clone();
-                records.push(EeRecord::EndOfFile);
-                self.log(EeRecord::Downloaded);
-                reply(Message::EeMoves { records })
+                let bytes = self.memory.dump();
+                self.memory.downloaded();
+                // The dump's bytes as they are: its first record may be cut by the write
+                // position, which the records keep as unknown bytes.
+                reply(Message::EeMoves {
+                    records: boards::protocol::eeprom::parse_records(&bytes),
+                })
             }
             Command::ToBusMode => {
                 self.mode = BoardMode::Bus;

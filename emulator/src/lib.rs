@@ -5,5 +5,6 @@ pub mod board;
 pub mod clock;
 pub mod illegal;
 pub mod line;
+pub mod memory;
 pub mod play;
 pub mod player;

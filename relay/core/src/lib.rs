@@ -7,6 +7,7 @@
 //! formats, each with its reading of its spec at the top of its module ([`onebyte`] and
 //! [`pgc`] with a round trip as an example).
 
+pub mod board_memory;
 pub mod cbf;
 pub mod clock_time;
 pub mod convert;
