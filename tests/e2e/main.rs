@@ -18,6 +18,7 @@ mod serve_faults;
 mod serve_halls;
 mod serve_illegal;
 mod serve_lichess;
+mod serve_memory;
 mod serve_outage;
 mod serve_trf;
 mod serve_upstream;

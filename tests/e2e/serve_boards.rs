@@ -778,7 +778,17 @@ fn a_game_joined_in_the_middle_is_recorded_from_the_board_by_the_running_clock()
     let emu = Emulator::start(
         "serve-join",
         &[
-            "--boards", "1", "--speed", "4", "--noise", "0", "--seed", "3",
+            "--boards",
+            "1",
+            "--speed",
+            "4",
+            "--noise",
+            "0",
+            "--seed",
+            "3",
+            // A board whose memory holds nothing: the game cannot be read back from its
+            // start (a board that remembers is recovered instead: serve_memory.rs).
+            "--forgetful",
         ],
     );
     std::thread::sleep(Duration::from_secs(5));

@@ -441,6 +441,11 @@ export interface EboardView {
    */
   warning?: string | null;
   /**
+   * What the board's own memory gave when the board was last read again after a gap:
+   * moves recovered into its game, or why none could be.
+   */
+  memory?: string | null;
+  /**
    * The relay reading the board (`host:pid`): with a standby on the same ports, the
    * console shows which of them holds each board.
    */

@@ -44,6 +44,10 @@ pub struct SessionConfig {
     pub bus_rediscover: Duration,
     /// Ports held by other sessions of this process; never probed.
     pub in_use: Option<Arc<Mutex<HashSet<String>>>>,
+    /// Single-board mode: ask the board for its own memory (SEND_EE_MOVES, about 8 s at
+    /// 9600 baud) each time it is started, before its position: what it logged while nothing
+    /// read it comes first, then the board as it stands.
+    pub read_memory: bool,
 }
 
 impl SessionConfig {
@@ -61,6 +65,7 @@ impl SessionConfig {
             bus_poll_gap: Duration::from_millis(100),
             bus_rediscover: Duration::from_secs(20),
             in_use: None,
+            read_memory: false,
         }
     }
 }
@@ -367,6 +372,18 @@ const SINGLE_START: [Command; 9] = [
     Command::SendBatteryStatus,
 ];
 
+/// The start-up commands: with `read_memory`, the memory dump goes right after the serial
+/// number (so the board is known when the dump comes) and before the update mode and the
+/// board dump (so the log comes before the position it led to). Ten commands: the single
+/// board's input buffer holds ten bytes.
+fn single_start(cfg: &SessionConfig) -> Vec<Command> {
+    let mut start = SINGLE_START.to_vec();
+    if cfg.read_memory {
+        start.insert(2, Command::SendEeMoves);
+    }
+    start
+}
+
 /// The longest a single-board session's read waits for a byte; it returns sooner when the
 /// keep-alive, the refresh or the lost-board check falls due. This is how late a stop is
 /// noticed.
@@ -384,7 +401,7 @@ fn single(
     let mut serial: Option<String> = None;
     // A different serial heard once, waiting for the board to say it again.
     let mut unconfirmed: Option<String> = None;
-    if let Err(e) = send(port, &SINGLE_START) {
+    if let Err(e) = send(port, &single_start(cfg)) {
         return e.to_string();
     }
     let mut last_rx = Instant::now();
@@ -417,6 +434,10 @@ fn single(
             Err(reason) => return reason,
         };
         let at = SystemTime::now();
+        // A board in the middle of a long message (the memory dump takes seconds) is there.
+        if n > 0 && !lost {
+            last_rx = Instant::now();
+        }
         let mut junk = Vec::new();
         for (item, raw) in dec.feed(&buf[..n]) {
             last_rx = Instant::now();
@@ -425,8 +446,9 @@ fn single(
                 sink(PortEvent::Back {
                     serial: serial.clone(),
                 });
-                // It may have been switched off and on (back in bus mode): start it again.
-                if let Err(e) = send(port, &SINGLE_START) {
+                // It may have been switched off and on (back in bus mode): start it again
+                // (and read what it logged meanwhile).
+                if let Err(e) = send(port, &single_start(cfg)) {
                     return e.to_string();
                 }
             }

@@ -83,6 +83,10 @@ pub struct HallArgs {
     /// Directory for stable links to the terminals (dgt-1, dgt-2, ...).
     #[arg(long)]
     pub link_dir: Option<PathBuf>,
+    /// Boards whose own memory holds nothing (a log wiped, a board without the feature):
+    /// what they did while nothing read them cannot be read back.
+    #[arg(long)]
+    pub forgetful: bool,
 }
 
 /// The illegal moves of `--illegal`.
@@ -165,10 +169,14 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
             .clone()
             .unwrap_or(TimeControl::Unknown);
         let number = args.serials.get(n - 1).copied().unwrap_or(n as u16);
-        EmulatedBoard::new(
+        let mut board = EmulatedBoard::new(
             BoardIdentity::from_number(number),
             Some(ChessClock::new(tc, ClockSide::Left)),
-        )
+        );
+        if args.forgetful {
+            board.forget();
+        }
+        board
     };
     let mut lines = Vec::new();
     let mut serials = Vec::new();

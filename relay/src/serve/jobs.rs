@@ -52,7 +52,7 @@ pub enum Job {
         serial: String,
         clock: ClockView,
     },
-    Eboard(EboardView),
+    Eboard(Box<EboardView>),
     Edit(GameEdit),
     /// An arbiter puts an e-board on a board number.
     Assign {

@@ -117,6 +117,10 @@ pub struct EboardView {
     /// reported one with `@` and its port, so both games are recorded apart.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// What the board's own memory gave when the board was last read again after a gap:
+    /// moves recovered into its game, or why none could be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
     /// The relay reading the board (`host:pid`): with a standby on the same ports, the
     /// console shows which of them holds each board.
     #[serde(default)]

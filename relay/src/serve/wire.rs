@@ -865,6 +865,7 @@ mod view_tests {
                 round_id: Some(1),
                 proposal: None,
                 warning: None,
+                memory: None,
                 read_by: String::new(),
             },
         };

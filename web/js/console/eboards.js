@@ -99,7 +99,9 @@ export function renderEboard(board) {
   cell('serial').replaceChildren(
     el('strong', { text: board.serial }), el('br'), el('span', { class: 'muted', text: board.port || '' }),
     ...(board.read_by ? [el('br'), el('span', { class: 'muted eb-reader', text: `read by ${board.read_by}` })] : []),
-    ...(board.warning ? [el('br'), el('span', { class: 'eb-warning', role: 'alert', text: board.warning })] : []));
+    ...(board.warning ? [el('br'), el('span', { class: 'eb-warning', role: 'alert', text: board.warning })] : []),
+    // What the board's own memory gave when it was read again after a gap.
+    ...(board.memory ? [el('br'), el('span', { class: 'eb-memory', text: board.memory })] : []));
   cell('game').replaceChildren(board.game_id != null
     ? el('a', { href: `game.html?id=${board.game_id}`, text: board.board_no != null ? `Board ${board.board_no}` : 'game' })
     : el('span', { class: 'muted', text: 'no game' }));

@@ -40,6 +40,10 @@ pub struct GameAnswer {
     /// As `illegal_moves`: the game was joined in its middle (recorded from its start FEN).
     #[serde(skip_serializing_if = "Option::is_none")]
     joined_late: Option<bool>,
+    /// As `illegal_moves`: stretches of moves read back from the board's own memory
+    /// (played while nothing read the board).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recovered: Option<Vec<super::record::RecoveredView>>,
 }
 
 pub async fn get_game(
@@ -65,6 +69,7 @@ pub async fn get_game(
         edits: reader.arbiter.then_some(g.edits),
         illegal_moves: record.as_ref().map(|r| r.illegal_moves.clone()),
         joined_late: record.as_ref().map(|r| r.joined_late),
+        recovered: record.as_ref().map(|r| r.recovered.clone()),
         clock_adjustments: record.map(|r| r.clock_adjustments),
     }))
 }

@@ -372,6 +372,10 @@ async fn annotate_record(
         .iter()
         .map(|a| (a.id, a.ply, adjustment_note(a.color == "white", a.delta_ms)))
         .collect();
+    // Before the first recovered move (ids order notes; a stretch's come in one reading).
+    for r in &record.recovered {
+        annotate(game, r.from_ply, &r.note());
+    }
     for m in &record.illegal_moves {
         let Some(kind) = IllegalKind::from_name(&m.kind) else {
             continue;

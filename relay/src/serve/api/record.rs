@@ -54,6 +54,18 @@ pub struct ClockAdjustmentView {
     pub at_ms: i64,
 }
 
+/// Moves read back from the board's own memory, made while nothing read the board.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RecoveredView {
+    /// The first and last ply of the stretch (1 = White's first move).
+    pub from_ply: u32,
+    pub to_ply: u32,
+    /// Plies of the stretch whose clock the board's memory did not hold (a press too fast for
+    /// the board to log): they have no `[%clk]`.
+    pub without_clock: Vec<u32>,
+    pub at_ms: i64,
+}
+
 /// A game's record.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct Record {
@@ -62,6 +74,29 @@ pub struct Record {
     /// The game was joined in its middle: recorded from the position on the board (its
     /// start FEN), the moves before it not seen.
     pub joined_late: bool,
+    /// Stretches of moves recovered from the board's memory, in the order they were read.
+    pub recovered: Vec<RecoveredView>,
+}
+
+impl RecoveredView {
+    /// How the arbiter's PGN and the console say it.
+    pub fn note(&self) -> String {
+        let n = self.to_ply - self.from_ply + 1;
+        let mut note = format!(
+            "{n} {} recovered from the board's memory, plies {}–{} (played while relay was not reading the board; clocks as the board logged them at each press).",
+            if n == 1 { "move" } else { "moves" },
+            self.from_ply,
+            self.to_ply
+        );
+        if !self.without_clock.is_empty() {
+            let plies: Vec<String> = self.without_clock.iter().map(u32::to_string).collect();
+            note.push_str(&format!(
+                " The board logged no clock for ply {}.",
+                plies.join(", ")
+            ));
+        }
+        note
+    }
 }
 
 /// How the FIDE Laws (2023) time the game: standard play, or rapid/blitz (Appendices A, B),
@@ -161,6 +196,34 @@ pub async fn record_of(
     for i in incidents {
         if i.kind == "joined_late" {
             record.joined_late = true;
+            continue;
+        }
+        if i.kind == "recovered" {
+            // One incident a move; a stretch is the moves read back in one reading.
+            let stretch = record
+                .recovered
+                .last_mut()
+                .filter(|r| r.at_ms == i.at_ms && r.to_ply + 1 == i.ply);
+            let stretch = match stretch {
+                Some(r) => {
+                    r.to_ply = i.ply;
+                    r
+                }
+                None => {
+                    record.recovered.push(RecoveredView {
+                        from_ply: i.ply,
+                        to_ply: i.ply,
+                        without_clock: Vec::new(),
+                        at_ms: i.at_ms,
+                    });
+                    // Just pushed.
+                    #[allow(clippy::unwrap_used)]
+                    record.recovered.last_mut().unwrap()
+                }
+            };
+            if !i.clock_pressed {
+                stretch.without_clock.push(i.ply);
+            }
             continue;
         }
         if i.kind == "clock_adjustment" {

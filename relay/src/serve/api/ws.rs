@@ -997,6 +997,7 @@ mod tests {
             round_id: Some(round),
             proposal: None,
             warning: None,
+            memory: None,
             read_by: String::new(),
         }
     }

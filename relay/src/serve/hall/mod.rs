@@ -5,6 +5,7 @@
 mod arbiter;
 mod desk;
 mod ids;
+mod memory;
 mod ports;
 mod readings;
 mod run;

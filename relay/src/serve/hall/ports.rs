@@ -83,6 +83,7 @@ pub fn watch_ports(
                         said = false;
                         let mut cfg = SessionConfig::new(&path, mode);
                         cfg.in_use = Some(in_use.clone());
+                        cfg.read_memory = true;
                         let name = path.clone();
                         boards::transport::run(
                             cfg,

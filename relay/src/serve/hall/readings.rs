@@ -52,6 +52,10 @@ impl Hall {
                 }
                 let d = self.desk(&serial, &path);
                 d.view.last_seen_ms = at_ms as i64;
+                if let Message::EeMoves { records } = &message {
+                    self.read_memory(&serial, records);
+                    return;
+                }
                 match &message {
                     Message::Battery { status } => d.view.battery = Some(status.percent),
                     Message::Clock {
@@ -324,7 +328,7 @@ impl Hall {
             d.announced = Some(d.view.clone());
             let view = d.view.clone();
             self.send_raws();
-            let _ = self.jobs.send(Job::Eboard(view));
+            let _ = self.jobs.send(Job::Eboard(Box::new(view)));
         } else {
             // Not news, but `/api/eboards` shows the board as last read (the console's
             // picture of a board in sync with its game).

@@ -98,6 +98,7 @@ impl Hall {
                 round_id: None,
                 proposal: None,
                 warning: None,
+                memory: None,
                 read_by: instance_name().to_string(),
             };
             self.desks.insert(

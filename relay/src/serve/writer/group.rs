@@ -244,7 +244,7 @@ impl Writer {
                     continue;
                 }
                 After::Job(Job::Eboard(view)) => {
-                    self.eboard_news(view);
+                    self.eboard_news(*view);
                     continue;
                 }
                 After::Job(job) => {
@@ -269,9 +269,9 @@ impl Writer {
                     continue;
                 };
                 if let Op::Incident { incident, .. } = op {
-                    // A game joined late says so in its record; the console learns of it with
-                    // the game itself.
-                    if incident.kind == "joined_late" {
+                    // A game joined late or moves recovered from the board's memory say so in
+                    // its record and on the e-board; the console learns of them with the game.
+                    if incident.kind == "joined_late" || incident.kind == "recovered" {
                         continue;
                     }
                     // Its slot holds the incident's id, not a change number.

@@ -150,7 +150,7 @@ impl Writer {
                 }
             },
             Job::Clock { serial, clock } => self.clock_reading(&serial, clock, true),
-            Job::Eboard(view) => self.eboard_news(view),
+            Job::Eboard(view) => self.eboard_news(*view),
             Job::Edit(edit) => {
                 let result = loop {
                     match self.edit(&edit).await {

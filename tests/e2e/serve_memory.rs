@@ -1,0 +1,234 @@
+//! Nothing the board saw is lost: the moves made while no relay read the board come back
+//! from the board's own memory (its EEPROM log, which the emulator keeps as a DGT board does),
+//! with the clock each press left, and the arbiter's record says which were recovered.
+
+use super::service::{Emulator, Relay, get_json, request, sans, wait_until};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "arbiter-secret-1";
+
+/// The longest of the bundled classics, as its own PGN file in `dir`, and its moves.
+fn longest_classic(dir: &Path) -> (String, Vec<String>) {
+    let text = include_str!("../../relay/data/classics.pgn");
+    let chunks: Vec<String> = text
+        .split("[Event ")
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| format!("[Event {c}"))
+        .collect();
+    let (pgn, game) = chunks
+        .iter()
+        .filter_map(|c| {
+            let g = relay_core::pgn::read_games(c).into_iter().next()?.ok()?;
+            Some((c.clone(), g))
+        })
+        .max_by_key(|(_, g)| g.moves.len())
+        .expect("a classic");
+    let path = dir.join("game.pgn");
+    std::fs::write(&path, pgn).expect("write pgn");
+    let moves = game.moves.iter().map(|m| m.san.to_string()).collect();
+    (path.display().to_string(), moves)
+}
+
+/// The first game of round 1.
+fn first_game(r: &Relay) -> Option<Value> {
+    get_json(&r.url("/api/rounds/1"))["games"]
+        .as_array()?
+        .first()
+        .cloned()
+}
+
+/// Each ply's clock as the press left it, from the emulator's press log.
+fn truth(log: &Path) -> HashMap<u64, u64> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["game"] == 0)
+        .filter_map(|v| Some((v["ply"].as_u64()?, v["clk_ms"].as_u64()?)))
+        .collect()
+}
+
+fn arbiter_view(r: &Relay, id: i64) -> Value {
+    let auth = ("Authorization", "Bearer arbiter-secret-1");
+    let a = request("GET", &r.url(&format!("/api/games/{id}")), &[auth], None);
+    serde_json::from_str(&a.text()).expect("game json")
+}
+
+#[test]
+fn moves_made_while_the_relay_was_down_come_back_from_the_boards_memory() {
+    let dir = super::temp_dir("serve-memory-pgn");
+    let (pgn, want) = longest_classic(&dir);
+    let press_log = dir.join("presses.jsonl");
+    let press_s = press_log.display().to_string();
+    let emu = Emulator::start(
+        "serve-memory",
+        &[
+            "--boards",
+            "1",
+            "--speed",
+            "6",
+            "--noise",
+            "0.15",
+            "--seed",
+            "4",
+            "--pgn",
+            &pgn,
+            "--press-log",
+            &press_s,
+        ],
+    );
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let ports = emu.ports();
+    let args = ["--db", &db, "--port", &ports, "--admin-token", TOKEN];
+    let mut r = Relay::serve(&emu.dir, &args);
+    // Recorded live up to ply 10 or so, then the relay dies.
+    wait_until(90, "ten plies recorded", || {
+        (sans(&first_game(&r)?).len() >= 10).then_some(())
+    });
+    r.kill();
+    let before = {
+        // Read straight from the file: what the killed relay had stored.
+        let r2 = Relay::serve(
+            &emu.dir,
+            &["--db", &db, "--no-boards", "--admin-token", TOKEN],
+        );
+        let n = sans(&first_game(&r2).expect("the game")).len();
+        drop(r2);
+        n
+    };
+    // The board plays on, unread, for a stretch of plies.
+    let down = Instant::now();
+    std::thread::sleep(Duration::from_secs(25));
+    let r = Relay::serve(&emu.dir, &args);
+    let back = down.elapsed();
+    // At once, before the next move: the moves of the gap.
+    let recovered = wait_until(20, "the gap recovered", || {
+        let g = first_game(&r)?;
+        let id = g["id"].as_i64()?;
+        let view = arbiter_view(&r, id);
+        let stretch = view["recovered"].as_array()?.first()?.clone();
+        Some(stretch)
+    });
+    let from = recovered["from_ply"].as_u64().expect("from");
+    let to = recovered["to_ply"].as_u64().expect("to");
+    assert_eq!(
+        from as usize,
+        before + 1,
+        "the recovery starts right after what was stored: {recovered}"
+    );
+    assert!(
+        to - from + 1 >= 5,
+        "{back:?} down should have missed several plies: {recovered}\n{}",
+        r.log_text()
+    );
+    // The game goes on live to its end; every move and clock is the game's.
+    let g = wait_until(240, "the whole game", || {
+        let g = first_game(&r)?;
+        (sans(&g).len() >= want.len()).then_some(g)
+    });
+    assert_eq!(sans(&g), want, "the stored game is the game played");
+    let truth = truth(&press_log);
+    let (mut checked, mut missing) = (0, Vec::new());
+    for m in g["moves"].as_array().expect("moves") {
+        let ply = m["ply"].as_u64().expect("ply");
+        let want = truth.get(&ply).copied();
+        match (m["clk_ms"].as_u64(), want) {
+            (Some(got), Some(want)) => {
+                assert!(
+                    got.abs_diff(want) <= 1_000,
+                    "ply {ply}: {got} ms stored, the clock showed {want}\n{g}"
+                );
+                checked += 1;
+            }
+            (Some(got), None) => panic!("ply {ply}: a clock {got} nobody pressed\n{g}"),
+            (None, _) => missing.push(ply),
+        }
+    }
+    // A recovered move lacks its clock only when the board did not log it (a press too fast).
+    let without = recovered["without_clock"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for ply in &missing {
+        if (from..=to).contains(ply) {
+            assert!(
+                without.iter().any(|p| p.as_u64() == Some(*ply)),
+                "recovered ply {ply} has no clock and the record does not say so: {recovered}"
+            );
+        }
+    }
+    assert!(checked + missing.len() == want.len() && checked >= want.len() - 3);
+    // The arbiter's PGN says so where the recovered moves begin.
+    let id = g["id"].as_i64().expect("id");
+    let auth = ("Authorization", "Bearer arbiter-secret-1");
+    let pgn = request(
+        "GET",
+        &r.url(&format!("/api/games/{id}/pgn")),
+        &[auth],
+        None,
+    )
+    .text();
+    assert!(
+        pgn.contains(&format!(
+            "recovered from the board's memory, plies {from}–{to}"
+        )),
+        "{pgn}"
+    );
+    // The e-board's view (the console) says so too.
+    let eboards = get_json(&r.url("/api/eboards"));
+    let text = eboards.to_string();
+    assert!(text.contains("recovered from the board's memory"), "{text}");
+    println!(
+        "stored {before} plies, down {back:?}, recovered plies {from}-{to} ({} without a clock), {checked} clocks equal to the presses",
+        without.len()
+    );
+}
+
+/// A game under way before any relay reads its board (relay started late, or a board played
+/// on with no computer at all) is read from its first move, not joined in the middle.
+#[test]
+fn a_game_played_before_the_relay_started_is_read_from_its_start() {
+    let dir = super::temp_dir("serve-memory-late-pgn");
+    let (pgn, want) = longest_classic(&dir);
+    let emu = Emulator::start(
+        "serve-memory-late",
+        &[
+            "--boards", "1", "--speed", "6", "--noise", "0.15", "--seed", "5", "--pgn", &pgn,
+        ],
+    );
+    // No relay for a while: the board records on its own.
+    std::thread::sleep(Duration::from_secs(20));
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let ports = emu.ports();
+    let r = Relay::serve(
+        &emu.dir,
+        &["--db", &db, "--port", &ports, "--admin-token", TOKEN],
+    );
+    let g = wait_until(20, "the game so far", || {
+        let g = first_game(&r)?;
+        (sans(&g).len() >= 3).then_some(g)
+    });
+    assert_eq!(
+        g["start_fen"], "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "recorded from the start position: {g}"
+    );
+    let got = sans(&g);
+    assert!(
+        want.starts_with(&got),
+        "{got:?} is not the start of {want:?}"
+    );
+    let id = g["id"].as_i64().expect("id");
+    let view = arbiter_view(&r, id);
+    assert_eq!(view["joined_late"], false, "{view}");
+    let stretch = &view["recovered"][0];
+    assert_eq!(stretch["from_ply"], 1, "{view}");
+    assert!(stretch["to_ply"].as_u64().unwrap_or(0) >= 3, "{view}");
+    // And it goes on live.
+    wait_until(60, "moves after the recovered ones", || {
+        let n = sans(&first_game(&r)?).len() as u64;
+        (n > stretch["to_ply"].as_u64()? + 1).then_some(())
+    });
+}
