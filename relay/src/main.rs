@@ -24,6 +24,8 @@ enum Command {
     Ports(cli::ports::PortsArgs),
     /// Print every message a board sends, one JSON object per line, until interrupted.
     Sniff(cli::sniff::SniffArgs),
+    /// The games a board kept in its own memory (played with no computer attached), as PGN.
+    BoardMemory(cli::board_memory::BoardMemoryArgs),
     /// Emulated DGT boards on pseudo-terminals, playing real games like humans do.
     Emulate(cli::emulate::EmulateArgs),
     /// Serve boards, games and pages: read the boards, record, store, broadcast.
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
     let done = match args.command {
         Command::Ports(a) => cli::ports::run(a),
         Command::Sniff(a) => cli::sniff::run(a),
+        Command::BoardMemory(a) => cli::board_memory::run(a),
         Command::Emulate(a) => cli::emulate::run(a),
         Command::Serve(a) => serve::main(a),
         Command::Demo(a) => cli::demo::run(a),

@@ -232,3 +232,110 @@ fn a_game_played_before_the_relay_started_is_read_from_its_start() {
         (n > stretch["to_ply"].as_u64()? + 1).then_some(())
     });
 }
+
+/// python-chess reads the PGN `relay board-memory` writes: each game's SAN moves and the
+/// `[%clk]` of each move, as JSON.
+const PYTHON_CLOCKS: &str = r#"
+import chess.pgn, json, sys
+out = []
+with open(sys.argv[1]) as f:
+    while True:
+        g = chess.pgn.read_game(f)
+        if g is None:
+            break
+        sans, clocks, board = [], [], g.board()
+        for node in g.mainline():
+            sans.append(board.san(node.move))
+            board.push(node.move)
+            clocks.append(node.clock())
+        out.append({"errors": [str(e) for e in g.errors], "sans": sans, "clocks": clocks})
+print(json.dumps(out))
+"#;
+
+/// A board played on with nothing reading it; `relay board-memory` turns its memory into
+/// PGN that an outside reader (python-chess) reads as the game played, with its clocks.
+#[test]
+fn board_memory_turns_a_game_played_without_a_computer_into_pgn() {
+    let dir = super::temp_dir("board-memory-pgn");
+    let (pgn, want) = longest_classic(&dir);
+    let press_log = dir.join("presses.jsonl");
+    let press_s = press_log.display().to_string();
+    let emu = Emulator::start(
+        "board-memory",
+        &[
+            "--boards",
+            "1",
+            "--speed",
+            "10",
+            "--noise",
+            "0.15",
+            "--seed",
+            "6",
+            "--pgn",
+            &pgn,
+            "--press-log",
+            &press_s,
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(15));
+    let port = emu.dir.join("links/dgt-1").display().to_string();
+    let out = dir.join("memory.pgn");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+        .args(["board-memory", &port, "--out"])
+        .arg(&out)
+        .output()
+        .expect("relay board-memory");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).expect("pgn");
+    assert!(text.contains("[%clk "), "{text}");
+    let py = std::process::Command::new("python3")
+        .args(["-c", "import chess"])
+        .output();
+    if !py.is_ok_and(|o| o.status.success()) {
+        if std::env::var("RELAY_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("python3 with the chess package is required (RELAY_REQUIRE_ALL=1)");
+        }
+        eprintln!("python-chess not found: the check of relay board-memory's PGN is skipped");
+        return;
+    }
+    let o = std::process::Command::new("python3")
+        .args(["-c", PYTHON_CLOCKS])
+        .arg(&out)
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let games: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let game = games.as_array().and_then(|g| g.last()).expect("a game");
+    assert_eq!(game["errors"], serde_json::json!([]), "{text}");
+    let sans: Vec<String> = game["sans"]
+        .as_array()
+        .expect("sans")
+        .iter()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect();
+    assert!(sans.len() >= 3, "{text}");
+    assert!(
+        want.starts_with(&sans),
+        "{sans:?} is not the start of {want:?}"
+    );
+    let truth = truth(&press_log);
+    for (i, c) in game["clocks"]
+        .as_array()
+        .expect("clocks")
+        .iter()
+        .enumerate()
+    {
+        let ply = i as u64 + 1;
+        if let Some(secs) = c.as_f64() {
+            let want = truth.get(&ply).copied().expect("a press for every clock");
+            assert!(
+                ((secs * 1000.0) as u64).abs_diff(want) <= 1_000,
+                "ply {ply}: {secs} s in the PGN, the clock showed {want} ms"
+            );
+        }
+    }
+    println!(
+        "relay board-memory: {} plies, read by python-chess with their clocks",
+        sans.len()
+    );
+}

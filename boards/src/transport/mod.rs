@@ -3,4 +3,4 @@
 pub mod ports;
 pub mod session;
 
-pub use session::{PortEvent, ProbeResult, STOPPED, SessionConfig, probe, run};
+pub use session::{PortEvent, ProbeResult, STOPPED, SessionConfig, probe, read_board_memory, run};

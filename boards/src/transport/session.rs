@@ -866,3 +866,55 @@ fn poll_board(
     }
     Ok(())
 }
+
+/// What a single board's own memory holds, read once (`relay board-memory`): its serial
+/// number and the records of its log (SEND_EE_MOVES, about 8 s at 9600 baud). The board is
+/// left idle. Fails when nothing answers within `wait`.
+pub fn read_board_memory(
+    path: &str,
+    wait: Duration,
+) -> io::Result<(Option<String>, Vec<EeRecord>)> {
+    let mut port = ports::open(path).map_err(io::Error::from)?;
+    send(
+        &mut port,
+        &[
+            Command::Reset,
+            Command::ReturnSerialNumber,
+            Command::SendEeMoves,
+        ],
+    )?;
+    let mut dec = Decoder::new(LineMode::Single);
+    let mut serial = None;
+    let mut buf = [0u8; 1024];
+    let mut end = Instant::now() + wait;
+    while Instant::now() < end {
+        let n = match read_some(&mut port, &mut buf) {
+            Ok(Some(n)) => n,
+            Ok(None) => continue,
+            Err(e) => return Err(io::Error::other(e)),
+        };
+        // The dump is long: a board still sending is given the time it needs.
+        end = end.max(Instant::now() + Duration::from_secs(2));
+        for (item, _) in dec.feed(&buf[..n]) {
+            match item {
+                Decoded::Message {
+                    message: Message::SerialNumber { serial: s },
+                } => serial = Some(s),
+                Decoded::Message {
+                    message: Message::EeMoves { records },
+                } => {
+                    let _ = send(&mut port, &[Command::Reset]);
+                    return Ok((serial, records));
+                }
+                _ => {}
+            }
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "{path}: no memory dump from the board within {} s",
+            wait.as_secs()
+        ),
+    ))
+}

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod board_memory;
 pub mod convert;
 pub mod demo;
 pub mod emulate;
