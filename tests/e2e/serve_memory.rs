@@ -339,3 +339,61 @@ fn board_memory_turns_a_game_played_without_a_computer_into_pgn() {
         sans.len()
     );
 }
+
+/// A game that ends without mate, its board then set up and its clock set for the next game:
+/// the finished game keeps the clocks it ended with, gets no correction, and is no longer
+/// live once the board began the next game (its result awaits the arbiter).
+#[test]
+fn the_end_of_a_game_is_read_right_when_its_board_is_reset_for_the_next() {
+    let dir = super::temp_dir("serve-game-end-pgn");
+    let pgn = dir.join("short.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"Short\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 1-0\n",
+    )
+    .expect("pgn");
+    let pgn = pgn.display().to_string();
+    let emu = Emulator::start(
+        "serve-game-end",
+        &[
+            "--boards", "1", "--speed", "10", "--noise", "0", "--seed", "2", "--pgn", &pgn,
+        ],
+    );
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let ports = emu.ports();
+    let r = Relay::serve(
+        &emu.dir,
+        &["--db", &db, "--port", &ports, "--admin-token", TOKEN],
+    );
+    // The second game begins on the board (round 2).
+    wait_until(120, "the next game on the board", || {
+        let a = super::service::get(&r.url("/api/rounds/2"));
+        if a.status != 200 {
+            return None;
+        }
+        let g = a.json()["games"].as_array()?.first()?.clone();
+        (!sans(&g).is_empty()).then_some(())
+    });
+    let g = first_game(&r).expect("the first game");
+    assert_eq!(sans(&g).len(), 8, "{g}");
+    assert_eq!(g["status"], "finished", "no longer live: {g}");
+    assert_eq!(g["result"], "*", "the result is the arbiter's to give: {g}");
+    let clock = &g["clock"];
+    assert!(
+        clock["white_ms"].as_u64() != Some(5_400_000)
+            && clock["black_ms"].as_u64() != Some(5_400_000),
+        "the finished game shows the next game's clock: {g}"
+    );
+    let view = arbiter_view(&r, g["id"].as_i64().expect("id"));
+    assert_eq!(view["clock_adjustments"], serde_json::json!([]), "{view}");
+    let auth = ("Authorization", "Bearer arbiter-secret-1");
+    let id = g["id"].as_i64().expect("id");
+    let text = request(
+        "GET",
+        &r.url(&format!("/api/games/{id}/pgn")),
+        &[auth],
+        None,
+    )
+    .text();
+    assert!(!text.contains("Clock corrected"), "{text}");
+}

@@ -403,6 +403,13 @@ pub struct Recorder {
     /// With no game yet: the last still board that is a position of a game under way, and
     /// which clock side ran while it stood (see [`Recorder::join_late`]).
     late: Option<LateBoard>,
+    /// Clock corrections seen and not yet known to belong to this game, and the running clock
+    /// since them: a clock set for the next game while the last one's board still stands is
+    /// not a correction of the last one. They stand once play goes on from the game's
+    /// position (a move, or the clock running with the board showing the game) and are
+    /// dropped when the board begins a new game (whose clock it is).
+    held: Vec<Outcome>,
+    held_clock: Option<Outcome>,
 }
 
 /// A board first read in the middle of a game.
@@ -477,6 +484,8 @@ impl Recorder {
             last_message_ms: None,
             readings_missed: false,
             late: None,
+            held: Vec::new(),
+            held_clock: None,
         }
     }
 
@@ -589,7 +598,52 @@ impl Recorder {
             }
             _ => {}
         }
+        self.settle_held(out)
+    }
+
+    /// Held clock corrections and the clock after them (see `held`), given what `out` says
+    /// of the game: placed before the first move made (the game went on: they stand), or
+    /// dropped at a new game (the clock was set for it; its reading comes after the new game).
+    fn settle_held(&mut self, mut out: Vec<Outcome>) -> Vec<Outcome> {
+        if self.held.is_empty() && self.held_clock.is_none() {
+            return out;
+        }
+        if let Some(i) = out
+            .iter()
+            .position(|o| matches!(o, Outcome::NewGame { .. }))
+        {
+            self.held.clear();
+            if let Some(c) = self.held_clock.take() {
+                out.insert(i + 1, c);
+            }
+        } else if let Some(i) = out.iter().position(|o| {
+            matches!(
+                o,
+                Outcome::Move { .. } | Outcome::Correction { .. } | Outcome::Takeback { .. }
+            )
+        }) {
+            let held = self.release_held();
+            out.splice(i..i, held);
+        }
         out
+    }
+
+    fn release_held(&mut self) -> Vec<Outcome> {
+        let mut out = std::mem::take(&mut self.held);
+        out.extend(self.held_clock.take());
+        out
+    }
+
+    /// The board stands still on the game's position.
+    fn shows_game(&self) -> bool {
+        match (self.orientation, self.positions.last()) {
+            (Some(o), Some(pos)) => {
+                !self.out_of_sync
+                    && !self.awaiting_judgement()
+                    && self.board.to_board(o) == *pos.board()
+            }
+            _ => false,
+        }
     }
 
     fn changed(&mut self, now_ms: u64) {
@@ -630,7 +684,7 @@ impl Recorder {
         if !self.clocks.checks.is_empty() {
             out.extend(self.confirm_presses(Some(now_ms)));
         }
-        out
+        self.settle_held(out)
     }
 
     /// Evaluates the current board now, without waiting (end of a replay).
@@ -641,7 +695,7 @@ impl Recorder {
             out = self.evaluate();
         }
         out.extend(self.confirm_presses(Some(u64::MAX)));
-        out
+        self.settle_held(out)
     }
 
     /// A lever press was just added as `presses[index]`: when it is the side to move's, it
@@ -1176,7 +1230,8 @@ impl Recorder {
             .replace(now_ms)
             .map(|t| now_ms.saturating_sub(t));
         if let (Some(prev), Some(elapsed)) = (prev, elapsed) {
-            out.extend(self.adjustments(&prev, r, elapsed));
+            let adjustments = self.adjustments(&prev, r, elapsed);
+            self.held.extend(adjustments);
         }
         self.clocks.last_is_fresh = true;
         if let Some(gap) = self.clocks.gap.as_mut()
@@ -1266,11 +1321,20 @@ impl Recorder {
         out.extend(self.assign_clocks());
         if let Some((white, black, running)) = self.running_clock() {
             self.clock_tags(white, black, running);
-            out.push(Outcome::Clock {
+            let clock = Outcome::Clock {
                 white,
                 black,
                 running: running.map(ColorName::from),
-            });
+            };
+            if self.held.is_empty() {
+                out.push(clock);
+            } else {
+                self.held_clock = Some(clock);
+            }
+        }
+        // Play goes on from the game's position: the corrections were this game's.
+        if !self.held.is_empty() && r.running_side().is_some() && self.shows_game() {
+            out.extend(self.release_held());
         }
         out
     }

@@ -807,3 +807,60 @@ fn a_press_without_a_move_right_after_the_opponents_press_is_still_seen() {
     assert_eq!(t.sans(), vec!["e4", "e5", "Nf3", "Nc6"]);
     assert_eq!(t.clocks()[3], Some(301_000), "Nc6 keeps its own press");
 }
+
+/// The clock set for the next game while the last one's board still stands is not a
+/// correction of the last game: the new game's setup takes it, the old game keeps its clocks.
+/// A correction during the game (the clock running again on the game's position) still is.
+#[test]
+fn a_clock_set_for_the_next_game_is_no_correction_of_the_last() {
+    let mut t = after_e4_e5();
+    t.play("Nf3 Nc6");
+    t.clock(301, 301, Some(ClockSide::Left), None);
+    t.settle();
+    // The game is over; the arbiter sets the clock for the next one (stopped), then the
+    // pieces go back to the start.
+    t.clock(5_400, 5_400, None, None);
+    t.clock(5_400, 5_400, None, None);
+    let start = Board::default();
+    t.set(&start);
+    t.settle();
+    t.settle();
+    let corrections: Vec<&Outcome> = t
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::ClockAdjustment { .. }))
+        .collect();
+    assert!(corrections.is_empty(), "{corrections:?}");
+    let new_game = t
+        .outcomes
+        .iter()
+        .position(|o| matches!(o, Outcome::NewGame { .. }))
+        .expect("a new game");
+    // The clock shown after the new game began is the new game's; none before it shows it.
+    let shows_new =
+        |o: &Outcome| matches!(o, Outcome::Clock { white, .. } if white.millis() == 5_400_000);
+    assert!(t.outcomes[..new_game].iter().all(|o| !shows_new(o)));
+    assert!(
+        t.outcomes[new_game..].iter().any(shows_new),
+        "{:?}",
+        &t.outcomes[new_game..]
+    );
+
+    // A correction in a game that goes on is recorded.
+    let mut t = after_e4_e5();
+    t.clock(302, 302, None, None);
+    t.clock(302, 422, None, None);
+    t.clock(302, 422, Some(ClockSide::Left), None);
+    assert!(
+        t.outcomes.iter().any(|o| matches!(
+            o,
+            Outcome::ClockAdjustment {
+                delta_ms: 120_000,
+                color: ColorName::Black,
+                ..
+            }
+        )),
+        "{:?}",
+        t.outcomes
+    );
+}

@@ -68,6 +68,17 @@ impl Writer {
         let new_start = slot.start_fen != snap.start_fen;
         let orientation_known = slot.orientation.is_none() && snap.orientation.is_some();
         if new_game && (!slot.moves.is_empty() || slot.result != GameResult::Ongoing) {
+            if slot.result == GameResult::Ongoing
+                && matches!(slot.status, GameStatus::Pending | GameStatus::Live)
+            {
+                // Its board began a new game: this one is over, its result awaited from the
+                // arbiter. It is no longer live for spectators.
+                let seq = store
+                    .set_result(slot.game_id, "*", None, "finished", "recorder")
+                    .await?;
+                self.committed(slot.round_id, seq);
+                tracing::info!(serial = %snap.serial, game = slot.game_id, "the board began a new game: the last one awaits its result");
+            }
             // The board was set up again after a game: the new game is the next round's.
             slot = self.next_round_slot(&slot, snap).await?;
         } else if !new_game && new_start && !slot.moves.is_empty() {
