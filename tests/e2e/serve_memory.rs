@@ -40,15 +40,21 @@ fn first_game(r: &Relay) -> Option<Value> {
         .cloned()
 }
 
-/// Each ply's clock as the press left it, from the emulator's press log.
+/// Each ply's clock as the press left it in the board's first game, from the emulator's
+/// press log (a board plays its game again after it: those lines come later).
 fn truth(log: &Path) -> HashMap<u64, u64> {
-    std::fs::read_to_string(log)
+    let mut out = HashMap::new();
+    for v in std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["game"] == 0)
-        .filter_map(|v| Some((v["ply"].as_u64()?, v["clk_ms"].as_u64()?)))
-        .collect()
+    {
+        if let (Some(ply), Some(clk)) = (v["ply"].as_u64(), v["clk_ms"].as_u64()) {
+            out.entry(ply).or_insert(clk);
+        }
+    }
+    out
 }
 
 fn arbiter_view(r: &Relay, id: i64) -> Value {
@@ -396,4 +402,162 @@ fn the_end_of_a_game_is_read_right_when_its_board_is_reset_for_the_next() {
     )
     .text();
     assert!(!text.contains("Clock corrected"), "{text}");
+}
+
+/// Each ply's clock by board serial in each board's first game, from the emulator's press
+/// log.
+fn truth_by_serial(log: &Path) -> HashMap<(String, u64), u64> {
+    let mut out = HashMap::new();
+    for v in std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["game"] == 0)
+    {
+        if let (Some(serial), Some(ply), Some(clk)) = (
+            v["serial"].as_str(),
+            v["ply"].as_u64(),
+            v["clk_ms"].as_u64(),
+        ) {
+            out.entry((serial.to_string(), ply)).or_insert(clk);
+        }
+    }
+    out
+}
+
+/// Three serial boards on one bus line, the relay down for a stretch: each board's first
+/// change poll after the restart brings what it logged meanwhile, and every game goes on
+/// with all its moves and clocks.
+#[test]
+fn on_a_bus_line_every_boards_moves_made_while_the_relay_was_down_come_back() {
+    let dir = super::temp_dir("serve-memory-bus-pgn");
+    let (pgn, want) = longest_classic(&dir);
+    let press_log = dir.join("presses.jsonl");
+    let press_s = press_log.display().to_string();
+    let emu = Emulator::start(
+        "serve-memory-bus",
+        &[
+            "--bus",
+            "--boards",
+            "3",
+            "--speed",
+            "6",
+            "--noise",
+            "0.15",
+            "--seed",
+            "7",
+            "--pgn",
+            &pgn,
+            "--press-log",
+            &press_s,
+            // The boards stand set up for 5 s (wall) while the relay finds them on the line.
+            "--hold-secs",
+            "30",
+        ],
+    );
+    let db = format!("sqlite://{}/relay.db", emu.dir.display());
+    let ports = emu.ports();
+    let args = [
+        "--db",
+        &db,
+        "--port",
+        &ports,
+        "--admin-token",
+        TOKEN,
+        "--bus",
+    ];
+    let games = |r: &Relay| -> Option<Vec<Value>> {
+        let gs = get_json(&r.url("/api/rounds/1"))["games"]
+            .as_array()?
+            .clone();
+        (gs.len() == 3).then_some(gs)
+    };
+    let mut r = Relay::serve(&emu.dir, &args);
+    // Which e-board plays which game (a game's e-board moves on with its next game).
+    let serial_of: HashMap<i64, String> = wait_until(90, "eight plies on every board", || {
+        let gs = games(&r)?;
+        gs.iter().all(|g| sans(g).len() >= 8).then(|| {
+            gs.iter()
+                .map(|g| {
+                    let id = g["id"].as_i64().unwrap_or(0);
+                    (id, g["eboard"].as_str().unwrap_or("").to_string())
+                })
+                .collect()
+        })
+    });
+    r.kill();
+    let stored: HashMap<i64, usize> = {
+        let r2 = Relay::serve(
+            &emu.dir,
+            &["--db", &db, "--no-boards", "--admin-token", TOKEN],
+        );
+        games(&r2)
+            .expect("three games")
+            .iter()
+            .map(|g| (g["id"].as_i64().unwrap_or(0), sans(g).len()))
+            .collect()
+    };
+    std::thread::sleep(Duration::from_secs(25));
+    let r = Relay::serve(&emu.dir, &args);
+    let end = Instant::now() + Duration::from_secs(240);
+    let all = loop {
+        let gs = games(&r).unwrap_or_default();
+        if gs.len() == 3 && gs.iter().all(|g| sans(g).len() >= want.len()) {
+            break gs;
+        }
+        if Instant::now() > end {
+            let lens: Vec<(usize, Option<usize>, Value, Vec<String>)> = gs
+                .iter()
+                .map(|g| {
+                    let s = sans(g);
+                    let first_off = s.iter().zip(&want).position(|(a, b)| a != b);
+                    (s.len(), first_off, g["start_fen"].clone(), s.clone())
+                })
+                .collect();
+            let log = r.log_text();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            panic!(
+                "the games stopped at {lens:?} plies of {} ({:?}):\n{}\n{}",
+                want.len(),
+                &want[want.len() - 2..],
+                get_json(&r.url("/api/eboards")),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let truth = truth_by_serial(&press_log);
+    for g in &all {
+        let serial = serial_of[&g["id"].as_i64().expect("id")].clone();
+        assert_eq!(sans(g), want, "board {serial}");
+        let view = arbiter_view(&r, g["id"].as_i64().expect("id"));
+        let stretch = &view["recovered"][0];
+        let from = stretch["from_ply"].as_u64().unwrap_or(0) as usize;
+        let to = stretch["to_ply"].as_u64().unwrap_or(0) as usize;
+        // Every clock, recovered or read live, is the one the press left.
+        for m in g["moves"].as_array().expect("moves") {
+            let ply = m["ply"].as_u64().expect("ply");
+            if let Some(got) = m["clk_ms"].as_u64() {
+                let want = truth.get(&(serial.clone(), ply)).copied().expect("a press");
+                assert!(
+                    got.abs_diff(want) <= 1_000,
+                    "board {serial} ply {ply} (recovered {from}-{to}): {got} vs {want}"
+                );
+            }
+        }
+        assert_eq!(
+            from,
+            stored[&g["id"].as_i64().unwrap_or(0)] + 1,
+            "board {serial}: {view}\n{}",
+            r.log_text()
+        );
+        assert!(
+            to >= from + 3,
+            "board {serial}: a stretch of plies missed: {view}"
+        );
+        println!(
+            "bus board {serial}: stored {} plies, recovered {from}-{to}",
+            stored[&g["id"].as_i64().unwrap_or(0)]
+        );
+    }
 }

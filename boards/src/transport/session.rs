@@ -111,6 +111,22 @@ pub enum PortEvent {
         path: String,
         reason: String,
     },
+    /// Bus mode: what a board logged while nothing polled it (the first change poll after the
+    /// board was found on the line, or came back), as one piece: the field and clock records
+    /// since the last poll that was answered, in the board's order. The board's position
+    /// follows as a dump.
+    Backlog {
+        serial: String,
+        records: Vec<EeRecord>,
+        /// The board as it stands right after (read in the same poll): where the records
+        /// lead, which tells the squares they do not touch.
+        #[serde(skip)]
+        board: Option<crate::protocol::Placement>,
+        #[serde(skip)]
+        raw: Vec<u8>,
+        #[serde(skip)]
+        at: SystemTime,
+    },
     /// The board was found again under another name.
     Moved {
         serial: String,
@@ -541,6 +557,9 @@ struct BusBoard {
     last_dump: Instant,
     last_clock: Option<ClockMessage>,
     lost: bool,
+    /// The next change poll returns what the board logged while nothing read it (just
+    /// found on the line, or back after being lost).
+    backlog: bool,
 }
 
 enum BusAnswer {
@@ -754,6 +773,7 @@ fn bus_loop(
                         last_dump: then.checked_sub(cfg.refresh).unwrap_or(then),
                         last_clock: None,
                         lost: false,
+                        backlog: true,
                     },
                 );
             }
@@ -781,6 +801,7 @@ fn poll_board(
     };
     let mut answered = false;
     let mut doubt = false;
+    let mut pending: Option<(Vec<EeRecord>, Vec<u8>, SystemTime)> = None;
     // Changes since the last poll; repeat (not re-request) after a bad checksum, so nothing
     // the board already handed over is lost.
     let mut answer = line.request(BusCommand::SendChanges, address)?;
@@ -790,7 +811,18 @@ fn poll_board(
         }
         answer = line.request(BusCommand::RepeatChanges, address)?;
     }
+    // Just found, or silent until now: this poll's changes are what it logged meanwhile.
+    let backlog = boards.get(&address).is_some_and(|b| b.backlog || b.lost);
     match answer {
+        BusAnswer::Reply(BusReplyKind::Changes { records }, raw) if backlog => {
+            answered = true;
+            if let Some(b) = boards.get_mut(&address) {
+                b.backlog = false;
+            }
+            // Handed on with the board as it stands now, read next in this same poll.
+            pending = Some((records, raw, SystemTime::now()));
+            doubt = true;
+        }
         BusAnswer::Reply(BusReplyKind::Changes { records }, raw) => {
             answered = true;
             let at = SystemTime::now();
@@ -819,10 +851,25 @@ fn poll_board(
     let refresh_due = boards
         .get(&address)
         .is_some_and(|b| b.last_dump.elapsed() >= cfg.refresh);
-    if (doubt || refresh_due)
-        && let BusAnswer::Reply(BusReplyKind::BoardDump { placement }, raw) =
-            line.request_idempotent(BusCommand::SendBoard, address)?
-    {
+    let dump = if doubt || refresh_due {
+        Some(line.request_idempotent(BusCommand::SendBoard, address)?)
+    } else {
+        None
+    };
+    if let Some((records, raw, at)) = pending {
+        let board = match &dump {
+            Some(BusAnswer::Reply(BusReplyKind::BoardDump { placement }, _)) => Some(*placement),
+            _ => None,
+        };
+        (line.sink)(PortEvent::Backlog {
+            serial: serial.clone(),
+            records,
+            board,
+            raw,
+            at,
+        });
+    }
+    if let Some(BusAnswer::Reply(BusReplyKind::BoardDump { placement }, raw)) = dump {
         answered = true;
         if let Some(b) = boards.get_mut(&address) {
             b.last_dump = Instant::now();

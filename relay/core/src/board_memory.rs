@@ -357,6 +357,126 @@ pub fn recover(
     }
 }
 
+/// Follows a game from where its recorded moves leave it through `records` that begin there:
+/// a bus board's log of what it did while nothing polled it (the first change poll after a
+/// restart or a return). It has no marker to fix the board, so the board it starts from is
+/// put together by position: a square the records never touch stands as `now` (the board
+/// read right after them) shows it, a square they touch as the recorded game leaves it (a
+/// change the last relay took from the board but did not store leaves no ghost piece). A
+/// board the moves cannot explain changes nothing; two moves whose boards the records do not
+/// show apart are bridged when only one pair leads there. The moves after the recorded ones,
+/// to the last one that stands.
+pub fn continue_from(
+    start: &Chess,
+    recorded: &[String],
+    orientation: Orientation,
+    records: &[EeRecord],
+    now: Option<&Placement>,
+) -> Recovery {
+    match follow_from(start, recorded, orientation, records, now) {
+        Ok(f) => continued(&f.game, recorded.len()),
+        Err(why) => Recovery::Unknown { why },
+    }
+}
+
+/// The moves of `game` after its first `recorded`, to the last one that stands.
+fn continued(game: &LoggedGame, recorded: usize) -> Recovery {
+    let first_ply = recorded + 1;
+    let moves: Vec<LoggedMove> = game
+        .settled_moves()
+        .get(recorded..)
+        .unwrap_or_default()
+        .to_vec();
+    let without_clock = moves
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.clk.is_none())
+        .map(|(i, _)| first_ply + i)
+        .collect();
+    Recovery::Continues {
+        first_ply,
+        moves,
+        without_clock,
+    }
+}
+
+/// The follower of [`continue_from`], after the records.
+fn follow_from(
+    start: &Chess,
+    recorded: &[String],
+    orientation: Orientation,
+    records: &[EeRecord],
+    now: Option<&Placement>,
+) -> Result<Follower, String> {
+    let mut f = Follower::new(orientation, 0);
+    f.game.start = start.clone();
+    f.positions = vec![start.clone()];
+    for u in recorded {
+        let last = f.last().clone();
+        let Some(mv) = u
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|m| m.to_move(&last).ok())
+        else {
+            return Err(format!("the recorded move {u} is not legal in the game"));
+        };
+        f.push(mv);
+        if let Some(c) = f.confirmed.last_mut() {
+            *c = true;
+        }
+    }
+    let mut placement = Placement::from_board(f.last().board(), orientation);
+    if let Some(now) = now {
+        let touched: Vec<boards::protocol::DgtSquare> = records
+            .iter()
+            .filter_map(|r| match r {
+                EeRecord::Field { square, .. } => Some(*square),
+                _ => None,
+            })
+            .collect();
+        for sq in boards::protocol::DgtSquare::all() {
+            if !touched.contains(&sq) {
+                placement.set(sq, now.get(sq));
+            }
+        }
+    }
+    for r in records {
+        match *r {
+            EeRecord::Field { square, piece, .. } => {
+                placement.set(square, piece);
+                f.board(&placement);
+            }
+            EeRecord::Clock { side, seconds } => f.press(side, seconds),
+            EeRecord::PowerUp | EeRecord::StartTag | EeRecord::EmptyBoard => {
+                placement = Placement::default();
+            }
+            // A new game set up: the rest is that game's.
+            EeRecord::BeginPosition | EeRecord::BeginPositionRotated => break,
+            _ => {}
+        }
+    }
+    Ok(f)
+}
+
+/// A game from the start position that `records` (a bus board's backlog with no game known
+/// for the board: relay started after the game began) play out to exactly the board `now`
+/// read right after them, in either orientation, with at least one move (perhaps not pressed
+/// yet: its settled moves may be none); `None` when they do not (the records began in the
+/// middle of a game: the game is joined late instead).
+pub fn game_from_start(records: &[EeRecord], now: &Placement) -> Option<LoggedGame> {
+    for orientation in [Orientation::Normal, Orientation::Rotated] {
+        let Ok(f) = follow_from(&Chess::default(), &[], orientation, records, Some(now)) else {
+            continue;
+        };
+        // Where every move the records show leads (a last one not pressed yet included).
+        let leads_there = Placement::from_board(f.last().board(), orientation) == *now;
+        if leads_there && !f.game.moves.is_empty() {
+            return Some(f.game);
+        }
+    }
+    None
+}
+
 /// The game the log's last marker began, when it has settled moves: a game played before
 /// anything read the board (relay started late, or a game played with no computer).
 pub fn latest_game(records: &[EeRecord]) -> Option<LoggedGame> {
@@ -513,6 +633,118 @@ mod tests {
         };
         assert_eq!(moves.len(), 5, "plies 4-7 without clocks; ply 8 still open");
         assert_eq!(without_clock, vec![4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn a_bus_boards_backlog_continues_the_game_from_where_it_stands() {
+        let records = log(&GAME, true);
+        // What the board logged after ply 3 (its first three moves were polled before).
+        let third = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
+            .nth(2)
+            .map(|(i, _)| i)
+            .expect("a third press");
+        let backlog = &records[third + 1..];
+        let got = continue_from(
+            &Chess::default(),
+            &ucis(&GAME[..3]),
+            Orientation::Normal,
+            backlog,
+            None,
+        );
+        let Recovery::Continues {
+            first_ply, moves, ..
+        } = got
+        else {
+            panic!("{got:?}")
+        };
+        assert_eq!(first_ply, 4);
+        let got: Vec<&str> = moves.iter().map(|m| m.uci.as_str()).collect();
+        assert_eq!(got, &GAME[3..]);
+        // The last relay took ply 4's lift (b8 emptied) from the board and died before
+        // storing the move: the board read after the backlog says b8 is empty, so no ghost
+        // knight stays there, and plies 4 and 5 are bridged.
+        let fourth = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
+            .nth(3)
+            .map(|(i, _)| i)
+            .expect("a fourth press");
+        let after_lift = &records[third + 2..];
+        let mut pos = Chess::default();
+        for u in &GAME {
+            let mv = u
+                .parse::<UciMove>()
+                .expect("uci")
+                .to_move(&pos)
+                .expect("legal");
+            pos.play_unchecked(mv);
+        }
+        let now = Placement::from_board(pos.board(), Orientation::Normal);
+        let got = continue_from(
+            &Chess::default(),
+            &ucis(&GAME[..3]),
+            Orientation::Normal,
+            after_lift,
+            Some(&now),
+        );
+        let Recovery::Continues { moves, .. } = got else {
+            panic!("{got:?}")
+        };
+        let got: Vec<&str> = moves.iter().map(|m| m.uci.as_str()).collect();
+        assert_eq!(got, &GAME[3..], "{fourth}");
+        let blind = continue_from(
+            &Chess::default(),
+            &ucis(&GAME[..3]),
+            Orientation::Normal,
+            after_lift,
+            None,
+        );
+        assert!(
+            matches!(&blind, Recovery::Continues { moves, .. } if moves.is_empty()),
+            "{blind:?}"
+        );
+    }
+
+    #[test]
+    fn a_backlog_from_the_start_position_is_a_game_only_when_it_leads_to_the_board_as_read() {
+        let records = log(&GAME, true);
+        let begin = records
+            .iter()
+            .position(|r| *r == EeRecord::BeginPosition)
+            .expect("marker");
+        let mut pos = Chess::default();
+        for u in &GAME {
+            let mv = u
+                .parse::<UciMove>()
+                .expect("uci")
+                .to_move(&pos)
+                .expect("legal");
+            pos.play_unchecked(mv);
+        }
+        let now = Placement::from_board(pos.board(), Orientation::Normal);
+        let g = game_from_start(&records[begin + 1..], &now).expect("a game");
+        assert_eq!(g.moves.len(), GAME.len());
+        // The last move made and not pressed yet: the game is still found, that move left
+        // to the live reading.
+        let unpressed = &records[begin + 1..records.len() - 1];
+        let g = game_from_start(unpressed, &now).expect("a game");
+        assert_eq!(g.settled_moves().len(), GAME.len() - 1);
+        // The same records with a board that is not where they lead: no game.
+        let other = Placement::from_board(&Board::default(), Orientation::Normal);
+        assert!(game_from_start(&records[begin + 1..], &other).is_none());
+        // Records that begin in the middle of the game: no game from the start.
+        let third = records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
+            .nth(2)
+            .map(|(i, _)| i)
+            .expect("a third press");
+        assert!(game_from_start(&records[third + 1..], &now).is_none());
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Public-domain classics (1620–1920) the demo plays when no PGN is given.
 pub const CLASSICS: &str = include_str!("../../data/classics.pgn");
@@ -87,6 +88,14 @@ pub struct HallArgs {
     /// what they did while nothing read them cannot be read back.
     #[arg(long)]
     pub forgetful: bool,
+    /// Every this many seconds (wall time) the next line in turn goes silent for
+    /// `--outage-secs` (a cable pulled, a Bluetooth link dropped): its board plays and logs
+    /// on, the host hears nothing, then the line is back. For measuring recoveries.
+    #[arg(long)]
+    pub outage_every: Option<f64>,
+    /// How long each outage of `--outage-every` lasts, in seconds (wall time).
+    #[arg(long, default_value_t = 8.0)]
+    pub outage_secs: f64,
 }
 
 /// The illegal moves of `--illegal`.
@@ -331,6 +340,36 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                 }
             }));
         }
+    }
+    if let Some(every) = args.outage_every.filter(|e| *e > 0.0) {
+        let (lines, stop) = (lines.clone(), stop.clone());
+        let length = Duration::from_secs_f64(args.outage_secs.max(0.0));
+        players.push(std::thread::spawn(move || {
+            let mut cut: Vec<(std::time::Instant, Arc<Line>)> = Vec::new();
+            let mut next = std::time::Instant::now() + Duration::from_secs_f64(every);
+            let mut turn = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let now = std::time::Instant::now();
+                cut.retain(|(until, line)| {
+                    let over = *until <= now;
+                    if over {
+                        line.mute(false);
+                    }
+                    !over
+                });
+                if now >= next && !lines.is_empty() {
+                    let line = lines[turn % lines.len()].clone();
+                    line.mute(true);
+                    cut.push((now + length, line));
+                    turn += 1;
+                    next = now + Duration::from_secs_f64(every);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            for (_, line) in cut {
+                line.mute(false);
+            }
+        }));
     }
     Ok(Hall {
         lines,

@@ -89,6 +89,9 @@ export function renderEboard(board) {
     connection = board.lost_since_ms
       ? `lost since ${formatTimeOfDay(board.lost_since_ms)} (${formatDuration(now - board.lost_since_ms)})`
       : 'not connected';
+    // A USB board takes its power from the cable: unplugged, it records nothing, so its
+    // memory will not fill the gap (a Bluetooth or serial board on its own supply does).
+    if (/tty(ACM|USB)/.test(board.port || '')) connection += ' (if this is a USB board: without its cable it has no power and records nothing meanwhile)';
   }
   const proposal = board.proposal
     ? `${formatResult(board.proposal.result)} (${REASON_TEXT[board.proposal.reason] || board.proposal.reason})` +

@@ -22,7 +22,10 @@ pub struct BenchArgs {
     /// eval: 200 boards at real pace, 1000 spectators, 60 s, run without evaluation and then
     /// with one local worker (Stockfish, `--eval-movetime-ms`), and what evaluation added.
     /// eval-workers: positions waiting, evaluated by one `relay eval-worker` process, then two
-    /// (`--seconds` each, default 20).
+    /// (`--seconds` each, default 20). recovery: 100 boards at real pace, 10 spectators, 60 s,
+    /// run as they are and then with a board's line cut for 8 s every 2 s, each in turn
+    /// (each comes back with its memory read and the moves of the gap recovered): the
+    /// board → spectator figures of every other board's live moves during the recoveries.
     #[arg(long = "case", value_enum)]
     pub(super) cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -97,6 +100,7 @@ pub enum CaseName {
     Convert,
     Eval,
     EvalWorkers,
+    Recovery,
 }
 
 /// One configuration measured.
@@ -114,6 +118,9 @@ pub struct Case {
     pub web: usize,
     /// Evaluation workers on the service's threads (0: no evaluation).
     pub eval_workers: usize,
+    /// Cut a board's line every this many seconds, each in turn, for 8 s (its memory is
+    /// read when it comes back): `relay emulate --outage-every`.
+    pub outage_every: Option<f64>,
 }
 
 impl CaseName {
@@ -128,6 +135,7 @@ impl CaseName {
             delay: None,
             web: 0,
             eval_workers: 0,
+            outage_every: None,
         };
         match self {
             CaseName::Smoke => c("smoke", 20, 10.0, 200, 10),
@@ -149,6 +157,8 @@ impl CaseName {
             },
             // Run as a pair, without evaluation and with it (`evals::pair`).
             CaseName::Eval => c("eval", 200, 1.0, 1000, 60),
+            // Run as a pair, boards read without a gap and with outages (`recovery_pair`).
+            CaseName::Recovery => c("recovery", 100, 1.0, 10, 60),
             // Run by `push`, `convert` and `evals` (never asked for here).
             CaseName::Push | CaseName::PushBacklog | CaseName::Convert | CaseName::EvalWorkers => {
                 c("push", 50, 10.0, 1000, 30)
@@ -159,3 +169,18 @@ impl CaseName {
 
 /// The round the service makes for the boards in a fresh database, which spectators follow.
 pub const ROUND: i64 = 1;
+
+/// The `recovery` pair: the same hall with no outage, then with a line cut every 2 s.
+pub fn recovery_pair(base: &Case) -> (Case, Case) {
+    let steady = Case {
+        name: "recovery-off",
+        outage_every: None,
+        ..base.clone()
+    };
+    let cut = Case {
+        name: "recovery",
+        outage_every: Some(2.0),
+        ..base.clone()
+    };
+    (steady, cut)
+}

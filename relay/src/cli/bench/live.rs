@@ -87,6 +87,9 @@ pub fn run_case(
     if let Some(pgn) = &args.pgn {
         cmd.arg("--pgn").arg(pgn);
     }
+    if let Some(every) = case.outage_every {
+        cmd.args(["--outage-every", &every.to_string(), "--outage-secs", "8"]);
+    }
     let mut boards = Proc::spawn("emulated boards", &mut cmd)?;
     let lines = boards.lines().context("no output from relay emulate")?;
     wait_line(
@@ -195,6 +198,29 @@ pub fn run_case(
     let end_serve = sample(serve.pid()).context("the service has gone")?;
     let commits = commits0.zip(group_commits(addr));
     let evaluated = evaluated0.zip(super::evals::evaluated(addr));
+    if case.outage_every.is_some() {
+        // What the outages did: boards whose memory was read back with moves in it, and the
+        // moves it gave (each board's last reading).
+        let eboards = get_json(&format!("http://{addr}/api/eboards")).unwrap_or_default();
+        let notes: Vec<String> = eboards
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["memory"].as_str().map(str::to_string))
+            .collect();
+        let moves: u64 = notes
+            .iter()
+            .filter_map(|n| n.split_whitespace().next()?.parse::<u64>().ok())
+            .sum();
+        println!(
+            "  outages           {} e-boards came back with moves in their memory ({moves} moves recovered at their last return); {} said why not",
+            notes.iter().filter(|n| n.contains("recovered")).count(),
+            notes
+                .iter()
+                .filter(|n| n.starts_with("Memory not used"))
+                .count()
+        );
+    }
 
     load.finish(&mut wsload, stop)?;
     let pgn = if args.pgn_seconds > 0 {

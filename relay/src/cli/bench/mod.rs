@@ -76,6 +76,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
         if !(case.speed > 0.0 && case.ramp_per_sec > 0.0) {
             bail!("--speed and --ramp-per-sec must be above 0");
         }
+        if name == CaseName::Recovery {
+            let (steady, cut) = cases::recovery_pair(&case);
+            live::run_case(&steady, &args, &tools, &stop, tck)
+                .context("bench case recovery (no outage)")?;
+            live::run_case(&cut, &args, &tools, &stop, tck)
+                .context("bench case recovery (outages)")?;
+            continue;
+        }
         if name == CaseName::Eval {
             let (off, on) = evals::pair(&case);
             let without = live::run_case(&off, &args, &tools, &stop, tck)

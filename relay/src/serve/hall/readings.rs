@@ -77,6 +77,26 @@ impl Hall {
                 }
                 self.after(&serial, &outs);
             }
+            PortEvent::Backlog {
+                serial,
+                records,
+                board,
+                raw,
+                at,
+            } => {
+                let serial = self.id_of(&serial, &path);
+                self.metrics.messages.inc();
+                let at_ms = epoch_ms(at);
+                self.raws.push(RawEntry {
+                    port: path.clone(),
+                    serial: Some(serial.clone()),
+                    received_at_ms: at_ms as i64,
+                    bytes: raw,
+                });
+                let d = self.desk(&serial, &path);
+                d.view.last_seen_ms = at_ms as i64;
+                self.read_backlog(&serial, &records, board.as_ref(), at_ms);
+            }
             PortEvent::Garbage { bytes } => {
                 self.metrics.garbage.inc();
                 tracing::debug!(port = %path, len = bytes.len(), "garbage on the line skipped");
