@@ -158,7 +158,13 @@ fn the_moves_missed_after_a_recorded_ply_are_recovered_and_a_wrapped_log_is_said
         !records.contains(&boards::protocol::EeRecord::PowerUp),
         "the log wrapped"
     );
+    let t = std::time::Instant::now();
     let again = recover(&game.start, &stored, Some(table.orientation), &records);
+    println!(
+        "a full memory ({} records) read back in {:?} (the hall's work for one board)",
+        records.len(),
+        t.elapsed()
+    );
     // The latest game is the same game again, so it still continues; a game the board never
     // played is not found.
     assert!(matches!(again, Recovery::Continues { .. }), "{again:?}");

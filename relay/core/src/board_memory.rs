@@ -82,6 +82,15 @@ struct Follower {
     side_colour: [Option<Color>; 2],
 }
 
+/// How many squares differ between two boards.
+fn changed(a: &Board, b: &Board) -> usize {
+    (a.occupied() ^ b.occupied()).count()
+        + (a.occupied() & b.occupied())
+            .into_iter()
+            .filter(|&sq| a.piece_at(sq) != b.piece_at(sq))
+            .count()
+}
+
 fn side_index(side: ClockSide) -> usize {
     usize::from(side == ClockSide::Right)
 }
@@ -109,6 +118,13 @@ impl Follower {
 
     /// The legal move from `pos` that leaves `board`.
     fn move_to(pos: &Chess, board: &Board) -> Option<Move> {
+        // A move changes two squares (three en passant, four castling) and takes at most one
+        // piece: a board in the middle of a move (a piece in the hand) is passed over without
+        // trying every move.
+        let fewer = pos.board().occupied().count() as i64 - board.occupied().count() as i64;
+        if !(2..=4).contains(&changed(pos.board(), board)) || !(0..=1).contains(&fewer) {
+            return None;
+        }
         pos.legal_moves().into_iter().find(|m| {
             let mut p = pos.clone();
             p.play_unchecked(*m);
@@ -159,13 +175,8 @@ impl Follower {
     fn bridge(pos: &Chess, board: &Board) -> Option<(Move, Move)> {
         // Two moves change three squares at least and leave at most two pieces fewer; a
         // board in the middle of a move (a piece in the hand) is passed over cheaply.
-        let changed = (pos.board().occupied() ^ board.occupied()).count()
-            + (pos.board().occupied() & board.occupied())
-                .into_iter()
-                .filter(|&sq| pos.board().piece_at(sq) != board.piece_at(sq))
-                .count();
         let fewer = pos.board().occupied().count() as i64 - board.occupied().count() as i64;
-        if !(3..=8).contains(&changed) || !(0..=2).contains(&fewer) {
+        if !(3..=8).contains(&changed(pos.board(), board)) || !(0..=2).contains(&fewer) {
             return None;
         }
         let mut found = None;
@@ -234,48 +245,52 @@ impl Follower {
 /// start-position and empty-board markers); records before it (the oldest, perhaps cut in
 /// two where the cyclic log was overwritten) are passed over.
 pub fn games(records: &[EeRecord]) -> Vec<LoggedGame> {
-    let mut out = Vec::new();
-    let mut placement: Option<Placement> = None;
-    let mut current: Option<Follower> = None;
-    for (i, r) in records.iter().enumerate() {
+    starts(records)
+        .into_iter()
+        .map(|(i, o)| follow_game(records, i, o))
+        .collect()
+}
+
+/// Where the log's games begin: each start-position marker, with the way the board lies.
+fn starts(records: &[EeRecord]) -> Vec<(usize, Orientation)> {
+    let end = records
+        .iter()
+        .position(|r| *r == EeRecord::EndOfFile)
+        .unwrap_or(records.len());
+    records[..end]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match r {
+            EeRecord::BeginPosition => Some((i, Orientation::Normal)),
+            EeRecord::BeginPositionRotated => Some((i, Orientation::Rotated)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The game the marker at `from` begins, to the next marker or the end of the log. The
+/// marker fixes every square (the start position), so each game is read on its own.
+fn follow_game(records: &[EeRecord], from: usize, orientation: Orientation) -> LoggedGame {
+    let mut placement = Placement::from_board(&Board::default(), orientation);
+    let mut f = Follower::new(orientation, from);
+    for r in records.iter().skip(from + 1) {
         match *r {
             EeRecord::PowerUp | EeRecord::StartTag | EeRecord::EmptyBoard => {
                 // Every piece present follows (none, for an empty board).
-                placement = Some(Placement::default());
+                placement = Placement::default();
             }
-            EeRecord::BeginPosition | EeRecord::BeginPositionRotated => {
-                let orientation = if *r == EeRecord::BeginPosition {
-                    Orientation::Normal
-                } else {
-                    Orientation::Rotated
-                };
-                placement = Some(Placement::from_board(&Board::default(), orientation));
-                if let Some(f) = current.take() {
-                    out.push(f.game);
-                }
-                current = Some(Follower::new(orientation, i));
+            EeRecord::BeginPosition | EeRecord::BeginPositionRotated | EeRecord::EndOfFile => {
+                break;
             }
             EeRecord::Field { square, piece, .. } => {
-                if let Some(p) = placement.as_mut() {
-                    p.set(square, piece);
-                    if let Some(f) = current.as_mut() {
-                        f.board(p);
-                    }
-                }
+                placement.set(square, piece);
+                f.board(&placement);
             }
-            EeRecord::Clock { side, seconds } => {
-                if let Some(f) = current.as_mut() {
-                    f.press(side, seconds);
-                }
-            }
-            EeRecord::EndOfFile => break,
+            EeRecord::Clock { side, seconds } => f.press(side, seconds),
             _ => {}
         }
     }
-    if let Some(f) = current {
-        out.push(f.game);
-    }
-    out
+    f.game
 }
 
 /// What the log says about a game already recorded up to some ply.
@@ -308,8 +323,8 @@ pub fn recover(
                 .into(),
         };
     }
-    let logged = games(records);
-    if logged.is_empty() {
+    let begins = starts(records);
+    if begins.is_empty() {
         let wrapped = !records.contains(&EeRecord::PowerUp);
         return Recovery::Unknown {
             why: if wrapped {
@@ -320,10 +335,13 @@ pub fn recover(
         };
     }
     let mut longest = 0;
-    for g in logged.iter().rev() {
-        if orientation.is_some_and(|o| o != g.orientation) {
+    // The latest game first: it is the one a board in play is playing, and each game is
+    // followed only when the later ones did not hold the recorded moves.
+    for &(at, o) in begins.iter().rev() {
+        if orientation.is_some_and(|want| want != o) {
             continue;
         }
+        let g = follow_game(records, at, o);
         let agree = g
             .moves
             .iter()
@@ -480,9 +498,8 @@ pub fn game_from_start(records: &[EeRecord], now: &Placement) -> Option<LoggedGa
 /// The game the log's last marker began, when it has settled moves: a game played before
 /// anything read the board (relay started late, or a game played with no computer).
 pub fn latest_game(records: &[EeRecord]) -> Option<LoggedGame> {
-    games(records)
-        .pop()
-        .filter(|g| !g.settled_moves().is_empty())
+    let (at, o) = *starts(records).last()?;
+    Some(follow_game(records, at, o)).filter(|g| !g.settled_moves().is_empty())
 }
 
 #[cfg(test)]
