@@ -40,21 +40,13 @@ fn first_game(r: &Relay) -> Option<Value> {
         .cloned()
 }
 
-/// Each ply's clock as the press left it in the board's first game, from the emulator's
-/// press log (a board plays its game again after it: those lines come later).
+/// Each ply's clock as the press left it in the first game of the one board `00001`.
 fn truth(log: &Path) -> HashMap<u64, u64> {
-    let mut out = HashMap::new();
-    for v in std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["game"] == 0)
-    {
-        if let (Some(ply), Some(clk)) = (v["ply"].as_u64(), v["clk_ms"].as_u64()) {
-            out.entry(ply).or_insert(clk);
-        }
-    }
-    out
+    truth_by_serial(log)
+        .into_iter()
+        .filter(|((serial, _), _)| serial == "00001")
+        .map(|((_, ply), clk)| (ply, clk))
+        .collect()
 }
 
 fn arbiter_view(r: &Relay, id: i64) -> Value {

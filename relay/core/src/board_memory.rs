@@ -568,6 +568,31 @@ mod tests {
         out
     }
 
+    /// Where the `n`-th clock record (from 0) of `records` stands.
+    fn press_at(records: &[EeRecord], n: usize) -> usize {
+        records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
+            .nth(n)
+            .map(|(i, _)| i)
+            .expect("a press")
+    }
+
+    /// The board after `moves` from the start, as a normal board reports it.
+    fn board_after(moves: &[&str]) -> Placement {
+        let mut pos = Chess::default();
+        for u in moves {
+            let mv = u
+                .parse::<UciMove>()
+                .expect("uci")
+                .to_move(&pos)
+                .expect("legal");
+            pos.play_unchecked(mv);
+        }
+        Placement::from_board(pos.board(), Orientation::Normal)
+    }
+
     fn ucis(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
@@ -618,13 +643,7 @@ mod tests {
         let mut records = log(&GAME, true);
         // The last press never happened, and the press of ply 5 was skipped.
         records.pop();
-        let fifth = records
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
-            .nth(4)
-            .map(|(i, _)| i)
-            .expect("a fifth press");
+        let fifth = press_at(&records, 4);
         records.remove(fifth);
         let got = recover(&Chess::default(), &ucis(&GAME[..2]), None, &records);
         let Recovery::Continues {
@@ -656,13 +675,7 @@ mod tests {
     fn a_bus_boards_backlog_continues_the_game_from_where_it_stands() {
         let records = log(&GAME, true);
         // What the board logged after ply 3 (its first three moves were polled before).
-        let third = records
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
-            .nth(2)
-            .map(|(i, _)| i)
-            .expect("a third press");
+        let third = press_at(&records, 2);
         let backlog = &records[third + 1..];
         let got = continue_from(
             &Chess::default(),
@@ -683,24 +696,9 @@ mod tests {
         // The last relay took ply 4's lift (b8 emptied) from the board and died before
         // storing the move: the board read after the backlog says b8 is empty, so no ghost
         // knight stays there, and plies 4 and 5 are bridged.
-        let fourth = records
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
-            .nth(3)
-            .map(|(i, _)| i)
-            .expect("a fourth press");
+        let fourth = press_at(&records, 3);
         let after_lift = &records[third + 2..];
-        let mut pos = Chess::default();
-        for u in &GAME {
-            let mv = u
-                .parse::<UciMove>()
-                .expect("uci")
-                .to_move(&pos)
-                .expect("legal");
-            pos.play_unchecked(mv);
-        }
-        let now = Placement::from_board(pos.board(), Orientation::Normal);
+        let now = board_after(&GAME);
         let got = continue_from(
             &Chess::default(),
             &ucis(&GAME[..3]),
@@ -733,16 +731,7 @@ mod tests {
             .iter()
             .position(|r| *r == EeRecord::BeginPosition)
             .expect("marker");
-        let mut pos = Chess::default();
-        for u in &GAME {
-            let mv = u
-                .parse::<UciMove>()
-                .expect("uci")
-                .to_move(&pos)
-                .expect("legal");
-            pos.play_unchecked(mv);
-        }
-        let now = Placement::from_board(pos.board(), Orientation::Normal);
+        let now = board_after(&GAME);
         let g = game_from_start(&records[begin + 1..], &now).expect("a game");
         assert_eq!(g.moves.len(), GAME.len());
         // The last move made and not pressed yet: the game is still found, that move left
@@ -754,13 +743,7 @@ mod tests {
         let other = Placement::from_board(&Board::default(), Orientation::Normal);
         assert!(game_from_start(&records[begin + 1..], &other).is_none());
         // Records that begin in the middle of the game: no game from the start.
-        let third = records
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| matches!(r, EeRecord::Clock { .. }))
-            .nth(2)
-            .map(|(i, _)| i)
-            .expect("a third press");
+        let third = press_at(&records, 2);
         assert!(game_from_start(&records[third + 1..], &now).is_none());
     }
 

@@ -38,20 +38,8 @@ impl Hall {
                 raw,
                 at,
             } => {
-                let serial = self.id_of(&serial, &path);
-                self.metrics.messages.inc();
-                let at_ms = epoch_ms(at);
-                // A bus reply of several records comes with its first message only.
-                if !raw.is_empty() {
-                    self.raws.push(RawEntry {
-                        port: path.clone(),
-                        serial: Some(serial.clone()),
-                        received_at_ms: at_ms as i64,
-                        bytes: raw,
-                    });
-                }
+                let (serial, at_ms) = self.reading(&path, &serial, at, raw);
                 let d = self.desk(&serial, &path);
-                d.view.last_seen_ms = at_ms as i64;
                 if let Message::EeMoves { records } = &message {
                     self.read_memory(&serial, records);
                     return;
@@ -84,17 +72,7 @@ impl Hall {
                 raw,
                 at,
             } => {
-                let serial = self.id_of(&serial, &path);
-                self.metrics.messages.inc();
-                let at_ms = epoch_ms(at);
-                self.raws.push(RawEntry {
-                    port: path.clone(),
-                    serial: Some(serial.clone()),
-                    received_at_ms: at_ms as i64,
-                    bytes: raw,
-                });
-                let d = self.desk(&serial, &path);
-                d.view.last_seen_ms = at_ms as i64;
+                let (serial, at_ms) = self.reading(&path, &serial, at, raw);
                 self.read_backlog(&serial, &records, board.as_ref(), at_ms);
             }
             PortEvent::Garbage { bytes } => {
@@ -154,6 +132,25 @@ impl Hall {
             }
             _ => {}
         }
+    }
+
+    /// A reading from the board `serial` on `path` received `at`: counted, its bytes kept
+    /// for the black box (a bus reply of several records comes with its first message only),
+    /// its board seen. Returns the board's desk id and the time in ms.
+    fn reading(&mut self, path: &str, serial: &str, at: SystemTime, raw: Vec<u8>) -> (String, u64) {
+        let serial = self.id_of(serial, path);
+        self.metrics.messages.inc();
+        let at_ms = epoch_ms(at);
+        if !raw.is_empty() {
+            self.raws.push(RawEntry {
+                port: path.to_string(),
+                serial: Some(serial.clone()),
+                received_at_ms: at_ms as i64,
+                bytes: raw,
+            });
+        }
+        self.desk(&serial, path).view.last_seen_ms = at_ms as i64;
+        (serial, at_ms)
     }
 
     /// Judges the boards whose settle time has passed.
