@@ -1,5 +1,6 @@
 //! Serial ports and the sessions that read boards over them.
 
+mod bus;
 pub mod ports;
 pub mod session;
 
