@@ -3,9 +3,7 @@
 //! handing on a board's backlog (what it logged while nothing polled it) with the board read
 //! right after it. Started by [`super::session::run`] for a port in bus mode.
 
-use super::session::{
-    Port, PortEvent, STOPPED, SessionConfig, read_some, send, sleep_unless_stopped,
-};
+use super::link::{Port, PortEvent, STOPPED, SessionConfig, read_some, send, sleep_unless_stopped};
 use crate::protocol::{
     BusCommand, BusReplyKind, ClockMessage, Command, Decoded, Decoder, EeRecord, LineMode, Message,
 };

@@ -1,7 +1,9 @@
 //! Serial ports and the sessions that read boards over them.
 
 mod bus;
+mod link;
 pub mod ports;
 pub mod session;
 
-pub use session::{PortEvent, ProbeResult, STOPPED, SessionConfig, probe, read_board_memory, run};
+pub use link::{PortEvent, STOPPED, SessionConfig};
+pub use session::{ProbeResult, probe, read_board_memory, run};
