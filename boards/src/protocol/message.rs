@@ -396,3 +396,15 @@ impl BusReplyKind {
         bus_frame(id, address, &data)
     }
 }
+
+impl EeRecord {
+    /// The message a change record stands for, as a live board would have sent it: a square's
+    /// new state, or the lever press that halted a clock. Markers and the rest have none.
+    pub fn as_message(&self) -> Option<Message> {
+        match *self {
+            EeRecord::Field { square, piece, .. } => Some(Message::FieldUpdate { square, piece }),
+            EeRecord::Clock { side, seconds } => Some(Message::ClockRecord { side, seconds }),
+            _ => None,
+        }
+    }
+}

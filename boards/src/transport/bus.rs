@@ -290,15 +290,14 @@ fn poll_board(
             // The reply's bytes go to the black box once, with its first message.
             let mut raw = Some(raw);
             for r in records {
-                let message = match r {
-                    EeRecord::Field { square, piece, .. } => Message::FieldUpdate { square, piece },
-                    // In the log's order: the lever press that halted `side`, after the squares
-                    // of the move it ended (a poll may return several moves and presses).
-                    EeRecord::Clock { side, seconds } => Message::ClockRecord { side, seconds },
-                    EeRecord::Nop => continue,
+                // In the log's order: a lever press comes after the squares of the move it
+                // ended (a poll may return several moves and presses).
+                let message = match r.as_message() {
+                    Some(m) => m,
+                    None if r == EeRecord::Nop => continue,
                     // The board restarted, was set up anew, or sent something we cannot place:
                     // read the whole board rather than trust the log.
-                    _ => {
+                    None => {
                         doubt = true;
                         continue;
                     }

@@ -12,7 +12,7 @@
 use super::desk::snapshot;
 use super::state::Hall;
 use crate::serve::jobs::Job;
-use boards::protocol::{EeRecord, Message, Placement};
+use boards::protocol::{EeRecord, Placement};
 use relay_core::board_memory::{
     LoggedGame, LoggedMove, Recovery, continue_from, game_from_start, latest_game, recover,
 };
@@ -107,12 +107,7 @@ impl Hall {
             return;
         };
         let mut outs = Vec::new();
-        for r in records {
-            let message = match *r {
-                EeRecord::Field { square, piece, .. } => Message::FieldUpdate { square, piece },
-                EeRecord::Clock { side, seconds } => Message::ClockRecord { side, seconds },
-                _ => continue,
-            };
+        for message in records.iter().filter_map(EeRecord::as_message) {
             outs.extend(d.recorder.on_message(&message, at_ms));
         }
         if let Some(at) = d.recorder.judge_at() {
