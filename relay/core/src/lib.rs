@@ -20,5 +20,6 @@ pub mod pgc;
 pub mod pgn;
 pub mod recorder;
 pub mod replay;
+pub mod standings;
 pub mod time_control;
 pub mod trf;

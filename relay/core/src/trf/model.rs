@@ -271,6 +271,17 @@ pub struct TrfTournament {
     pub round_dates: Vec<Option<String>>,
     /// 092 as written.
     pub kind: Option<String>,
+    /// 192 (TRF-2026's encoded type, e.g. `FIDE_TEAM_BAKU`) as written.
+    pub kind_code: Option<String>,
+    /// 202: the tie-break codes in order, as written (`BH/C1,BH,SB`).
+    pub tiebreaks: Option<String>,
+    /// 162 (individual scoring) from column 5, blanks kept so column 6 is its second
+    /// character; the standings module reads it.
+    pub scoring: Option<String>,
+    /// TRF(x) `XXS` lines as written from column 5, in file order.
+    pub scoring_xxs: Vec<String>,
+    /// 362 (team match points) from column 5, blanks kept as for 162.
+    pub team_scoring: Option<String>,
 }
 
 /// A whole file.

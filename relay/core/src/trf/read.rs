@@ -37,6 +37,13 @@ fn cols(line: &[char], from: usize, to: usize) -> String {
     line[a..b].iter().collect()
 }
 
+/// From column `from` to the end, leading blanks kept (column `from` is the string's first
+/// character), for records whose fields sit at fixed columns; `None` when all blank.
+fn cols_raw(line: &[char], from: usize) -> Option<String> {
+    let s = cols(line, from, line.len());
+    (!s.trim().is_empty()).then_some(s)
+}
+
 fn opt(s: String) -> Option<String> {
     let t = s.trim();
     (!t.is_empty()).then(|| t.to_string())
@@ -113,6 +120,11 @@ pub fn read_trf(bytes: &[u8]) -> Result<Trf, TrfError> {
             "042" => t.tournament.start_date = rest().map(|d| dates::iso_or_as_written(&d)),
             "052" => t.tournament.end_date = rest().map(|d| dates::iso_or_as_written(&d)),
             "092" => t.tournament.kind = rest(),
+            "192" => t.tournament.kind_code = rest(),
+            "202" => t.tournament.tiebreaks = rest(),
+            "162" => t.tournament.scoring = cols_raw(line, 5),
+            "362" => t.tournament.team_scoring = cols_raw(line, 5),
+            "XXS" => t.tournament.scoring_xxs.extend(rest()),
             "102" | "112" => t.tournament.arbiters.extend(rest()),
             "122" => t.tournament.time_control = rest(),
             "222" => t.tournament.time_control_code = rest(),

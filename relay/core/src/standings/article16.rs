@@ -1,0 +1,1 @@
+//! C.07 Article 16: unplayed rounds. (Stub: being written.)

@@ -1,0 +1,1 @@
+//! Ordering by points then each code. (Stub: being written.)
