@@ -26,6 +26,7 @@ mod open;
 mod pool;
 mod push;
 mod rounds;
+mod standings;
 mod trf;
 
 pub use batch::Op;
@@ -47,4 +48,5 @@ pub use pool::{Store, now_ms};
 pub use push::halls::{Settled, check_event_key, event_key_from};
 pub use push::{Applied, LINK_SILENT_MS, MirrorSource, PushBatch, PushConflict, PushReply};
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
+pub use standings::{RankingTerms, known_codes};
 pub use trf::{RoundBye, TournamentPlayer, TournamentTeam, TrfImported};

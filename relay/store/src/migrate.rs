@@ -58,10 +58,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0010_halls.sql"),
         include_str!("../../../migrations/postgres/0010_halls.sql"),
     ),
+    (
+        11,
+        include_str!("../../../migrations/sqlite/0011_standings.sql"),
+        include_str!("../../../migrations/postgres/0011_standings.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

@@ -137,6 +137,10 @@ pub struct TournamentInfo {
     /// cloud relay fill one tournament there (several halls, one event).
     #[serde(default)]
     pub event_key: Option<String>,
+    /// The tie-break codes set for the standings, in order (TRF-2026 record 202's form); none:
+    /// relay's default for the kind of event (the standings say which codes are in force).
+    #[serde(default)]
+    pub tiebreaks: Vec<String>,
 }
 
 /// A round, without its games.

@@ -134,9 +134,10 @@ impl Store {
             public_incidents: i64,
             embed_origins: Option<String>,
             event_key: Option<String>,
+            ranking: Option<String>,
         }
         let (ts, rounds): (Vec<Row>, Vec<RoundRow>) = on_pool!(self, pool => {
-            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents, embed_origins, event_key FROM tournaments ORDER BY id")
+            let ts = sqlx::query_as("SELECT id, name, site, start_date, end_date, time_control, delay_secs, federation, arbiters, rounds_planned, public_incidents, embed_origins, event_key, ranking FROM tournaments ORDER BY id")
                 .fetch_all(pool).await?;
             let rs = sqlx::query_as(select_rounds!("ORDER BY tournament_id, id"))
                 .fetch_all(pool).await?;
@@ -170,6 +171,11 @@ impl Store {
                     .map(|a| a.lines().map(str::to_string).collect())
                     .unwrap_or_default(),
                 event_key: t.event_key,
+                tiebreaks: t
+                    .ranking
+                    .and_then(|j| serde_json::from_str::<crate::standings::RankingTerms>(&j).ok())
+                    .map(|r| r.tiebreaks)
+                    .unwrap_or_default(),
             })
             .collect())
     }

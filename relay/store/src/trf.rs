@@ -398,6 +398,14 @@ impl Store {
                 }
             };
             report.tournament_id = id;
+            // What the file says about ranking (202, 162/XXS, 362, its type) over what was set.
+            let (ranking,): (Option<String>,) = sqlx::query_as("SELECT ranking FROM tournaments WHERE id = $1")
+                .bind(id).fetch_one(&mut *tx).await?;
+            let mut terms: crate::standings::RankingTerms =
+                ranking.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default();
+            terms.take_from_file(t);
+            sqlx::query("UPDATE tournaments SET ranking = $1 WHERE id = $2")
+                .bind(serde_json::to_string(&terms).ok()).bind(id).execute(&mut *tx).await?;
             // Every hall importing the same file names the same event (several halls
             // pushing one event to a cloud relay); a key set already is the arbiter's.
             if let Some(key) = crate::push::halls::event_key_from(&t.name, t.start_date.as_deref()) {
@@ -634,7 +642,7 @@ impl Store {
     }
 
     /// [`Store::trf_of`] with, for the rounds in `cutoffs`, only the results set by then.
-    async fn trf_at(&self, tournament: i64, cutoffs: &HashMap<i64, i64>) -> Result<Trf> {
+    pub async fn trf_at(&self, tournament: i64, cutoffs: &HashMap<i64, i64>) -> Result<Trf> {
         let info = self.tournament(tournament).await?;
         type P = (
             i64,
@@ -810,6 +818,7 @@ impl Store {
                 rounds_planned: planned.and_then(|v| u32::try_from(v).ok()),
                 round_dates,
                 kind,
+                ..Default::default()
             },
             players: out,
             teams: teams

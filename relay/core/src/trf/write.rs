@@ -77,6 +77,18 @@ pub fn write_trf(t: &Trf) -> String {
     if let Some(tc) = &tr.time_control {
         line(format!("122 {tc}"));
     }
+    // Fixed-column records are written as they were kept (from column 5, blanks and all).
+    for (code, v) in [("162", &tr.scoring), ("362", &tr.team_scoring)] {
+        if let Some(v) = v {
+            line(format!("{code} {v}"));
+        }
+    }
+    if let Some(k) = &tr.kind_code {
+        line(format!("192 {k}"));
+    }
+    if let Some(codes) = &tr.tiebreaks {
+        line(format!("202 {codes}"));
+    }
     if tr.round_dates.iter().any(Option::is_some) {
         let mut s = format!("{:<91}", "132");
         for d in &tr.round_dates {

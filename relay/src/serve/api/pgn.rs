@@ -147,6 +147,16 @@ pub async fn tournament_pgn(
     pgn_of(&lookup, Exported::Tournament(id), reader, &h).await
 }
 
+/// A player's games of a tournament (`/api/tournaments/{id}/players/{start_rank}/pgn`).
+pub async fn player_pgn(
+    State(lookup): State<Lookup>,
+    Path((id, sr)): Path<(TournamentId, super::player::StartRank)>,
+    reader: Reader,
+    h: HeaderMap,
+) -> Result<Response, ApiError> {
+    pgn_of(&lookup, Exported::Player(id, sr.0), reader, &h).await
+}
+
 pub async fn game_pgn(
     State(lookup): State<Lookup>,
     Path(id): Path<GameId>,
@@ -184,6 +194,8 @@ pub struct ExportQuery {
 #[derive(Clone, Copy, Debug)]
 enum Exported {
     Tournament(TournamentId),
+    /// One player's games of a tournament, by start rank.
+    Player(TournamentId, u32),
     Round(RoundId),
     Game(GameId),
 }
@@ -197,11 +209,23 @@ async fn games_of(
 ) -> Result<(Vec<relay_core::game::Game>, String), ApiError> {
     let store = &lookup.store;
     let mut out = Vec::new();
+    let mut player = None;
     let (t, rounds, name, only) = match what {
         Exported::Tournament(id) => {
             let t = store.tournament(id.get()).await?;
             let rounds = t.rounds.clone();
             (t, rounds, format!("tournament-{id}"), None)
+        }
+        Exported::Player(id, start_rank) => {
+            let t = store.tournament(id.get()).await?;
+            let rounds = t.rounds.clone();
+            player = Some(start_rank);
+            (
+                t,
+                rounds,
+                format!("tournament-{id}-player-{start_rank}"),
+                None,
+            )
         }
         Exported::Round(id) => {
             let r = store.round(id.get()).await?;
@@ -221,6 +245,15 @@ async fn games_of(
         let games = match &only {
             Some(g) => vec![g.clone()],
             None => store.round_games(r.id).await?,
+        };
+        let games: Vec<StoredGame> = match player {
+            Some(sr) => games
+                .into_iter()
+                .filter(|g| {
+                    g.pairing.white.start_rank == Some(sr) || g.pairing.black.start_rank == Some(sr)
+                })
+                .collect(),
+            None => games,
         };
         let mut pgn = round_pgn_games(
             lookup,

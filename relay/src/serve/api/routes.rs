@@ -16,12 +16,18 @@ use super::incidents::{Ruled, RulingBody, game_record, open_illegal_moves, rule}
 use super::ops::{HealthAnswer, health, metrics, openapi, ws_messages_schema};
 use super::pairings::{PairingsBody, PairingsSet, put_pairings};
 use super::pgn::{
-    ExportQuery, export_game, export_round, export_tournament, game_pgn, round_pgn, tournament_pgn,
+    ExportQuery, export_game, export_round, export_tournament, game_pgn, player_pgn, round_pgn,
+    tournament_pgn,
 };
+use super::player::{PlayerAnswer, get_player};
 use super::push::{SettleBody, TookVenue, accept_push, settle_clash, take_venue};
 use super::record::{IllegalMoveView, Record};
 use super::rounds::{
     Changes, RoundBody, Since, create_round, edit_round, get_round, round_changes,
+};
+use super::standings::{
+    KnownCode, RoundQuery, StandingsAnswer, crosstable_csv, get_ranking, get_standings,
+    list_tiebreaks, standings_csv,
 };
 use super::state::AppState;
 use super::tournaments::{
@@ -34,8 +40,8 @@ use super::ws::{WsQuery, game_socket, round_socket};
 use crate::serve::views::{EboardView, RoundView};
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use relay_store::{
-    AuditEntry, AuditRecord, PushBatch, PushReply, RoundInfo, TournamentInfo, TournamentPlayer,
-    TournamentTeam, TrfImported,
+    AuditEntry, AuditRecord, PushBatch, PushReply, RankingTerms, RoundInfo, TournamentInfo,
+    TournamentPlayer, TournamentTeam, TrfImported,
 };
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
@@ -240,6 +246,30 @@ pub fn routes() -> Vec<Route> {
         route!(get, "/api/tournaments/{id}/players", list_players,
             "The players: start rank, name, title, rating, federation, FIDE id, team, points",
             json::<Vec<TournamentPlayer>>()),
+        route!(get, "/api/tournaments/{id}/standings", get_standings,
+            "Standings after a round (?round=N; default the last with a result): players by rank with points, each tie-break in the order of `tiebreaks` (FIDE C.07), games and each round's cell; teams by rank in a team event. The public counts a result once its round's delay has passed; computed at most once a second",
+            json::<StandingsAnswer>())
+        .query::<RoundQuery>(),
+        route!(get, "/api/tournaments/{id}/standings.csv", standings_csv,
+            "The standings as CSV (?round=N)",
+            Gives::Text)
+        .query::<RoundQuery>(),
+        route!(get, "/api/tournaments/{id}/crosstable.csv", crosstable_csv,
+            "The crosstable as CSV: per round the opponent's rank, colour and result (`12w1`), or a bye's letter (?round=N)",
+            Gives::Text)
+        .query::<RoundQuery>(),
+        route!(get, "/api/tournaments/{id}/ranking", get_ranking,
+            "How the tournament is ranked, as set: tie-break codes, FIDE edition, scoring, round robin, photos, spoiler-free default",
+            json::<RankingTerms>()),
+        route!(get, "/api/tournaments/{id}/players/{start_rank}", get_player,
+            "A player's page: their standings line, every game with opponent, result and link, performance, K and rating change",
+            json::<PlayerAnswer>()),
+        route!(get, "/api/tournaments/{id}/players/{start_rank}/pgn", player_pgn,
+            "A player's games of the tournament as PGN",
+            Gives::Pgn),
+        route!(get, "/api/tiebreaks", list_tiebreaks,
+            "Every tie-break code relay ranks by (TRF-2026 record 202's codes), with its name",
+            json::<Vec<KnownCode>>()),
         route!(get, "/api/tournaments/{id}/teams", list_teams,
             "The teams of a team event, with their players in board order",
             json::<Vec<TournamentTeam>>()),

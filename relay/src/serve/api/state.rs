@@ -2,6 +2,7 @@
 //! handler takes only the parts it uses (`State<Store>`, `State<Lookup>`, …) through
 //! [`FromRef`], so its signature says what it can touch.
 
+use super::standings::StandingsCache;
 use crate::serve::jobs::{ToHall, ToWriter};
 use crate::serve::live::Boards;
 use crate::serve::lookup::Lookup;
@@ -23,11 +24,17 @@ pub struct OpenApiDocument(pub Bytes);
 pub struct AppState {
     shared: Arc<Shared>,
     openapi: OpenApiDocument,
+    /// The standings computed in the last second, for everyone asking.
+    standings: Arc<StandingsCache>,
 }
 
 impl AppState {
     pub fn new(shared: Arc<Shared>, openapi: OpenApiDocument) -> AppState {
-        AppState { shared, openapi }
+        AppState {
+            shared,
+            openapi,
+            standings: Arc::default(),
+        }
     }
 }
 
@@ -45,6 +52,7 @@ macro_rules! part {
 
 part!(Arc<Shared>, |s| s.shared.clone());
 part!(OpenApiDocument, |s| s.openapi.clone());
+part!(Arc<StandingsCache>, |s| s.standings.clone());
 part!(Store, |s| s.shared.store.clone());
 part!(Lookup, |s| s.shared.lookup.clone());
 part!(Publisher, |s| s.shared.publisher.clone());

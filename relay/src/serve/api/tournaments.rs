@@ -8,7 +8,7 @@ use crate::serve::publish::Publisher;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use relay_store::{NewTournament, Store, TournamentInfo, TournamentPatch};
+use relay_store::{NewTournament, RankingTerms, Store, TournamentInfo, TournamentPatch};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -44,6 +44,80 @@ pub struct TournamentBody {
     /// there. `null` takes it away; unique on this relay.
     #[serde(default, deserialize_with = "super::check::nullable")]
     event_key: Option<Option<String>>,
+    /// The standings' tie-break codes in order, as TRF-2026 record 202 writes them
+    /// (`["BH/C1", "BH", "SB"]`; `GET /api/tiebreaks` lists them); `[]` is relay's default for
+    /// the kind of event.
+    tiebreaks: Option<Vec<String>>,
+    /// FIDE's tie-break rules: `"2026"` (in force since 1 March 2026) or `"2024"`.
+    #[serde(default, deserialize_with = "super::check::nullable")]
+    edition: Option<Option<String>>,
+    /// Points per kind of result (win, draw, loss, forfeit_win, forfeit_loss, full_bye,
+    /// half_bye, zero_bye, pairing_bye); `null`: 1/½/0.
+    #[serde(default, deserialize_with = "super::check::nullable")]
+    scoring: Option<Option<relay_core::standings::Scoring>>,
+    /// Match points of a team event (win, draw, loss); `null`: 2/1/0.
+    #[serde(default, deserialize_with = "super::check::nullable")]
+    team_scoring: Option<Option<relay_core::standings::TeamScoring>>,
+    /// A round robin (else a Swiss); `null`: by the pairing program's file.
+    #[serde(default, deserialize_with = "super::check::nullable")]
+    round_robin: Option<Option<bool>>,
+    /// Players' photos: an address with `{fide_id}` in it; `null`: none.
+    #[serde(default, deserialize_with = "super::check::nullable")]
+    photos: Option<Option<String>>,
+    /// The credit line under the photos.
+    #[serde(default, deserialize_with = "super::check::nullable")]
+    photo_credit: Option<Option<String>>,
+    /// Pages open with results and evaluations hidden until the spectator asks.
+    spoiler_free: Option<bool>,
+}
+
+impl TournamentBody {
+    /// Whether the body changes how the tournament is ranked.
+    fn ranks(&self) -> bool {
+        self.tiebreaks.is_some()
+            || self.edition.is_some()
+            || self.scoring.is_some()
+            || self.team_scoring.is_some()
+            || self.round_robin.is_some()
+            || self.photos.is_some()
+            || self.photo_credit.is_some()
+            || self.spoiler_free.is_some()
+    }
+
+    /// `terms` with this body's changes, checked (a 400 naming what is wrong).
+    fn ranking(&self, mut terms: RankingTerms) -> Result<RankingTerms, ApiError> {
+        if let Some(t) = &self.tiebreaks {
+            if t.len() > 20 {
+                return Err(ApiError::bad("tiebreaks: at most 20 codes"));
+            }
+            terms.tiebreaks = t.iter().map(|c| c.trim().to_string()).collect();
+        }
+        if let Some(e) = &self.edition {
+            terms.edition = e.clone();
+        }
+        if let Some(s) = &self.scoring {
+            terms.scoring = s.clone();
+        }
+        if let Some(s) = &self.team_scoring {
+            terms.team_scoring = s.clone();
+        }
+        if let Some(r) = self.round_robin {
+            terms.round_robin = r;
+        }
+        if let Some(p) = &self.photos {
+            check_text("photos", p.as_deref(), 500)?;
+            terms.photos = p.clone();
+        }
+        if let Some(p) = &self.photo_credit {
+            check_text("photo_credit", p.as_deref(), 200)?;
+            terms.photo_credit = p.clone();
+        }
+        if let Some(s) = self.spoiler_free {
+            terms.spoiler_free = s;
+        }
+        terms.check().map_err(ApiError::bad)?;
+        Ok(terms)
+    }
 }
 
 /// What was made.
@@ -72,10 +146,17 @@ pub async fn create_tournament(
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
     let name = b
         .name
+        .clone()
         .filter(|n| !n.trim().is_empty())
         .ok_or_else(|| ApiError::bad("name is required"))?;
     check_text("name", Some(&name), 200)?;
     check_delay(b.delay_secs)?;
+    // Checked before anything is made: a bad tie-break code makes nothing.
+    let ranking = if b.ranks() {
+        Some(b.ranking(RankingTerms::default())?)
+    } else {
+        None
+    };
     let tc = b.time_control.flatten();
     check_time_control(tc.as_deref())?;
     let start_date = check_date("start_date", b.start_date)?.flatten();
@@ -92,6 +173,9 @@ pub async fn create_tournament(
             event_key,
         })
         .await?;
+    if let Some(r) = &ranking {
+        store.set_ranking_terms(id, r).await?;
+    }
     store
         .audit(
             "arbiter",
@@ -164,6 +248,11 @@ pub async fn edit_tournament(
     if let Some(tc) = &b.time_control {
         check_time_control(tc.as_deref())?;
     }
+    let ranking = if b.ranks() {
+        Some(b.ranking(store.ranking_terms(id).await?)?)
+    } else {
+        None
+    };
     let patch = TournamentPatch {
         name: b.name,
         site: b.site,
@@ -176,6 +265,9 @@ pub async fn edit_tournament(
         event_key: check_event_key(b.event_key)?,
     };
     store.update_tournament(id, &patch).await?;
+    if let Some(r) = &ranking {
+        store.set_ranking_terms(id, r).await?;
+    }
     let t = store.tournament(id).await?;
     // Rounds without a delay of their own take the tournament's.
     publisher.round_edited(t.rounds.iter().map(|r| {
