@@ -21,6 +21,7 @@ mod team;
 
 pub use codes::{Code, CodeError};
 pub use scoring::{Scoring, TeamScoring};
+pub use team::{TeamMatchKind, TeamMatchResult};
 
 use crate::trf::Trf;
 
@@ -71,6 +72,8 @@ pub struct TeamStanding {
     pub match_points: f64,
     pub game_points: f64,
     pub values: Vec<Option<f64>>,
+    /// Every round covered, from round 1: the match, or no match.
+    pub matches: Vec<TeamMatchResult>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
