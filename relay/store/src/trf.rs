@@ -82,6 +82,9 @@ pub struct TrfImported {
     /// (an e-board's game begun before the file came): the arbiter decides.
     pub boards_moved: Vec<String>,
     pub byes: usize,
+    /// The arbiter's check: every result and player's points on which the file and relay's
+    /// record (after this import) disagree.
+    pub differences: Vec<relay_core::trf::Difference>,
     /// (round id, game id, change number) of every game changed, to announce.
     #[serde(skip)]
     pub changed: Vec<(i64, i64, i64)>,

@@ -24,12 +24,14 @@
 //!   two players with one start rank, a cell naming a player who is not there, or two players
 //!   who disagree about their game is an error naming the line; nothing is returned then.
 
+mod compare;
 mod dates;
 mod model;
 mod order;
 mod read;
 mod write;
 
+pub use compare::{Difference, differences};
 pub use model::{
     ByeCode, Cell, Colour, HalfPoints, Outcome, Sex, Trf, TrfPlayer, TrfTeam, TrfTournament,
     scores_before, total,

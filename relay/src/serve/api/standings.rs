@@ -164,6 +164,11 @@ fn cell_text(c: &Cell, s: &Scoring) -> (String, f64) {
     }
 }
 
+/// What a cell scores under `s`.
+pub(super) fn cell_points(c: &Cell, s: &Scoring) -> f64 {
+    cell_text(c, s).1
+}
+
 /// (round, start rank) → (game id, board number), for the links.
 async fn boards_of(
     store: &Store,
