@@ -12,6 +12,7 @@
 //! - `individual`: the players' tie-breaks; `team`: the teams'; `rank`: ordering.
 
 pub mod codes;
+pub mod rating;
 pub mod scoring;
 
 mod article16;
