@@ -1318,3 +1318,81 @@ async fn an_event_key_is_checked_unique_and_null_takes_it_away() {
     assert_eq!(edited.status, StatusCode::OK, "{}", edited.body);
     assert_eq!(edited.body["delay_secs"], Value::Null, "{}", edited.body);
 }
+
+/// A `001` line of a one-round TRF: start rank in columns 5–8, the name from 15, the cell of
+/// round 1 from column 92.
+fn trf_player(n: u32, cell: &str) -> String {
+    let head = format!("001 {n:>4}      Player {n}");
+    format!("{head:<91}{cell}\n")
+}
+
+/// A team league's round where one team left two of its eight boards empty: the other
+/// team's players there won by forfeit against nobody (`0000 - +`), and those points are
+/// the match's. Relay showed 1–5 over the six games played for a match that was 1–7.
+#[tokio::test]
+async fn a_team_match_counts_the_boards_won_by_forfeit_against_nobody() {
+    let (_core, app) = start().await;
+    let mut trf = String::from("012 Team league\n");
+    // Team A is 1–8, team B 9–16; A has White on the odd boards and wins board 1 only.
+    for board in 1..=6u32 {
+        let (a, b) = (board, board + 8);
+        let (ca, cb) = if board % 2 == 1 {
+            ('w', 'b')
+        } else {
+            ('b', 'w')
+        };
+        let (ra, rb) = if board == 1 { ('1', '0') } else { ('0', '1') };
+        trf.push_str(&trf_player(a, &format!("{b:>4} {ca} {ra}")));
+        trf.push_str(&trf_player(b, &format!("{a:>4} {cb} {rb}")));
+    }
+    for (a, b) in [(7, 15), (8, 16)] {
+        trf.push_str(&trf_player(a, "0000 - -"));
+        trf.push_str(&trf_player(b, "0000 - +"));
+    }
+    for (name, first) in [("A", 1u32), ("B", 9)] {
+        let mut line = format!("013 {name:<32}");
+        for p in first..first + 8 {
+            line.push_str(&format!("{p:>4} "));
+        }
+        trf.push_str(&line);
+        trf.push('\n');
+    }
+    let done = call(
+        &app,
+        "POST",
+        "/api/tournaments/trf",
+        Some(trf.as_bytes()),
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::CREATED, "{}", done.body);
+    let id = done.body["tournament_id"].as_i64().expect("tournament id");
+    let t = call(&app, "GET", &format!("/api/tournaments/{id}"), None, None).await;
+    let round = t.body["rounds"][0]["id"].as_i64().expect("round 1");
+    let view = call(
+        &app,
+        "GET",
+        &format!("/api/rounds/{round}"),
+        None,
+        Some(TOKEN),
+    )
+    .await;
+    let matches = view.body["matches"].as_array().expect("matches");
+    assert_eq!(matches.len(), 1, "{}", view.body["matches"]);
+    let m = &matches[0];
+    assert_eq!(
+        (m["first"].as_str(), m["second"].as_str()),
+        (Some("A"), Some("B"))
+    );
+    assert_eq!(
+        (m["first_points"].as_f64(), m["second_points"].as_f64()),
+        (Some(1.0), Some(7.0)),
+        "{m}"
+    );
+    let byes = view.body["byes"].as_array().expect("byes");
+    assert!(
+        byes.iter().all(|b| b["team"] == "B"),
+        "{}",
+        view.body["byes"]
+    );
+}

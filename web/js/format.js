@@ -110,10 +110,13 @@ export function formatPoints(points) {
 
 /**
  * A team round's matches from its games (each game's players carry their team): the
- * first-named team is White on the match's first board; the score counts finished games.
+ * first-named team is White on the match's first board; the score counts finished games,
+ * and the boards a team won by forfeit against nobody (a `+` bye of its player: the other
+ * team left the board empty).
  * @param {Array<{board_no: number, result: string, white: any, black: any}>} games
+ * @param {Array<{code: string, points: number, team?: string | null}>} [byes]
  */
-export function teamMatches(games) {
+export function teamMatches(games, byes = []) {
   const out = [];
   for (const g of [...games].sort((a, b) => a.board_no - b.board_no)) {
     const w = g.white?.team;
@@ -127,6 +130,12 @@ export function teamMatches(games) {
     m.boards.push(g.board_no);
     const [wp, bp] = g.result === '1-0' ? [1, 0] : g.result === '0-1' ? [0, 1] : g.result === '1/2-1/2' ? [0.5, 0.5] : [0, 0];
     if (m.first === w) { m.first_points += wp; m.second_points += bp; } else { m.first_points += bp; m.second_points += wp; }
+  }
+  for (const bye of byes) {
+    if (bye.code !== '+' || !bye.team) continue;
+    const m = out.find((x) => x.first === bye.team) || out.find((x) => x.second === bye.team);
+    if (m?.first === bye.team) m.first_points += bye.points;
+    else if (m) m.second_points += bye.points;
   }
   return out;
 }

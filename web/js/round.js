@@ -265,7 +265,7 @@ let byes = [];
 let matchesShown = '';
 function showMatches() {
   const list = document.getElementById('matches');
-  const matches = teamMatches([...entries.values()].map((e) => e.game));
+  const matches = teamMatches([...entries.values()].map((e) => e.game), byes);
   const key = JSON.stringify([matches, byes]);
   if (key === matchesShown) return;
   matchesShown = key;

@@ -360,6 +360,11 @@ export interface RoundBye {
   code: string;
   points: number;
   name?: string | null;
+  /**
+   * The player's team, in a team event (a forfeit won without an opponent is a game
+   * point of the team's match).
+   */
+  team?: string | null;
 }
 /**
  * Two teams' games in a round, and the match score as the results stand.

@@ -293,8 +293,10 @@ pub struct TeamMatchView {
     pub finished: bool,
 }
 
-/// The matches of a team round: games between two teams' players, grouped, in board order.
-pub fn team_matches(games: &[GameView]) -> Vec<TeamMatchView> {
+/// The matches of a team round: games between two teams' players, grouped, in board order;
+/// a board a team won by forfeit against nobody (`0000 - +`: the other team left it empty)
+/// is a point of that team's match, though no game stands for it.
+pub fn team_matches(games: &[GameView], byes: &[RoundBye]) -> Vec<TeamMatchView> {
     let mut out: Vec<TeamMatchView> = Vec::new();
     for g in games {
         let (Some(w), Some(b)) = (&g.white.team, &g.black.team) else {
@@ -332,6 +334,14 @@ pub fn team_matches(games: &[GameView]) -> Vec<TeamMatchView> {
         } else {
             m.first_points += bp;
             m.second_points += wp;
+        }
+    }
+    for b in byes.iter().filter(|b| b.code == "+") {
+        let Some(team) = &b.team else { continue };
+        if let Some(m) = out.iter_mut().find(|m| &m.first == team) {
+            m.first_points += b.points;
+        } else if let Some(m) = out.iter_mut().find(|m| &m.second == team) {
+            m.second_points += b.points;
         }
     }
     out
@@ -562,9 +572,9 @@ impl RoundView {
         }
     }
 
-    /// The view with its team matches made again from its games.
+    /// The view with its team matches made again from its games and byes.
     pub fn with_matches(mut self) -> RoundView {
-        self.matches = team_matches(&self.games);
+        self.matches = team_matches(&self.games, &self.byes);
         self
     }
 

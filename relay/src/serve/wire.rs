@@ -507,7 +507,7 @@ impl RoundView {
             ServerMessage::Result { .. } | ServerMessage::Game { .. } | ServerMessage::Games { .. }
         ) && (!self.matches.is_empty() || self.games.iter().any(|g| g.white.team.is_some()))
         {
-            self.matches = crate::serve::views::team_matches(&self.games);
+            self.matches = crate::serve::views::team_matches(&self.games, &self.byes);
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct RoundBye {
     pub code: String,
     pub points: f64,
     pub name: Option<String>,
+    /// The player's team, in a team event (a forfeit won without an opponent is a game
+    /// point of the team's match).
+    pub team: Option<String>,
 }
 
 /// A team of a team event.
@@ -603,18 +606,21 @@ impl Store {
 
     /// A round's byes, by start rank, with the players' names.
     pub async fn round_byes(&self, round: i64) -> Result<Vec<RoundBye>> {
-        let rows: Vec<(i64, String, i64, Option<String>)> = on_pool!(self, pool => sqlx::query_as(
-            "SELECT b.start_rank, b.code, b.half_points, p.name FROM byes b JOIN rounds r ON r.id = b.round_id
+        type Row = (i64, String, i64, Option<String>, Option<String>);
+        let rows: Vec<Row> = on_pool!(self, pool => sqlx::query_as(
+            "SELECT b.start_rank, b.code, b.half_points, p.name, t.name FROM byes b JOIN rounds r ON r.id = b.round_id
              LEFT JOIN players p ON p.tournament_id = r.tournament_id AND p.start_rank = b.start_rank
+             LEFT JOIN teams t ON t.tournament_id = r.tournament_id AND t.number = p.team
              WHERE b.round_id = $1 ORDER BY b.start_rank")
             .bind(round).fetch_all(pool).await?);
         Ok(rows
             .into_iter()
-            .map(|(r, code, half, name)| RoundBye {
+            .map(|(r, code, half, name, team)| RoundBye {
                 start_rank: u32::try_from(r).unwrap_or(0),
                 code,
                 points: half as f64 / 2.0,
                 name,
+                team,
             })
             .collect())
     }
