@@ -217,6 +217,7 @@ function setRound(round) {
   document.title = `${round.tournament}, Round ${round.number} · relay`;
   const notes = [round.final ? 'final' : null, round.delay_secs ? `moves shown ${round.delay_secs} s late` : null];
   document.getElementById('meta').textContent = notes.filter(Boolean).join(' · ');
+  /** @type {HTMLAnchorElement} */ (document.getElementById('standings-link')).href = `standings.html?t=${round.tournament_id}`;
 
   byes = round.byes || [];
   evaluated = evaluated || round.evaluated || round.games.some((g) => g.moves[g.moves.length - 1]?.eval);
@@ -320,6 +321,8 @@ async function start() {
   const pgn = /** @type {HTMLAnchorElement} */ (document.getElementById('round-pgn'));
   pgn.href = `api/rounds/${roundId}/pgn`;
   pgn.download = `round-${roundId}.pgn`;
+  // The tournament's standings and crosstable (its id comes with the round).
+  pgn.before(el('a', { id: 'standings-link', class: 'button', href: '#', text: 'Standings' }));
 
   let since;
   try {
