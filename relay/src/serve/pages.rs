@@ -49,6 +49,7 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/console/round.js"),
     page!("js/console/settings.js"),
     page!("js/console/state.js"),
+    page!("js/console/tiebreaks.js"),
     page!("embed/game.html"),
     page!("embed/round.html"),
     page!("embed/embed.css"),

@@ -1,11 +1,13 @@
 // The round's settings below the games: its pairings (a JSON or PGN file, or pasted), the
-// spectators' delay, and the "final" mark; and its tournament's event key.
+// spectators' delay, and the "final" mark; and its tournament's event key and tie-breaks
+// (tiebreaks.js: its own panel, shown with each tournament read here).
 
 import { adminFetch, adminJSON } from '../api.js';
 import { formatDuration } from '../format.js';
 import { $, errorText, formMessage, fileText } from './page.js';
 import { currentRound, roundName, refreshRound, watchRound } from './round.js';
 import { roundId, games, read } from './state.js';
+import { showTiebreaks } from './tiebreaks.js';
 
 /** @typedef {import('../../types/ws-messages').RoundView} RoundView */
 
@@ -80,6 +82,7 @@ function showTournament(t) {
   $('tournament-title').textContent = `Tournament: ${t.name}`;
   if (!keyEdited) $('event-key').value = t.event_key || '';
   $('event-key-current').textContent = t.event_key ? `Now ${t.event_key}.` : 'Now none.';
+  showTiebreaks(t);
 }
 
 async function loadTournament(id) {
