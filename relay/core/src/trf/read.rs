@@ -378,40 +378,52 @@ fn check_games(t: &Trf) -> Result<(), TrfError> {
     Ok(())
 }
 
-/// A blank bye whose points the points column needs (real files score some as half a point)
-/// becomes the bye it scored; the rest stay `Z`.
+/// Blank byes whose points the points column needs (real files score some as half a point)
+/// become the byes they scored; the rest stay `Z`. Half points first: the missing points are
+/// shared among the blanks as half-point byes as far as they go (two blanks and one point
+/// missing are two half-point byes, not a full and a zero), full-point byes only for what
+/// half points cannot make up.
 fn settle_blank_byes(t: &mut Trf) {
     for p in &mut t.players {
         let Some(column) = p.points else { continue };
         let known = total(&p.cells).0;
-        let mut missing = column.0.saturating_sub(known);
+        let missing = column.0.saturating_sub(known);
         if missing == 0 {
             continue;
         }
-        for c in p.cells.iter_mut() {
-            if missing == 0 {
-                break;
-            }
-            let blank_bye = matches!(c, Cell::Blank)
-                || matches!(
+        let blanks: Vec<usize> = p
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                matches!(
                     c,
-                    Cell::Bye {
-                        code: ByeCode::Zero,
-                        ..
-                    }
-                );
-            if blank_bye {
-                let give = missing.min(2);
-                *c = Cell::Bye {
-                    code: if give == 2 {
-                        ByeCode::Full
-                    } else {
-                        ByeCode::Half
-                    },
-                    points: HalfPoints(give),
-                };
-                missing -= give;
-            }
+                    Cell::Blank
+                        | Cell::Bye {
+                            code: ByeCode::Zero,
+                            ..
+                        }
+                )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let n = blanks.len() as u32;
+        // Each blank gives one half point; `full` of them give two, as few as will do.
+        let full = missing.saturating_sub(n).min(n);
+        let half = missing.saturating_sub(2 * full).min(n - full);
+        for (k, &i) in blanks.iter().enumerate() {
+            let k = k as u32;
+            let code = if k < full {
+                ByeCode::Full
+            } else if k < full + half {
+                ByeCode::Half
+            } else {
+                break;
+            };
+            p.cells[i] = Cell::Bye {
+                code,
+                points: code.points(),
+            };
         }
     }
 }
@@ -630,6 +642,47 @@ mod tests {
                 (2, ByeCode::Zero, HalfPoints::ZERO)
             ]
         );
+    }
+
+    #[test]
+    fn blank_byes_share_the_missing_points_in_halves() {
+        let row = |points: &str, cells: &[(usize, &str)]| {
+            let mut f = vec![(1, "001"), (8, "1"), (15, "A"), (81, points)];
+            f.extend_from_slice(cells);
+            rec(&f)
+        };
+        let other = rec(&[
+            (1, "001"),
+            (8, "2"),
+            (15, "B"),
+            (81, " 0.0"),
+            (95, "1 b 0"),
+            (122, "0000 - Z"),
+        ]);
+        let codes = |points: &str| {
+            let f = [
+                "012 T".to_string(),
+                row(points, &[(95, "2 w 1"), (107, "-"), (117, "-"), (127, "-")]),
+                other.clone(),
+            ]
+            .join("\n");
+            let t = read_trf(f.as_bytes()).expect("test data");
+            t.players[0]
+                .cells
+                .iter()
+                .map(|c| match c {
+                    Cell::Bye { code, .. } => code.code(),
+                    Cell::Blank => ' ',
+                    Cell::Game { .. } => 'g',
+                })
+                .collect::<String>()
+        };
+        assert_eq!(codes(" 1.0"), "g   ");
+        assert_eq!(codes(" 1.5"), "gH  ");
+        assert_eq!(codes(" 2.0"), "gHH ");
+        assert_eq!(codes(" 2.5"), "gHHH");
+        assert_eq!(codes(" 3.0"), "gFHH");
+        assert_eq!(codes(" 4.0"), "gFFF");
     }
 
     #[test]
