@@ -295,10 +295,12 @@ mod tests {
         assert_eq!(tab.rounds[1][3].kind, Kind::Requested { late: true });
         assert_eq!(tab.rounds[1][2].kind, Kind::ForfeitWin);
         assert_eq!(tab.points[1], 2.0);
-        // Covering only two rounds: the first player's H is not followed by play within the
-        // covered rounds? It is (round 2), so it stays early.
+        // Covering two rounds: the H of round 1 is followed by the game of round 2: early.
+        // Covering one: nothing follows it within the rounds covered: late.
         let tab = Table::new(&t, &Settings::default(), 2);
         assert_eq!(tab.rounds[0][0].kind, Kind::Requested { late: false });
+        let tab = Table::new(&t, &Settings::default(), 1);
+        assert_eq!(tab.rounds[0][0].kind, Kind::Requested { late: true });
     }
 
     #[test]

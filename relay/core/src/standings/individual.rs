@@ -367,3 +367,214 @@ fn sonneborn_berger(t: &Table, i: usize, cut: u32, as_games: bool) -> f64 {
     }
     parts.iter().map(|p| p.value).sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Edition, Scoring, Settings, Standings, standings};
+    use super::*;
+    use crate::trf::{ByeCode, Cell, HalfPoints, TrfPlayer, TrfTournament};
+
+    fn g(opponent: u32, colour: Colour, o: Outcome) -> Cell {
+        Cell::Game {
+            opponent,
+            colour,
+            outcome: Some(o),
+        }
+    }
+
+    fn bye(code: ByeCode) -> Cell {
+        Cell::Bye {
+            code,
+            points: code.points(),
+        }
+    }
+
+    fn trf(rows: Vec<Vec<Cell>>) -> Trf {
+        Trf {
+            players: rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, cells)| TrfPlayer {
+                    start_rank: i as u32 + 1,
+                    name: format!("P{}", i + 1),
+                    rating: Some(2000 + 100 * i as u32),
+                    points: None::<HalfPoints>,
+                    cells,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn run(t: &Trf, codes: &str, edition: Edition) -> Standings {
+        let s = Settings {
+            tiebreaks: super::super::codes::parse_list(codes).expect("codes"),
+            edition,
+            ..Settings::default()
+        };
+        standings(t, &s)
+    }
+
+    /// (start rank, value of each code) by start rank.
+    fn values(st: &Standings) -> Vec<(u32, Vec<f64>)> {
+        let mut v: Vec<(u32, Vec<f64>)> = st
+            .players
+            .iter()
+            .map(|p| {
+                (
+                    p.start_rank,
+                    p.values.iter().map(|x| x.unwrap_or(f64::NAN)).collect(),
+                )
+            })
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v
+    }
+
+    /// Four players, three rounds: a half-point bye followed by play, a pairing-allocated
+    /// bye, a forfeit.
+    fn with_byes() -> Trf {
+        use Colour::*;
+        use Outcome::*;
+        trf(vec![
+            vec![g(2, White, Win), g(3, Black, Win), g(4, White, Draw)],
+            vec![
+                g(1, Black, Loss),
+                bye(ByeCode::Half),
+                g(3, Neither, ForfeitWin),
+            ],
+            vec![
+                g(4, White, Draw),
+                g(1, White, Loss),
+                g(2, Neither, ForfeitLoss),
+            ],
+            vec![g(3, Black, Draw), bye(ByeCode::Pairing), g(1, Black, Draw)],
+        ])
+    }
+
+    #[test]
+    fn article_16_in_both_editions() {
+        let t = with_byes();
+        let st = run(&t, "BH,BH/C1,SB,REP,WIN,WON,BPG", Edition::Fide2026);
+        // 2026: the bye's stand-in is capped at a draw a round (1.5), the forfeit win's at
+        // the opponent's score (0.5). A cut takes the half-point bye's part (a round the
+        // player chose not to play) before the lower forfeit part.
+        assert_eq!(
+            values(&st),
+            vec![
+                (1, vec![4.0, 3.5, 3.0, 3.0, 2.0, 2.0, 1.0]),
+                (2, vec![4.5, 3.0, 1.25, 2.0, 1.0, 0.0, 1.0]),
+                (3, vec![5.0, 4.5, 1.0, 2.0, 0.0, 0.0, 0.0]),
+                (4, vec![4.5, 4.0, 3.0, 3.0, 1.0, 0.0, 2.0]),
+            ]
+        );
+        assert_eq!(
+            st.players.iter().map(|p| p.games).collect::<Vec<_>>(),
+            vec![3, 2, 1, 2]
+        );
+        // 2024: every unplayed round's stand-in has the player's own score.
+        let st = run(&t, "BH,BH/C1", Edition::Fide2024);
+        assert_eq!(
+            values(&st),
+            vec![
+                (1, vec![4.0, 3.5]),
+                (2, vec![5.5, 4.0]),
+                (3, vec![5.0, 4.5]),
+                (4, vec![5.0, 4.5]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_late_bye_is_a_draw_for_the_opponents() {
+        use Colour::*;
+        use Outcome::*;
+        // 2 loses to 1 and then withdraws (blank): for 1's Buchholz, 2 has 0 + ½ + ½.
+        let t = trf(vec![
+            vec![g(2, White, Win), g(3, White, Win), g(3, Black, Draw)],
+            vec![g(1, Black, Loss), Cell::Blank, Cell::Blank],
+            vec![bye(ByeCode::Pairing), g(1, Black, Loss), g(1, White, Draw)],
+        ]);
+        let st = run(&t, "BH", Edition::Fide2024);
+        assert_eq!(values(&st)[0], (1, vec![1.0 + 1.5 + 1.5]));
+        // 2's own Buchholz: 1's score, then own score (0) twice.
+        assert_eq!(values(&st)[1], (2, vec![2.5]));
+    }
+
+    /// Four players all playing all: C beats A, so C is ahead of A on direct encounter
+    /// though A has the lower start rank; B and D are equal and B beat D.
+    fn round_robin() -> Trf {
+        use Colour::*;
+        use Outcome::*;
+        trf(vec![
+            vec![g(2, White, Win), g(3, Black, Loss), g(4, White, Win)],
+            vec![g(1, Black, Loss), g(4, White, Win), g(3, Black, Loss)],
+            vec![g(4, White, Loss), g(1, White, Win), g(2, White, Win)],
+            vec![g(3, Black, Win), g(2, Black, Loss), g(1, Black, Loss)],
+        ])
+    }
+
+    fn order(st: &Standings) -> Vec<u32> {
+        st.players.iter().map(|p| p.start_rank).collect()
+    }
+
+    #[test]
+    fn equal_players_go_by_start_rank_or_direct_encounter() {
+        let t = round_robin();
+        let st = run(&t, "", Edition::Fide2026);
+        assert_eq!(order(&st), vec![1, 3, 2, 4]);
+        assert_eq!(
+            st.players.iter().map(|p| p.rank).collect::<Vec<_>>(),
+            vec![1, 2, 3, 4]
+        );
+        let st = run(&t, "DE", Edition::Fide2026);
+        assert_eq!(order(&st), vec![3, 1, 2, 4]);
+        assert_eq!(st.players[0].values, vec![None]);
+        // TPN has no number either, and orders by start rank.
+        let st = run(&t, "TPN,DE", Edition::Fide2026);
+        assert_eq!(order(&st), vec![1, 3, 2, 4]);
+    }
+
+    #[test]
+    fn three_one_zero() {
+        let mut t = round_robin();
+        t.tournament = TrfTournament {
+            scoring: Some(" W 3.0    D 1.0    L 0.0".into()),
+            ..Default::default()
+        };
+        // One draw, so the scoring shows: 2 and 3 draw their game.
+        t.players[1].cells[2] = g(3, Colour::Black, Outcome::Draw);
+        t.players[2].cells[2] = g(2, Colour::White, Outcome::Draw);
+        let s = Settings {
+            scoring: Scoring::from_trf(&t.tournament),
+            tiebreaks: super::super::codes::parse_list("WIN,PS,KS").expect("codes"),
+            ..Settings::default()
+        };
+        let st = standings(&t, &s);
+        let pts: Vec<(u32, f64)> = st
+            .players
+            .iter()
+            .map(|p| (p.start_rank, p.points))
+            .collect();
+        // 1: 3+0+3; 3: 0+3+1; 2: 0+3+1; 4: 3+0+0 (3 ahead of 2 by Koya, below).
+        assert_eq!(pts, vec![(1, 6.0), (3, 4.0), (2, 4.0), (4, 3.0)]);
+        // 2 and 3: one win each; PS 0+3+4 = 7 and 0+3+4 = 7; Koya: opponents with at least
+        // half of 9 (4.5): only 1, whom 3 beat (3 points) and 2 lost to.
+        let v = values(&st);
+        assert_eq!(v[1], (2, vec![1.0, 7.0, 0.0]));
+        assert_eq!(v[2], (3, vec![1.0, 7.0, 3.0]));
+        assert_eq!(order(&st), vec![1, 3, 2, 4]);
+    }
+
+    #[test]
+    fn rating_codes_and_team_codes() {
+        let t = round_robin();
+        let st = run(&t, "ARO,ARO/C1,TPR,RTNG,BH:MP,MP", Edition::Fide2026);
+        let v = values(&st);
+        // 1 (2000) met 2100, 2200, 2300: average 2200; without the lowest 2250; 2 of 3 is
+        // 0.67, +125.
+        assert_eq!(v[0].1[..4], [2200.0, 2250.0, 2325.0, 2000.0]);
+        assert!(v[0].1[4].is_nan() && v[0].1[5].is_nan());
+    }
+}
