@@ -35,16 +35,20 @@ export function shownRounds(s, chosen) {
 
 /**
  * The tie-break columns of a table of these rows, as indexes into the standings' codes. In a
- * team event the team codes rank the teams and the individual codes the players, each null
- * on the other's rows: a code none of the rows has a value for is left out. Otherwise every
- * code has its column (one that gives only an order has no values to show, but it ranks).
+ * team event (`others`: the other table's rows) the team codes rank the teams and the
+ * individual codes the players, each null on the other's rows: a table shows the codes its
+ * rows have values for, and the teams' table too the codes that give only an order (null in
+ * both, as a direct encounter). In an individual event every code has its column.
  * @param {string[]} codes
  * @param {Array<{ tiebreaks: (number | null)[] }>} rows
- * @param {boolean} teamEvent
+ * @param {Array<{ tiebreaks: (number | null)[] }> | null} others
+ * @param {boolean} [orderOnly] the table that shows the codes null in both
  */
-export function tiebreakColumns(codes, rows, teamEvent) {
+export function tiebreakColumns(codes, rows, others, orderOnly = false) {
   const all = codes.map((_, i) => i);
-  return teamEvent ? all.filter((i) => rows.some((r) => r.tiebreaks[i] != null)) : all;
+  if (!others) return all;
+  const has = (list, i) => list.some((r) => r.tiebreaks[i] != null);
+  return all.filter((i) => has(rows, i) || (orderOnly && !has(others, i)));
 }
 
 /** The name cell: the title, the name linking to the player's page. */
@@ -101,7 +105,7 @@ export function renderCrosstable(table, s, { hide, chosen, names }) {
   // The number a player goes by in this table: the rank, or the start number spoiler-free.
   const number = new Map(s.players.map((p) => [p.start_rank, hide ? p.start_rank : p.rank]));
   const rounds = shownRounds(s, chosen);
-  const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.players, s.teams.length > 0);
+  const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.players, s.teams.length ? s.teams : null);
   const grid = s.round_robin;
   const columns = grid ? rows.map((p) => number.get(p.start_rank)) : rounds;
 

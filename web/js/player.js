@@ -88,7 +88,7 @@ function renderGames(p, hide) {
     const colour = g.colour === 'w' ? 'White' : g.colour === 'b' ? 'Black' : '';
     return el('tr', { 'data-round': g.round },
       el('th', { scope: 'row', class: 'round', text: String(g.round) }),
-      el('td', { class: 'board', text: g.board != null ? String(g.board) : '' }),
+      el('td', { class: 'bd', text: g.board != null ? String(g.board) : '' }),
       el('td', { class: 'colour' }, colour ? el('span', { class: `piece-colour ${g.colour}`, 'aria-hidden': 'true' }) : null, colour),
       el('td', { class: 'name' }, ...(o
         ? [o.title ? el('span', { class: 'title', text: `${o.title} ` }) : null,

@@ -31,7 +31,7 @@ function renderTeams(s, hide) {
   const caption = table.querySelector('caption');
   caption.textContent = hide ? 'Teams (by number)' : `Teams after round ${s.round}`;
   const rows = hide ? [...s.teams].sort((a, b) => a.number - b.number) : s.teams;
-  const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.teams, true);
+  const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.teams, s.players, true);
   const head = el('tr', {},
     hide ? null : colHead('Rk', { title: 'Rank' }),
     colHead('No.', { title: 'Team number' }),
@@ -58,7 +58,7 @@ function renderPlayers(s, hide) {
     : `Standings after round ${s.round}${s.rounds > s.round ? ` of ${s.rounds}` : ''}`;
   const rows = hide ? [...s.players].sort((a, b) => a.start_rank - b.start_rank) : s.players;
   const teams = s.teams.length > 0;
-  const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.players, teams);
+  const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.players, teams ? s.teams : null);
   const head = el('tr', {},
     hide ? null : colHead('Rk', { title: 'Rank' }),
     colHead('No.', { title: 'Start number' }),

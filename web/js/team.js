@@ -5,7 +5,7 @@
 import { showStatus } from './api.js';
 import { el } from './format.js';
 import { federationCell } from './flags.js';
-import { nameCell, tiebreakColumns } from './crosstable.js';
+import { nameCell } from './crosstable.js';
 import {
   chosenRound, colHead, crumbs, followResults, gameHref, getStandings, getTournament, pageMessage,
   params, pointsText, resultName, resultText, spoilerSwitch, teamHref, tiebreakText, tournamentId,
@@ -32,7 +32,7 @@ function renderFacts(team, s, hide) {
     ...pair('Rank', `${team.rank} of ${s.teams.length}`),
     ...pair('Match points', pointsText(team.match_points)),
     ...pair('Game points', pointsText(team.game_points)),
-    ...tiebreakColumns(s.tiebreaks, [team], true).flatMap((i) => pair(s.tiebreaks[i], tiebreakText(team.tiebreaks[i]))));
+    ...s.tiebreaks.map((_, i) => i).filter((i) => team.tiebreaks[i] != null).flatMap((i) => pair(s.tiebreaks[i], tiebreakText(team.tiebreaks[i]))));
 }
 
 /** The team's players in board order. @param {TeamLine} team @param {Standings} s @param {boolean} hide */
@@ -51,7 +51,7 @@ function renderMembers(team, s, hide) {
     const p = bySr.get(sr);
     if (!p) return el('tr', {}, el('td', { text: String(i + 1) }), el('td', { text: String(sr) }));
     return el('tr', { 'data-start-rank': sr },
-      el('td', { class: 'board', text: String(i + 1) }),
+      el('td', { class: 'bd', text: String(i + 1) }),
       el('td', { class: 'sno', text: String(sr) }),
       nameCell(p),
       el('td', { class: 'fed' }, federationCell(p.federation)),
