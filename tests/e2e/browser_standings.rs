@@ -6,7 +6,8 @@
 //! links to the games; the team page its players and matches; spoiler-free hides the points
 //! (and is remembered) until "show results"; a result set on a board of round 7 shows in the
 //! open standings page without a reload; the console's tie-break chooser saves an order that
-//! the standings then rank by.
+//! the standings then rank by. Vega's sample, marked a round robin with the organiser's photos
+//! and spoiler-free by default, opens spoiler-free and shows the grid and a player's photo.
 
 use super::browser::{Browser, TOKEN, blocking, browser_test, eventually, try_json};
 use super::referees::{as_paired, bytes_of};
@@ -550,6 +551,107 @@ fn browser_standings_crosstable_player_and_team_pages_live_and_spoiler_free() {
             );
         }
         b.screenshot("team").await;
+
+        // ---- a round robin's grid; the organiser's photos and spoiler-free by default ----
+        let Some(vega) = bytes_of("vega_sample_tournament.trfx") else {
+            return;
+        };
+        let rr = blocking(|| import(&r, &vega));
+        // A picture the relay itself serves, so that the photo loads without a network.
+        let photos = format!("{}/vendor/flags/de.svg?id={{fide_id}}", r.base);
+        let terms = json!({
+            "round_robin": true, "photos": photos, "photo_credit": "Club archive", "spoiler_free": true,
+        });
+        let (status, text) =
+            blocking(|| admin_json(&r, "PATCH", &format!("/api/tournaments/{rr}"), &terms));
+        assert_eq!(status, 200, "PATCH the ranking terms: {text}");
+        let grid_api = blocking(|| api(&r, &format!("/api/tournaments/{rr}/standings")));
+        assert_eq!(grid_api["round_robin"], true, "{grid_api}");
+        assert_eq!(grid_api["spoiler_free_default"], true, "{grid_api}");
+        b.goto(&r.url(&format!("/standings.html?t={rr}#crosstable")))
+            .await;
+        let opened = wait_rendered(&b, "the round robin's standings").await;
+        assert_eq!(
+            opened["spoiler"], true,
+            "the organiser's default: spoiler-free"
+        );
+        b.click("#show-results").await;
+        let grid = eventually!(10, "the round robin's grid with results", async {
+            let v = b
+                .js(
+                    "if (document.body.classList.contains('spoiler-free')) return null;
+                     return [...document.querySelectorAll('#crosstable tbody tr')].map((tr) => ({
+                       sr: Number(tr.dataset.startRank),
+                       cells: [...tr.querySelectorAll('td.cell')].map((td) => td.classList.contains('self') ? '*' : td.textContent) }));",
+                    vec![],
+                )
+                .await;
+            v.as_array().cloned()
+        });
+        let rr_players = grid_api["players"].as_array().cloned().unwrap_or_default();
+        assert_eq!(grid.len(), rr_players.len(), "a row per player");
+        let shown_result = |code: &str| match code {
+            "H" => "½".to_string(),
+            "F" | "U" => "1".into(),
+            "Z" => "0".into(),
+            "-" => "−".into(),
+            r => r.to_string(),
+        };
+        for (row, p) in grid.iter().zip(&rr_players) {
+            assert_eq!(row["sr"], p["start_rank"]);
+            let want: Vec<String> = rr_players
+                .iter()
+                .map(|q| {
+                    if q["start_rank"] == p["start_rank"] {
+                        return "*".to_string();
+                    }
+                    p["rounds"]
+                        .as_array()
+                        .map(|cells| {
+                            cells
+                                .iter()
+                                .filter(|c| c["opponent"] == q["start_rank"])
+                                .map(|c| {
+                                    if c["result"] == "" {
+                                        c["colour"].as_str().unwrap_or("").to_string()
+                                    } else {
+                                        shown_result(c["result"].as_str().unwrap_or(""))
+                                    }
+                                })
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .unwrap_or_default()
+                })
+                .collect();
+            assert_eq!(
+                row["cells"],
+                json!(want),
+                "player {}'s row of the grid",
+                p["start_rank"]
+            );
+        }
+        b.screenshot("round-robin").await;
+        let pictured = rr_players
+            .iter()
+            .find(|p| p["photo"].is_string())
+            .expect("a player with a photo (a FIDE id)");
+        let sr = pictured["start_rank"].as_u64().expect("start rank");
+        b.goto(&r.url(&format!("/player.html?t={rr}&p={sr}"))).await;
+        let photo = eventually!(20, "the player's photo with its credit", async {
+            let v = b
+                .js(
+                    "const fig = document.getElementById('photo'), img = document.getElementById('photo-img');
+                     if (fig.hidden || !img.complete || !img.naturalWidth) return null;
+                     return { src: img.src, credit: document.getElementById('photo-credit').textContent };",
+                    vec![],
+                )
+                .await;
+            (!v.is_null()).then_some(v)
+        });
+        assert_eq!(photo["src"], pictured["photo"], "{photo}");
+        assert_eq!(photo["credit"], "Photo: Club archive", "{photo}");
+        b.screenshot("player-photo").await;
 
         // ---- the console's tie-break chooser: an order saved, the standings rank by it ----
         b.goto(&r.url(&format!("/console.html?round={round7}")))
