@@ -34,7 +34,7 @@ function renderTeams(s, hide) {
   const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.teams, s.players, true);
   const head = el('tr', {},
     hide ? null : colHead('Rk', { title: 'Rank' }),
-    colHead('No.', { title: 'Team number' }),
+    colHead('No.', { class: 'sno', title: 'Team number' }),
     colHead('Team'),
     hide ? null : colHead('MP', { class: 'points', title: 'Match points' }),
     hide ? null : colHead('GP', { class: 'points', title: 'Game points' }),
@@ -61,11 +61,11 @@ function renderPlayers(s, hide) {
   const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.players, teams ? s.teams : null);
   const head = el('tr', {},
     hide ? null : colHead('Rk', { title: 'Rank' }),
-    colHead('No.', { title: 'Start number' }),
+    colHead('No.', { class: 'sno', title: 'Start number' }),
     colHead('Name'),
     colHead('Fed', { title: 'Federation' }),
     colHead('Rtg', { title: 'Rating' }),
-    teams ? colHead('Team') : null,
+    teams ? colHead('Team', { class: 'team' }) : null,
     hide ? null : colHead('Pts', { class: 'points', title: 'Points' }),
     ...tbs.map((i) => colHead(s.tiebreaks[i], { class: 'tb', title: codeName(names, s.tiebreaks[i]) })),
     hide ? null : colHead('G', { class: 'games', title: 'Games played over the board' }));
