@@ -391,6 +391,37 @@ fn browser_standings_crosstable_player_and_team_pages_live_and_spoiler_free() {
         });
         assert_eq!(back["notice"], false);
 
+        // ---- the round chooser: the standings after round 3, as the API has them ----
+        let after3 = blocking(|| api(&r, &format!("/api/tournaments/{swiss}/standings?round=3")));
+        b.js(
+            "const s = document.getElementById('round-select'); s.value = '3'; s.dispatchEvent(new Event('change'));",
+            vec![],
+        )
+        .await;
+        let third = eventually!(20, "the standings after round 3", async {
+            let v = b
+                .js(
+                    "if (!location.search.includes('round=3') || !Number(document.body.dataset.rendered || 0)) return null;
+                     return document.querySelector('#standings caption').textContent;",
+                    vec![],
+                )
+                .await;
+            v.as_str().map(str::to_string)
+        });
+        assert!(third.starts_with("Standings after round 3"), "{third}");
+        let shown3 = standings_shown(&b).await;
+        for (row, p) in shown3["rows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .zip(after3["players"].as_array().into_iter().flatten())
+            .take(5)
+        {
+            assert_eq!(row["sr"], p["start_rank"], "after round 3: {row} vs {p}");
+            let pts = points_text(p["points"].as_f64().expect("points"));
+            assert_eq!(row["points"], pts.as_str(), "after round 3: {row} vs {p}");
+        }
+
         // ---- a player's page: flag, rating change, the games and their links ----
         // The best placed with a federation (many of the file's players have none).
         let who = players
