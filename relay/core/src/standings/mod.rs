@@ -22,7 +22,7 @@ mod team;
 
 pub use codes::{Code, CodeError};
 pub use scoring::{Scoring, TeamScoring};
-pub use team::{TeamMatchKind, TeamMatchResult};
+pub use team::{TeamByeKind, TeamMatchKind, TeamMatchResult, TeamRoundRecord, team_standings};
 
 use crate::trf::Trf;
 

@@ -27,8 +27,41 @@ pub enum TeamMatchKind {
     /// Every board won or lost by forfeit (against the team named, or against a team the
     /// file does not name).
     Forfeit,
-    /// No match: a bye, an absence, or a forfeited match the file records elsewhere.
+    /// A team bye, from a [`TeamRoundRecord`].
+    Bye,
+    /// No match: an absence, or a bye or forfeited match the file records elsewhere.
     NoMatch,
+}
+
+/// Which team bye (TRF-2026 `240`: `F`, `H`, `Z`; `320`: the pairing-allocated bye).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TeamByeKind {
+    Full,
+    Half,
+    Zero,
+    Pairing,
+}
+
+/// What a team did in a round that its players' cells cannot say: TRF-2026's team records,
+/// for [`team_standings`]. (The TRF reader does not keep them yet.)
+#[derive(Clone, Debug, PartialEq)]
+pub enum TeamRoundRecord {
+    /// `240`, `320`: a bye and what it scores; ignored where the team had a match.
+    Bye {
+        round: u32,
+        team: u32,
+        kind: TeamByeKind,
+        match_points: f64,
+        game_points: f64,
+    },
+    /// `330`: a match forfeited, `winner` `None` for a double forfeit. The teams' boards
+    /// (their `0000 - +` cells) stay as the cells have them; this names the opponents.
+    ForfeitedMatch {
+        round: u32,
+        white: u32,
+        black: u32,
+        winner: Option<u32>,
+    },
 }
 
 /// One round of a team.
@@ -65,9 +98,14 @@ pub(crate) struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
-    fn new(trf: &Trf, settings: &'a Settings, last: u32) -> Event<'a> {
-        let (rounds, width) =
-            rounds::team_rounds(trf, &settings.scoring, &settings.team_scoring, last);
+    fn new(trf: &Trf, settings: &'a Settings, last: u32, records: &[TeamRoundRecord]) -> Event<'a> {
+        let (rounds, width) = rounds::team_rounds(
+            trf,
+            &settings.scoring,
+            &settings.team_scoring,
+            last,
+            records,
+        );
         let totals = rounds
             .iter()
             .map(|(t, rs)| {
@@ -134,7 +172,29 @@ impl<'a> Event<'a> {
 }
 
 pub(super) fn rank_teams(trf: &Trf, settings: &Settings, round: u32) -> Vec<TeamStanding> {
-    let ev = Event::new(trf, settings, round);
+    rank_teams_with(trf, settings, round, &[])
+}
+
+/// The teams' standings of `trf` after `settings.round` (or its last round with a result),
+/// with the team records `records` the file has beside its cells.
+pub fn team_standings(
+    trf: &Trf,
+    settings: &Settings,
+    records: &[TeamRoundRecord],
+) -> Vec<TeamStanding> {
+    let round = settings
+        .round
+        .unwrap_or_else(|| super::last_round_with_result(trf));
+    rank_teams_with(trf, settings, round, records)
+}
+
+fn rank_teams_with(
+    trf: &Trf,
+    settings: &Settings,
+    round: u32,
+    records: &[TeamRoundRecord],
+) -> Vec<TeamStanding> {
+    let ev = Event::new(trf, settings, round, records);
     let codes: Vec<Option<TeamCode>> = settings
         .tiebreaks
         .iter()
@@ -165,6 +225,7 @@ fn result_of(r: &Round) -> TeamMatchResult {
         kind: match r.kind {
             Kind::Played => TeamMatchKind::Played,
             Kind::Forfeit => TeamMatchKind::Forfeit,
+            Kind::Bye => TeamMatchKind::Bye,
             Kind::Unplayed => TeamMatchKind::NoMatch,
         },
         match_points: r.mp,

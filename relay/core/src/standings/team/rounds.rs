@@ -17,7 +17,10 @@
 //!   the first of its players at a board is board 1.
 //! - Match points follow once every board of the match has a result: more game points than
 //!   the other team is a won match, as many a drawn one.
+//! - Team records given beside the file ([`TeamRoundRecord`]) then fill in what cells cannot
+//!   say: a team bye in a round the team had no match, the two teams of a forfeited match.
 
+use super::{TeamByeKind, TeamRoundRecord};
 use crate::standings::{Scoring, TeamScoring};
 use crate::trf::{ByeCode, Cell, Colour, Outcome, Trf};
 use std::collections::{BTreeMap, HashMap};
@@ -29,6 +32,8 @@ pub(crate) enum Kind {
     Played,
     /// Every board was won or lost by forfeit: a match not played.
     Forfeit,
+    /// A team bye (TRF-2026 `240`, `320`) with what it scored.
+    Bye,
     /// No match: nothing scored.
     Unplayed,
 }
@@ -87,6 +92,7 @@ pub(crate) fn team_rounds(
     scoring: &Scoring,
     team_scoring: &TeamScoring,
     last: u32,
+    records: &[TeamRoundRecord],
 ) -> (BTreeMap<u32, Vec<Round>>, usize) {
     let team_of: HashMap<u32, u32> = trf
         .team_of()
@@ -171,7 +177,86 @@ pub(crate) fn team_rounds(
         }
         out.insert(team, v);
     }
+    for rec in records {
+        apply(&mut out, rec, width, scoring, team_scoring);
+    }
     (out, width)
+}
+
+/// A team record put into the rounds made from the cells.
+fn apply(
+    out: &mut BTreeMap<u32, Vec<Round>>,
+    rec: &TeamRoundRecord,
+    width: usize,
+    scoring: &Scoring,
+    ts: &TeamScoring,
+) {
+    match *rec {
+        TeamRoundRecord::Bye {
+            round,
+            team,
+            kind,
+            match_points,
+            game_points,
+        } => {
+            let Some(r) = round_mut(out, team, round) else {
+                return;
+            };
+            if r.kind != Kind::Unplayed {
+                return;
+            }
+            // C.07 12: a pairing-allocated bye counts a win on every board for the board
+            // codes; another bye its game points shared out over the boards.
+            let per_board = match kind {
+                TeamByeKind::Pairing => scoring.win,
+                _ => game_points / width as f64,
+            };
+            r.kind = Kind::Bye;
+            r.mp = match_points;
+            r.gp = game_points;
+            r.boards = vec![per_board; width];
+        }
+        TeamRoundRecord::ForfeitedMatch {
+            round,
+            white,
+            black,
+            winner,
+        } => {
+            for (team, other) in [(white, black), (black, white)] {
+                let Some(r) = round_mut(out, team, round) else {
+                    continue;
+                };
+                if !matches!(r.kind, Kind::Forfeit | Kind::Unplayed) {
+                    continue;
+                }
+                r.kind = Kind::Forfeit;
+                r.opponent = Some(other);
+                r.mp = if winner == Some(team) {
+                    ts.win
+                } else {
+                    ts.loss
+                };
+            }
+            // Each side's points against: the other's boards.
+            let gp = |out: &BTreeMap<u32, Vec<Round>>, t: u32| {
+                out.get(&t)
+                    .and_then(|rs| rs.get(round.checked_sub(1)? as usize))
+                    .map_or(0.0, |r| r.gp)
+            };
+            let (gw, gb) = (gp(out, white), gp(out, black));
+            for (team, against) in [(white, gb), (black, gw)] {
+                if let Some(r) = round_mut(out, team, round)
+                    && r.kind == Kind::Forfeit
+                {
+                    r.gp_against = against;
+                }
+            }
+        }
+    }
+}
+
+fn round_mut(out: &mut BTreeMap<u32, Vec<Round>>, team: u32, round: u32) -> Option<&mut Round> {
+    out.get_mut(&team)?.get_mut(round.checked_sub(1)? as usize)
 }
 
 fn round_of(

@@ -38,7 +38,7 @@ impl Event<'_> {
             let last = self
                 .rounds(team)
                 .iter()
-                .find(|r| r.number == self.last && r.kind != Kind::Unplayed);
+                .find(|r| r.number == self.last && matches!(r.kind, Kind::Played | Kind::Forfeit));
             if let Some(r) = last {
                 v += match s {
                     Score::Mp => self.team_scoring.draw - r.mp,
@@ -150,14 +150,15 @@ impl Event<'_> {
         }
     }
 
-    /// Matches that brought the whole of `s` (`played_only`: matches played at the board).
+    /// Matches (and byes) that brought the whole of `s` (`played_only`: matches played at the
+    /// board).
     pub fn wins(&self, team: u32, s: Score, played_only: bool) -> f64 {
         let whole = self.match_max(s);
         self.rounds(team)
             .iter()
             .filter(|r| match r.kind {
                 Kind::Played => true,
-                Kind::Forfeit => !played_only,
+                Kind::Forfeit | Kind::Bye => !played_only,
                 Kind::Unplayed => false,
             })
             .filter(|r| (Self::scored(r, s) - whole).abs() < 1e-9)
