@@ -160,11 +160,17 @@ function setupControls() {
 // ---- start --------------------------------------------------------------------------------
 
 /** Reads the standings (and the tournament, for a round paired since) and shows them. */
+/** The standings last shown, as text: a refresh that brings nothing new draws nothing. */
+let shownText = '';
+
 async function refresh() {
   const [t, s] = await Promise.all([getTournament(), getStandings(chosenRound)]);
+  crumbs(t, true);
+  const text = JSON.stringify(s);
+  if (text === shownText) return t;
+  shownText = text;
   standings = s;
   spoiler.setDefault(s.spoiler_free_default);
-  crumbs(t, true);
   roundChooser(s);
   render();
   return t;
