@@ -198,7 +198,7 @@ fn rank_teams_with(
     let codes: Vec<Option<TeamCode>> = settings
         .tiebreaks
         .iter()
-        .map(|c| code::parse(&c.to_string(), ev.primary))
+        .map(|c| code::team_code(c, ev.primary))
         .collect();
     let team_codes: Vec<TeamCode> = codes.iter().flatten().copied().collect();
     order::rank(&ev, &team_codes)

@@ -1,5 +1,7 @@
-//! The team tie-break codes as record 202 writes them, read for the team computations:
-//! `BASE[:MP|:GP][/Cn][/Mn][/Kn][/L±n][/P][/F]`, case as it comes.
+//! The team tie-break codes (read by [`codes`](crate::standings::codes)) as the team
+//! computations take them.
+
+use crate::standings::codes::{self, Code, TeamScore};
 
 /// Which of a team's two scores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +75,7 @@ pub(crate) struct TeamCode {
     pub cut: u32,
     /// `/Mn`: the `n` least and `n` greatest left out.
     pub median: u32,
-    /// `/Kn`: SSSC's normaliser given.
+    /// `/Kn`: SSSC's normaliser given (C.07 13.4's "or by a different value").
     pub k: Option<u32>,
     /// `/L±n`: Koya's limit moved by `n` half points.
     pub limit_halves: i32,
@@ -89,70 +91,55 @@ const EDEB: &[Board] = &[Board::Bottom];
 const EDEBT: &[Board] = &[Board::Count, Board::Top];
 const EDEBB: &[Board] = &[Board::Count, Board::Bottom];
 
-/// The team code `text` is, with `primary` the event's primary score; `None` for an
-/// individual code or one that does not read.
-pub(crate) fn parse(text: &str, primary: Score) -> Option<TeamCode> {
-    let text = text.trim().to_ascii_uppercase();
-    let mut parts = text.split('/');
-    let head = parts.next()?;
-    let (base, reference) = match head.split_once(':') {
-        Some((b, "MP")) => (b, Some(Score::Mp)),
-        Some((b, "GP")) => (b, Some(Score::Gp)),
-        Some(_) => return None,
-        None => (head, None),
-    };
+/// What a tie-break code computes for a team, with `primary` the event's primary score;
+/// `None` for an individual code.
+pub(crate) fn team_code(code: &Code, primary: Score) -> Option<TeamCode> {
     use Score::{Gp, Mp};
-    let base = match (base, reference) {
-        ("MP", None) => Base::Total(Mp),
-        ("GP", None) => Base::Total(Gp),
-        ("MPVGP", None) => Base::Secondary,
-        ("EMMSB", None) | ("SB", Some(Mp)) => Base::Esb(Mp, Mp),
-        ("EMGSB", None) => Base::Esb(Mp, Gp),
-        ("EGMSB", None) => Base::Esb(Gp, Mp),
-        ("EGGSB", None) | ("SB", Some(Gp)) => Base::Esb(Gp, Gp),
+    use codes::Base as B;
+    let reference = code.team_score().map(|s| match s {
+        TeamScore::Match => Mp,
+        TeamScore::Game => Gp,
+    });
+    let base = match (code.base(), reference) {
+        (B::Mp, _) => Base::Total(Mp),
+        (B::Gp, _) => Base::Total(Gp),
+        (B::MPvGP, _) => Base::Secondary,
+        (B::Emmsb, _) => Base::Esb(Mp, Mp),
+        (B::Emgsb, _) => Base::Esb(Mp, Gp),
+        (B::Egmsb, _) => Base::Esb(Gp, Mp),
+        (B::Eggsb, _) => Base::Esb(Gp, Gp),
+        // Sonneborn-Berger over a team score: that score on both sides.
+        (B::Sb, Some(s)) => Base::Esb(s, s),
         // The 2024 edition's single ESB: the opponent's primary score times the secondary
         // score made against it.
-        ("ESB", None) => Base::Esb(primary, primary.other()),
-        ("EDE", None) => Base::Ede(EDE),
-        ("EDET", None) => Base::Ede(EDET),
-        ("EDEB", None) => Base::Ede(EDEB),
-        ("EDEBT", None) => Base::Ede(EDEBT),
-        ("EDEBB", None) => Base::Ede(EDEBB),
-        ("BC", None) => Base::Board(Board::Count),
-        ("TBR", None) => Base::Board(Board::Top),
-        ("BBE", None) => Base::Board(Board::Bottom),
-        ("SSSC", None) => Base::Sssc,
-        ("BH", Some(s)) => Base::Buchholz(s),
-        ("FB", Some(s)) => Base::ForeBuchholz(s),
-        ("AOB", Some(s)) => Base::AverageBuchholz(s),
-        ("WIN", Some(s)) => Base::Wins(s),
-        ("WON", Some(s)) => Base::Won(s),
-        ("PS", Some(s)) => Base::Progressive(s),
-        ("KS", Some(s)) => Base::Koya(s),
+        (B::Esb, _) => Base::Esb(primary, primary.other()),
+        (B::Ede, _) => Base::Ede(EDE),
+        (B::Edet, _) => Base::Ede(EDET),
+        (B::Edeb, _) => Base::Ede(EDEB),
+        (B::Edebt, _) => Base::Ede(EDEBT),
+        (B::Edebb, _) => Base::Ede(EDEBB),
+        (B::Bc, _) => Base::Board(Board::Count),
+        (B::Tbr, _) => Base::Board(Board::Top),
+        (B::Bbe, _) => Base::Board(Board::Bottom),
+        (B::Sssc, _) => Base::Sssc,
+        (B::Bh, Some(s)) => Base::Buchholz(s),
+        (B::Fb, Some(s)) => Base::ForeBuchholz(s),
+        (B::Aob, Some(s)) => Base::AverageBuchholz(s),
+        (B::Win, Some(s)) => Base::Wins(s),
+        (B::Won, Some(s)) => Base::Won(s),
+        (B::Ps, Some(s)) => Base::Progressive(s),
+        (B::Ks, Some(s)) => Base::Koya(s),
         _ => return None,
     };
-    let mut code = TeamCode {
+    Some(TeamCode {
         base,
-        cut: 0,
-        median: 0,
-        k: None,
-        limit_halves: 0,
-        forfeits_played: false,
-        fore: false,
-    };
-    for m in parts {
-        let (tag, n) = m.split_at(m.chars().next().map_or(0, char::len_utf8));
-        match (tag, n) {
-            ("C", n) => code.cut = n.parse().ok()?,
-            ("M", n) => code.median = n.parse().ok()?,
-            ("K", n) => code.k = Some(n.parse().ok().filter(|k| *k > 0)?),
-            ("L", n) => code.limit_halves = n.trim_start_matches('+').parse().ok()?,
-            ("P", "") => code.forfeits_played = true,
-            ("F", "") => code.fore = true,
-            _ => return None,
-        }
-    }
-    Some(code)
+        cut: code.cut().unwrap_or(0),
+        median: code.median().unwrap_or(0),
+        k: code.best(),
+        limit_halves: code.limit_halves(),
+        forfeits_played: code.forfeits_played(),
+        fore: code.fore(),
+    })
 }
 
 #[cfg(test)]
@@ -160,7 +147,8 @@ mod tests {
     use super::*;
 
     fn check(text: &str, expected: Option<(Base, u32, bool)>) {
-        let got = parse(text, Score::Mp).map(|c| (c.base, c.cut, c.forfeits_played));
+        let code = Code::parse(text).expect("a code");
+        let got = team_code(&code, Score::Mp).map(|c| (c.base, c.cut, c.forfeits_played));
         assert_eq!(got, expected, "{text}");
     }
 
@@ -176,8 +164,6 @@ mod tests {
         check("sb:gp", Some((Base::Esb(Score::Gp, Score::Gp), 0, false)));
         check("ESB", Some((Base::Esb(Score::Mp, Score::Gp), 0, false)));
         check("BH/C1", None);
-        check("BH:XP", None);
         check("SB", None);
-        check("BC/Q", None);
     }
 }
