@@ -32,6 +32,8 @@ const CODES: &[&str] = &[
     "WON", "BPG", "BWG", "REP", "STD", "KS", "AOB", "AOB/F", "FB", "FB/C1", "FB/C2", "FB/M1",
     "FB/M2", "ARO", "ARO/C1", "ARO/C2", "ARO/M1", "ARO/M2", "TPR", "PTP", "APRO", "APPO", "BH/P",
     "BH/C1/P", "SB/P", "FB/P",
+    // Through the library's descriptor machine (2026, files of up to 60 players).
+    "BH/C3", "BH/M3", "SB/C3", "PS/C2", "FB/C3", "ARO/C3", "KS/L-1", "KS/L+2",
 ];
 
 /// Whole orders compared (TPN only in the 2026 edition, which has it).

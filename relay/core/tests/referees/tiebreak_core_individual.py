@@ -19,7 +19,8 @@ library's kinds of round is decided here, from the cell, not taken from relay:
 
 The answer: {"values": {code: {start rank: value}}, "unsupported": [code...],
 "orders": [[start ranks best first] or null]}. Values come from the library's strict
-ranking entry point (every value of a criterion list at once, one shared precomputation);
+ranking entry point (every value of a criterion list at once, one shared precomputation),
+or, for codes without a criterion id (BH/C3, KS/L-1), from calculate_descriptor_strict;
 orders under fide-2026
 from its descriptor ranking (rank_descriptors_strict; by criterion id through
 rank_standings_strict where a code has no descriptor calculator, and on files of more than 60
@@ -129,9 +130,12 @@ def main():
         ids = {c: IDS.get(c[:-2] if forfeits else c) for c in wanted}
         usable = []
         for c, cid in ids.items():
-            supported = (fide2024.is_supported_criterion(cid) if ruleset == "fide-2024"
-                         else cid in fide2026.FIDE2026_REGISTRY)
-            if cid is None or not supported or (forfeits and ruleset == "fide-2024"):
+            supported = cid is not None and (
+                fide2024.is_supported_criterion(cid) if ruleset == "fide-2024"
+                else cid in fide2026.FIDE2026_REGISTRY)
+            if cid is None:
+                continue  # no criterion id: the descriptor machine, below
+            if not supported or (forfeits and ruleset == "fide-2024"):
                 unsupported.append(c)
             else:
                 usable.append(c)
@@ -144,6 +148,18 @@ def main():
                                        deterministic_keys=keys, ruleset=ruleset, **more)
         for c in usable:
             values[c] = {str(p.player_id): p.values[ids[c]] for p in res.players}
+    # Codes with no criterion id (BH/C3, PS/C2, KS/L-1 …): the descriptor machine, one player
+    # at a time (quadratic, so on the smaller files only), fide-2026 alone having it.
+    generic = [c for c in req["codes"] if c not in values and c not in unsupported
+               and c not in ORDER_ONLY]
+    if ruleset == "fide-2026" and len(players) <= DESCRIPTOR_PLAYERS:
+        for c in generic:
+            values[c] = {str(pid): tc.calculate_descriptor_strict(p, players, c, rounds,
+                                                                  ruleset=ruleset, mode=mode,
+                                                                  draw_points=draw)
+                         for pid, p in players.items()}
+    else:
+        unsupported.extend(generic)
     orders = []
     for order in req["orders"]:
         res = None
