@@ -21,6 +21,7 @@ mod serve_illegal;
 mod serve_lichess;
 mod serve_memory;
 mod serve_outage;
+mod serve_standings;
 mod serve_trf;
 mod serve_upstream;
 mod service;

@@ -26,6 +26,9 @@ pub struct BenchArgs {
     /// run as they are and then with a board's line cut for 8 s every 2 s, each in turn
     /// (each comes back with its memory read and the moves of the gap recovered): the
     /// board → spectator figures of every other board's live moves during the recoveries.
+    /// standings: a 700-player (`--boards`), 11-round Swiss's standings recomputed after a
+    /// result, in the core and through `relay serve` (result set → counted in the public
+    /// standings; `--seconds` results, default 10).
     #[arg(long = "case", value_enum)]
     pub(super) cases: Vec<CaseName>,
     /// Emulated boards (overrides the case's).
@@ -101,6 +104,7 @@ pub enum CaseName {
     Eval,
     EvalWorkers,
     Recovery,
+    Standings,
 }
 
 /// One configuration measured.
@@ -160,9 +164,11 @@ impl CaseName {
             // Run as a pair, boards read without a gap and with outages (`recovery_pair`).
             CaseName::Recovery => c("recovery", 100, 1.0, 10, 60),
             // Run by `push`, `convert` and `evals` (never asked for here).
-            CaseName::Push | CaseName::PushBacklog | CaseName::Convert | CaseName::EvalWorkers => {
-                c("push", 50, 10.0, 1000, 30)
-            }
+            CaseName::Push
+            | CaseName::PushBacklog
+            | CaseName::Convert
+            | CaseName::EvalWorkers
+            | CaseName::Standings => c("push", 50, 10.0, 1000, 30),
         }
     }
 }

@@ -222,7 +222,13 @@ fn random_game(seed: u64, plies: usize) -> String {
 }
 
 /// Sends `body` to the service with the admin token.
-fn admin(addr: SocketAddr, method: &str, path: &str, token: &str, body: &str) -> Result<Value> {
+pub(super) fn admin(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: &str,
+) -> Result<Value> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()

@@ -14,7 +14,7 @@
 //! Where things are: the command line and the named cases in `cases`; the live cases in
 //! `live`, which print through `report` and compare with the `baseline`; wsload in `load`;
 //! starting and watching processes in `procs`, reading their results back in `figures`; the
-//! other cases in `push` and `convert`.
+//! other cases in `push`, `convert`, `evals` and `standings`.
 
 mod baseline;
 mod cases;
@@ -28,6 +28,7 @@ mod postgres;
 mod procs;
 mod push;
 mod report;
+mod standings;
 
 pub use cases::BenchArgs;
 
@@ -55,6 +56,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             }
             CaseName::Convert => {
                 convert::run(&args).context("bench case convert")?;
+                continue;
+            }
+            CaseName::Standings => {
+                standings::run(&args, &stop).context("bench case standings")?;
                 continue;
             }
             CaseName::EvalWorkers => {

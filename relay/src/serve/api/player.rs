@@ -1,6 +1,6 @@
 //! A player's page: their line of the standings, every game of the event with its opponent,
-//! result and link, their performance and rating change (FIDE's rating formula with their K),
-//! and their games as PGN.
+//! result and link, their performance and rating change (FIDE's rating formula with their K,
+//! in their standings line), and their games as PGN.
 
 use super::error::ApiError;
 use super::extract::{Path, Reader, Segment};
@@ -43,10 +43,6 @@ pub struct PlayerGame {
 pub struct PlayerAnswer {
     #[serde(flatten)]
     pub row: StandingRow,
-    /// FIDE's development coefficient for the player (40, 20 or 10).
-    pub k: Option<u32>,
-    /// The rating change by FIDE's formula over the rated games counted.
-    pub rating_change: Option<f64>,
     pub games: Vec<PlayerGame>,
     pub photo_credit: Option<String>,
     pub spoiler_free_default: bool,
@@ -105,19 +101,10 @@ pub async fn get_player(
             points: c.points,
         })
         .collect();
-    let (k, rating_change) = rating_change(row, &a.players);
     Ok(Json(PlayerAnswer {
         row: row.clone(),
-        k,
-        rating_change,
         games,
         photo_credit: a.photo_credit.clone(),
         spoiler_free_default: a.spoiler_free_default,
     }))
-}
-
-/// The player's K and rating change over their rated games played (filled in with the core's
-/// rating module).
-fn rating_change(_row: &StandingRow, _all: &[StandingRow]) -> (Option<u32>, Option<f64>) {
-    (None, None)
 }

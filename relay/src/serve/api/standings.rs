@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use relay_core::standings::{Scoring, Standings, standings};
+use relay_core::standings::{Scoring, Standings, rating, standings};
 use relay_core::trf::{ByeCode, Cell, Colour, Outcome, Trf};
 use relay_store::{RankingTerms, Store};
 use schemars::JsonSchema;
@@ -65,6 +65,11 @@ pub struct StandingRow {
     pub games: u32,
     /// Tournament performance rating (FIDE's TPR), when the player met rated opponents.
     pub performance: Option<f64>,
+    /// FIDE's development coefficient for the player (40, 20 or 10; lowered so that K times
+    /// the games is at most 700), when rated.
+    pub k: Option<u32>,
+    /// The rating change by FIDE's formula over the rated games played over the board.
+    pub rating_change: Option<f64>,
     /// The photo's address, when the organiser gave one (`photos` with the FIDE id).
     pub photo: Option<String>,
     pub rounds: Vec<RoundCell>,
@@ -224,6 +229,12 @@ pub(super) fn answer(
         .into_iter()
         .map(|(p, t)| (p, t.name.clone()))
         .collect();
+    // The tournament's year, for a young player's K.
+    let year = trf
+        .tournament
+        .start_date
+        .as_deref()
+        .and_then(rating::birth_year);
     let players = table
         .players
         .iter()
@@ -262,6 +273,7 @@ pub(super) fn answer(
                     }
                 })
                 .collect();
+            let change = rating::rating_change(trf, p.start_rank, table.round, year);
             Some(StandingRow {
                 rank: row.rank,
                 start_rank: row.start_rank,
@@ -274,7 +286,9 @@ pub(super) fn answer(
                 points: row.points,
                 tiebreaks: row.values.clone(),
                 games: row.games,
-                performance: performance(trf, p.start_rank, table.round, &scoring),
+                performance: performance(trf, p.start_rank, table.round),
+                k: change.as_ref().map(|c| c.k),
+                rating_change: change.map(|c| (c.total * 10.0).round() / 10.0),
                 photo: terms.photo_of(p.fide_id),
                 rounds,
             })
@@ -313,14 +327,49 @@ pub(super) fn answer(
     }
 }
 
-/// A team's matches, round by round (filled in by the core's team standings).
-fn team_matches(_row: &relay_core::standings::TeamStanding) -> Vec<TeamMatchRow> {
-    Vec::new()
+/// A team's matches, round by round, as the core made them from the players' cells.
+fn team_matches(row: &relay_core::standings::TeamStanding) -> Vec<TeamMatchRow> {
+    row.matches
+        .iter()
+        .map(|m| TeamMatchRow {
+            round: m.round,
+            opponent: m.opponent,
+            match_points: m.match_points,
+            game_points: m.game_points,
+            opponent_game_points: m.game_points_against,
+        })
+        .collect()
 }
 
-/// A player's tournament performance over the rounds covered (FIDE's TPR), when there is one.
-fn performance(_trf: &Trf, _start_rank: u32, _round: u32, _s: &Scoring) -> Option<f64> {
-    None
+/// A player's tournament performance over the rounds covered (FIDE's TPR: the games played
+/// over the board against rated opponents), when there is one.
+fn performance(trf: &Trf, start_rank: u32, round: u32) -> Option<f64> {
+    let p = trf.player(start_rank)?;
+    let games: Vec<rating::RatedGame> = p
+        .cells
+        .iter()
+        .take(round as usize)
+        .filter_map(|c| match *c {
+            Cell::Game {
+                opponent,
+                outcome: Some(o),
+                ..
+            } => {
+                let score = match o {
+                    Outcome::Win => 1.0,
+                    Outcome::Draw => 0.5,
+                    Outcome::Loss => 0.0,
+                    _ => return None,
+                };
+                Some(rating::RatedGame {
+                    score,
+                    opponent: trf.player(opponent)?.rating?,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    rating::performance(&games).map(|v| v as f64)
 }
 
 /// The standings of a tournament for `reader`, from the last second's computation when
