@@ -78,16 +78,17 @@ pub(super) fn values_of(t: &Table, trf: &Trf, code: &Code) -> Vec<Option<f64>> {
         }),
         Base::Std => all(&|i| standard_points(t, i)),
         Base::Ps => all(&|i| progressive(&t.rounds[i], code.cut().unwrap_or(0))),
-        Base::Bh if code.fore() => buchholz_family(t, code, true, as_games),
-        Base::Bh => buchholz_family(t, code, false, as_games),
-        Base::Fb => buchholz_family(t, code, true, as_games),
+        Base::Bh | Base::Fb => buchholz_family(
+            t,
+            code.cut(),
+            code.median(),
+            code.base() == Base::Fb || code.fore(),
+            as_games,
+        ),
         Base::Sb => all(&|i| sonneborn_berger(t, i, code.cut().unwrap_or(0), as_games)),
         Base::Aob => {
-            let plain = Code::parse(if code.fore() { "FB" } else { "BH" });
-            let bh = match plain {
-                Ok(c) => buchholz_family(t, &c, code.fore(), t.forfeits_as_games(false)),
-                Err(_) => vec![Some(0.0); n],
-            };
+            // The opponents' own Buchholz (Fore Buchholz for AOB/F), uncut.
+            let bh = buchholz_family(t, None, None, code.fore(), t.forfeits_as_games(false));
             all(&|i| {
                 let opps: Vec<f64> = t.rounds[i]
                     .iter()
@@ -309,13 +310,19 @@ fn cut_most(parts: &mut Vec<Part>, n: u32) {
 }
 
 /// BH or FB with its cut or median, for every player.
-fn buchholz_family(t: &Table, code: &Code, fore: bool, as_games: bool) -> Vec<Option<f64>> {
+fn buchholz_family(
+    t: &Table,
+    cut: Option<u32>,
+    median: Option<u32>,
+    fore: bool,
+    as_games: bool,
+) -> Vec<Option<f64>> {
     (0..t.rounds.len())
         .map(|i| {
             let mut parts = buchholz_parts(t, i, fore, as_games);
-            if let Some(c) = code.cut() {
+            if let Some(c) = cut {
                 cut_least(&mut parts, c);
-            } else if let Some(m) = code.median()
+            } else if let Some(m) = median
                 && parts.len() > 2 * m as usize
             {
                 cut_least(&mut parts, m);
