@@ -4,7 +4,8 @@
 //! of the pair, then the sum of both scores, then the higher-placed player (here the lower
 //! start rank); byes come after the boards and are not boards. Team rounds: the games of two
 //! teams are one match; matches are sorted the same way by the teams' match points (2 for a
-//! won match, 1 drawn: TRF-2026's defaults), and a match's games by the board order of the
+//! won match, 1 drawn: TRF-2026's defaults; a board won by forfeit against nobody, `0000 - +`,
+//! counts in its team's match score), and a match's games by the board order of the
 //! team named first, the one with White on its first board. A match of `k` boards takes board
 //! numbers `(m-1)k+1 ..= mk`, so "board 6" of a four-board event is match 2, board 2.
 
@@ -195,6 +196,17 @@ pub fn plan_rounds(t: &Trf) -> Vec<RoundPlan> {
                         score.1 += w;
                     }
                 }
+                // A board won by forfeit against nobody (the other team left it empty) is a
+                // point of the match though no game stands for it.
+                for (rank, code, points) in &byes {
+                    if *code == ByeCode::ForfeitWin {
+                        match team_of.get(rank) {
+                            Some(t) if *t == first => score.0 += points.0,
+                            Some(t) if *t == second => score.1 += points.0,
+                            _ => {}
+                        }
+                    }
+                }
                 let (p1, p2) = match score.0.cmp(&score.1) {
                     std::cmp::Ordering::Greater => (2, 0),
                     std::cmp::Ordering::Less => (0, 2),
@@ -235,4 +247,54 @@ pub fn plan_rounds(t: &Trf) -> Vec<RoundPlan> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trf::read_trf;
+
+    /// A `001` line: start rank in columns 5–8, a name from 15, the cells from column 92.
+    fn player(n: u32, cells: &[&str]) -> String {
+        let head = format!("001 {n:>4}      Player {n}");
+        format!("{head:<91}{}\n", cells.join("  "))
+    }
+
+    /// Round 1: A beats B on the one board played, but B's two forfeit wins against nobody
+    /// make it B's match 2–1; C and D draw. So round 2's leading match is B–D (B on 2 match
+    /// points), not A–C (A had 2 when the forfeits went uncounted).
+    #[test]
+    fn forfeits_against_nobody_count_in_the_match_points_that_order_matches() {
+        let mut text = String::from("012 Order\n");
+        let rows: [(u32, [&str; 2]); 12] = [
+            (1, ["   4 w 1", "   7 w 1"]),
+            (2, ["0000 - -", "   8 b 1"]),
+            (3, ["0000 - -", "   9 w 1"]),
+            (4, ["   1 b 0", "  10 w 1"]),
+            (5, ["0000 - +", "  11 b 1"]),
+            (6, ["0000 - +", "  12 w 1"]),
+            (7, ["  10 w =", "   1 b 0"]),
+            (8, ["  11 b =", "   2 w 0"]),
+            (9, ["  12 w =", "   3 b 0"]),
+            (10, ["   7 b =", "   4 b 0"]),
+            (11, ["   8 w =", "   5 w 0"]),
+            (12, ["   9 b =", "   6 b 0"]),
+        ];
+        for (n, cells) in rows {
+            text.push_str(&player(n, &cells));
+        }
+        for (name, first) in [("A", 1u32), ("B", 4), ("C", 7), ("D", 10)] {
+            let mut line = format!("013 {name:<32}");
+            for p in first..first + 3 {
+                line.push_str(&format!("{p:>4} "));
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let t = read_trf(text.as_bytes()).expect("the test file reads");
+        let rounds = plan_rounds(&t);
+        let leading = &rounds[1].matches[0];
+        assert_eq!((leading.first, leading.second), (2, 4));
+        assert_eq!(rounds[1].boards[0].white, 4);
+    }
 }
