@@ -544,6 +544,46 @@ mod tests {
     }
 
     #[test]
+    fn direct_encounter_when_not_all_met() {
+        use Colour::*;
+        use Outcome::*;
+        // 1, 2 and 3 on 2 points; 3 beat both, who never met: 3 is first whatever their
+        // missing game would have given; 1 and 2 stay equal (start rank).
+        let t = trf(vec![
+            vec![
+                g(3, Black, Loss),
+                g(4, White, Win),
+                g(5, White, Win),
+                Cell::Blank,
+            ],
+            vec![
+                g(4, White, Win),
+                g(3, Black, Loss),
+                Cell::Blank,
+                g(5, White, Win),
+            ],
+            vec![g(1, White, Win), g(2, White, Win), Cell::Blank, Cell::Blank],
+            vec![
+                g(2, Black, Loss),
+                g(1, Black, Loss),
+                Cell::Blank,
+                Cell::Blank,
+            ],
+            vec![
+                Cell::Blank,
+                Cell::Blank,
+                g(1, Black, Loss),
+                g(2, Black, Loss),
+            ],
+        ]);
+        assert_eq!(order(&run(&t, "", Edition::Fide2026)), vec![1, 2, 3, 4, 5]);
+        assert_eq!(
+            order(&run(&t, "DE", Edition::Fide2026)),
+            vec![3, 1, 2, 4, 5]
+        );
+    }
+
+    #[test]
     fn three_one_zero() {
         let mut t = round_robin();
         t.tournament = TrfTournament {

@@ -269,4 +269,49 @@ mod tests {
         assert_eq!(birth_year("1978"), Some(1978));
         assert_eq!(birth_year("n/a"), None);
     }
+
+    #[test]
+    fn a_players_change() {
+        use crate::trf::{Colour, TrfPlayer};
+        let game = |opponent, o| Cell::Game {
+            opponent,
+            colour: Colour::White,
+            outcome: Some(o),
+        };
+        let p = |start_rank, rating, cells| TrfPlayer {
+            start_rank,
+            rating,
+            cells,
+            ..Default::default()
+        };
+        let t = Trf {
+            players: vec![
+                p(
+                    1,
+                    Some(2000),
+                    vec![
+                        game(2, Outcome::Win),
+                        game(3, Outcome::Draw),
+                        game(4, Outcome::Win),
+                        game(2, Outcome::ForfeitWin),
+                    ],
+                ),
+                p(2, Some(2100), vec![]),
+                p(3, Some(2000), vec![]),
+                p(4, None, vec![]),
+            ],
+            ..Default::default()
+        };
+        let c = rating_change(&t, 1, 4, Some(2026)).expect("rated");
+        // Rated: the win against 2100 (expected 0.36) and the draw against 2000; the unrated
+        // opponent and the forfeit are not.
+        assert_eq!((c.k, c.games.len()), (20, 2));
+        assert_eq!(c.games[0].expected, 0.36);
+        assert!((c.total - 12.8).abs() < 1e-9, "{}", c.total);
+        assert!(rating_change(&t, 4, 4, None).is_none());
+        assert_eq!(
+            rating_change(&t, 1, 1, None).map(|c| c.games.len()),
+            Some(1)
+        );
+    }
 }
