@@ -53,9 +53,12 @@ function renderTeams(s, hide) {
 function renderPlayers(s, hide) {
   const table = /** @type {HTMLTableElement} */ (document.getElementById('standings'));
   const caption = table.querySelector('caption');
-  caption.textContent = hide
-    ? 'Players (start order)'
-    : `Standings after round ${s.round}${s.rounds > s.round ? ` of ${s.rounds}` : ''}`;
+  caption.textContent = !s.players.length
+    // A tournament made by hand or by the boards: no player list to rank.
+    ? 'No standings: the players come with the pairing program\'s file (TRF), loaded in the console.'
+    : hide
+      ? 'Players (start order)'
+      : `Standings after round ${s.round}${s.rounds > s.round ? ` of ${s.rounds}` : ''}`;
   const rows = hide ? [...s.players].sort((a, b) => a.start_rank - b.start_rank) : s.players;
   const teams = s.teams.length > 0;
   const tbs = hide ? [] : tiebreakColumns(s.tiebreaks, s.players, teams ? s.teams : null);

@@ -86,7 +86,7 @@ export function crumbs(t, here = false) {
   const rounds = [...t.rounds].sort((a, b) => Number(a.number) - Number(b.number));
   nav.replaceChildren(
     here ? el('strong', { text: t.name }) : el('a', { href: standingsHref(), text: `← ${t.name}: standings` }),
-    rounds.length ? el('span', { class: 'muted', text: ' · Rounds: ' }) : null,
+    ...(rounds.length ? [el('span', { class: 'muted', text: ' · Rounds: ' })] : []),
     ...rounds.flatMap((r, i) => [...(i ? [' '] : []),
       el('a', { href: `round.html?id=${r.id}`, text: r.number, 'aria-label': `Round ${r.number}` })]));
 }
