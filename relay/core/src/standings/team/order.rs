@@ -5,7 +5,11 @@
 //! team's value:
 //! - When every two of the group met, each team's score in the matches among them (a pair
 //!   that met twice counts the average) orders the group on the primary score; teams still
-//!   equal are then ordered by the secondary score of those matches (once, no further).
+//!   equal are then ordered by the secondary score of their matches among themselves (once,
+//!   no further). That includes a whole group the primary score did not part at all, as
+//!   13.3.1 says (the secondary score "if no ties were broken"); the referee library leaves
+//!   such a group equal (three teams that each won one match among them, say). The team file
+//!   of the shared data has no such group.
 //! - When some did not meet, a team goes first only if no other could pass it by winning
 //!   its missing matches (Article 6's rule for a Swiss); the rest stay equal.
 //! - The chains (`EDET`, `EDEB`, `EDEBT`, `EDEBB`) go on, for two teams still equal, with
@@ -154,4 +158,117 @@ fn ede(ev: &Event, group: Vec<u32>, played: bool) -> Vec<Vec<u32>> {
     }
     tiers.push(rest);
     tiers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rounds::{Kind, Round};
+    use super::*;
+    use crate::standings::Settings;
+    use std::collections::BTreeMap;
+
+    /// Teams 1..=`n` and their matches `(round, team, team, game points each)` on four boards.
+    fn event<'a>(s: &'a Settings, n: u32, matches: &[(u32, u32, u32, f64, f64)]) -> Event<'a> {
+        let last = matches.iter().map(|m| m.0).max().unwrap_or(0);
+        let mut rounds = BTreeMap::new();
+        for t in 1..=n {
+            let v: Vec<Round> = (1..=last)
+                .map(|r| {
+                    let m = matches.iter().find(|m| m.0 == r && (m.1 == t || m.2 == t));
+                    let (opponent, gp, against) = match m {
+                        Some(&(_, a, b, x, y)) if a == t => (Some(b), x, y),
+                        Some(&(_, a, _, x, y)) => (Some(a), y, x),
+                        None => (None, 0.0, 0.0),
+                    };
+                    let mp = match gp.total_cmp(&against) {
+                        Ordering::Greater => 2.0,
+                        Ordering::Equal if opponent.is_some() => 1.0,
+                        _ => 0.0,
+                    };
+                    Round {
+                        number: r,
+                        kind: if opponent.is_some() {
+                            Kind::Played
+                        } else {
+                            Kind::Unplayed
+                        },
+                        opponent,
+                        mp,
+                        gp,
+                        gp_against: against,
+                        boards: vec![gp / 4.0; 4],
+                        finished: true,
+                    }
+                })
+                .collect();
+            rounds.insert(t, v);
+        }
+        let totals = rounds
+            .iter()
+            .map(|(t, rs)| {
+                let mp = rs.iter().map(|r| r.mp).sum();
+                let gp = rs.iter().map(|r| r.gp).sum();
+                (*t, (mp, gp))
+            })
+            .collect();
+        Event {
+            rounds,
+            totals,
+            width: 4,
+            last,
+            primary: Score::Mp,
+            scoring: &s.scoring,
+            team_scoring: &s.team_scoring,
+        }
+    }
+
+    fn check(n: u32, matches: &[(u32, u32, u32, f64, f64)], group: &[u32], tiers: &[&[u32]]) {
+        let s = Settings::default();
+        let ev = event(&s, n, matches);
+        let got = ede(&ev, group.to_vec(), false);
+        let want: Vec<Vec<u32>> = tiers.iter().map(|t| t.to_vec()).collect();
+        assert_eq!(got, want, "{matches:?}");
+    }
+
+    #[test]
+    fn all_met_the_match_points_among_them_then_the_game_points() {
+        // 1 beat 2, 2 beat 3, 3 beat 1: two match points each among them; game points among
+        // them part 3 (5) from 1 and 2 (3½ each), who stay equal.
+        check(
+            3,
+            &[
+                (1, 1, 2, 3.0, 1.0),
+                (2, 2, 3, 2.5, 1.5),
+                (3, 3, 1, 3.5, 0.5),
+            ],
+            &[1, 2, 3],
+            &[&[3], &[1, 2]],
+        );
+        // 1 beat both; 2 and 3 drew.
+        check(
+            3,
+            &[
+                (1, 1, 2, 3.0, 1.0),
+                (2, 2, 3, 2.0, 2.0),
+                (3, 3, 1, 1.0, 3.0),
+            ],
+            &[1, 2, 3],
+            &[&[1], &[2, 3]],
+        );
+    }
+
+    #[test]
+    fn not_all_met_the_first_only_when_nobody_could_pass_it() {
+        // 1 beat 2 and 3, who never met: neither could reach 1's four.
+        check(
+            3,
+            &[(1, 1, 2, 3.0, 1.0), (2, 3, 1, 1.0, 3.0)],
+            &[1, 2, 3],
+            &[&[1], &[2, 3]],
+        );
+        // 1 beat 2; 3 met neither: 3 could still make as many by winning both.
+        check(3, &[(1, 1, 2, 3.0, 1.0)], &[1, 2, 3], &[&[1, 2, 3]]);
+        // Two teams that never met stay equal.
+        check(2, &[], &[1, 2], &[&[1, 2]]);
+    }
 }
