@@ -78,7 +78,8 @@ pub struct TeamMatchResult {
     pub game_points_against: f64,
     /// The team's game points board by board, board 1 first, as many as a match has
     /// boards (the team's players in its board order; a board it left empty is not
-    /// counted among them).
+    /// counted among them). A bye's are its game points shared over the boards, but a
+    /// pairing-allocated bye's a win on each board, as C.07 12 counts it for the board codes.
     pub boards: Vec<f64>,
     /// Every board has a result (match points count only then).
     pub finished: bool,
