@@ -16,15 +16,25 @@ const TOKEN: &str = "standings-arbiter";
 const AUTH: (&str, &str) = ("Authorization", "Bearer standings-arbiter");
 
 fn relay(name: &str) -> (Relay, std::path::PathBuf) {
+    relay_with(name, &[])
+}
+
+fn relay_with(name: &str, more: &[&str]) -> (Relay, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("relay-e2e-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let db = format!("sqlite://{}/relay.db", dir.display());
     let none = dir.join("no-boards").display().to_string();
-    let r = Relay::serve(
-        &dir,
-        &["--db", &db, "--port", &none, "--admin-token", TOKEN],
-    );
+    let mut args = vec![
+        "--db",
+        db.as_str(),
+        "--port",
+        none.as_str(),
+        "--admin-token",
+        TOKEN,
+    ];
+    args.extend_from_slice(more);
+    let r = Relay::serve(&dir, &args);
     (r, dir)
 }
 
@@ -369,4 +379,48 @@ fn a_team_event_ranks_its_teams_by_match_points_and_its_own_order() {
         .collect();
     assert!(mp.windows(2).all(|w| w[0] >= w[1]), "{mp:?}");
     assert!(mp[0] > 0.0);
+}
+
+#[test]
+fn players_photos_come_from_the_organisers_folder_and_nothing_else_of_the_disk() {
+    let Some(bytes) = bytes_of("vega_sample_tournament.trfx") else {
+        return;
+    };
+    let photos = std::env::temp_dir().join(format!("relay-e2e-photos-{}", std::process::id()));
+    std::fs::create_dir_all(&photos).expect("photos dir");
+    // A JPEG's first bytes are enough for the check: relay serves the file as it is.
+    let jpeg = [0xFF, 0xD8, 0xFF, 0xE0, 0, 16, b'J', b'F', b'I', b'F', 0];
+    std::fs::write(photos.join("93849384.jpg"), jpeg).expect("photo");
+    std::fs::write(photos.join("secret.txt"), "not a photo").expect("file");
+    let dir_arg = photos.display().to_string();
+    let (r, _dir) = relay_with("standings-photos", &["--photos-dir", &dir_arg]);
+    let id = import(&r, &bytes)["tournament_id"].as_i64().expect("id");
+    let (status, e) = patch(&r, id, json!({"photos": "javascript:alert({fide_id})"}));
+    assert_eq!(status, 400, "{e}");
+    let (status, e) = patch(&r, id, json!({"photos": "/photos/x.jpg"}));
+    assert_eq!(status, 400, "no {{fide_id}}: {e}");
+    let (status, _) = patch(
+        &r,
+        id,
+        json!({"photos": "/photos/{fide_id}.jpg", "photo_credit": "Photos: the organiser"}),
+    );
+    assert_eq!(status, 200);
+    let s = get_json(&r.url(&format!("/api/tournaments/{id}/standings")));
+    assert_eq!(s["photo_credit"], "Photos: the organiser");
+    let with_id = s["players"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["fide_id"] == 93849384).cloned())
+        .expect("the CM of the file");
+    assert_eq!(with_id["photo"], "/photos/93849384.jpg");
+    let a = get(&r.url("/photos/93849384.jpg"));
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("content-type"), Some("image/jpeg"));
+    assert_eq!(a.body, jpeg);
+    for bad in [
+        "/photos/secret.txt",
+        "/photos/..%2Frelay.db",
+        "/photos/missing.jpg",
+    ] {
+        assert_eq!(get(&r.url(bad)).status, 404, "{bad}");
+    }
 }

@@ -178,6 +178,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         delay: args.delay,
         settle_ms: 300,
         web_dir: args.web_dir.clone(),
+        photos_dir: None,
         client_silence: std::time::Duration::from_secs(60),
         no_boards: false,
         push_to: None,

@@ -254,7 +254,11 @@ async fn serve(
         .with_context(|| format!("cannot listen on {}", settings.listen))?;
     let addr = listener.local_addr()?;
     ready(addr);
-    let app = api::app(shared.clone(), settings.web_dir.clone());
+    let app = api::app(
+        shared.clone(),
+        settings.web_dir.clone(),
+        settings.photos_dir.clone(),
+    );
     let stop_http = stop.clone();
     let closing = shared.clone();
     connections::serve(listener, app, async move {

@@ -46,6 +46,11 @@ pub struct ServeOptions {
     /// Serve the pages from this directory instead of the copy built into the binary.
     #[arg(long, env = "RELAY_WEB_DIR")]
     pub web_dir: Option<PathBuf>,
+    /// Players' photos the organiser provides, served at `/photos/NAME` (JPEG, PNG or WebP
+    /// files named by the player's FIDE id, `1503014.jpg`); a tournament shows them when its
+    /// `photos` is `/photos/{fide_id}.jpg`.
+    #[arg(long, env = "RELAY_PHOTOS_DIR")]
+    pub photos_dir: Option<PathBuf>,
     /// A WebSocket client that answers nothing for this many seconds (not even the pings the
     /// service sends once it has been quiet for a third of that) has stopped reading and is
     /// closed (default 60, 10..=3600).
@@ -127,6 +132,7 @@ struct FileOptions {
     delay: Option<u32>,
     settle_ms: Option<u64>,
     web_dir: Option<PathBuf>,
+    photos_dir: Option<PathBuf>,
     client_silence_secs: Option<u64>,
     no_boards: Option<bool>,
     push_to: Option<String>,
@@ -156,6 +162,8 @@ pub struct Settings {
     pub delay: Option<u32>,
     pub settle_ms: u64,
     pub web_dir: Option<PathBuf>,
+    /// Players' photos served at `/photos/NAME`.
+    pub photos_dir: Option<PathBuf>,
     pub client_silence: std::time::Duration,
     /// Read no ports (a relay serving clients only).
     pub no_boards: bool,
@@ -372,6 +380,7 @@ impl ServeOptions {
             delay,
             settle_ms,
             web_dir: self.web_dir.or(file.web_dir),
+            photos_dir: self.photos_dir.or(file.photos_dir),
         })
     }
 }

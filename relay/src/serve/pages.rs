@@ -139,6 +139,39 @@ pub fn serve(dir: Option<&PathBuf>, uri_path: &str) -> Response {
     r
 }
 
+/// A player's photo from the organiser's folder (`--photos-dir`): only a plain file name of
+/// letters, digits, `.`, `-` and `_` ending in `.jpg`, `.jpeg`, `.png` or `.webp`, so no
+/// request reaches another file; 404 otherwise or when there is none.
+pub async fn photo(dir: PathBuf, name: String) -> Response {
+    let kind = match name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()) {
+        Some(e) if e == "jpg" || e == "jpeg" => "image/jpeg",
+        Some(e) if e == "png" => "image/png",
+        Some(e) if e == "webp" => "image/webp",
+        _ => return (StatusCode::NOT_FOUND, "not found").into_response(),
+    };
+    let plain = !name.starts_with('.')
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if !plain {
+        return (StatusCode::NOT_FOUND, "not found").into_response();
+    }
+    match tokio::fs::read(dir.join(&name)).await {
+        Ok(bytes) => {
+            let mut r = bytes.into_response();
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+            r.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=86400"),
+            );
+            r
+        }
+        Err(_) => (StatusCode::NOT_FOUND, "not found").into_response(),
+    }
+}
+
 /// A service answering page requests (the router's fallback).
 pub fn service(
     dir: Option<PathBuf>,

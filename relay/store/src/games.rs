@@ -43,6 +43,16 @@ impl Store {
         })
     }
 
+    /// A round's games without their moves: pairings, results and when they were set, for
+    /// what needs no move (the standings read every round of a tournament with this, where
+    /// the moves would be most of the work).
+    pub async fn round_results(&self, round: i64) -> Result<Vec<StoredGame>> {
+        on_pool!(self, pool => {
+            let rows: Vec<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ROUND).bind(round).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(|r| model::game_from_rows(r, Vec::new())).collect())
+        })
+    }
+
     /// What changed in a round after change number `after`, oldest first, at most `limit`.
     pub async fn changes_since(&self, round: i64, after: i64, limit: u32) -> Result<Vec<Change>> {
         on_pool!(self, pool => {

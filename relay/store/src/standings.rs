@@ -29,8 +29,9 @@ pub struct RankingTerms {
     pub team_scoring: Option<TeamScoring>,
     /// A round robin; none: by the file's type line (092/192), else a Swiss.
     pub round_robin: Option<bool>,
-    /// Players' photos: a URL with `{fide_id}` in it (`https://example.org/photos/{fide_id}.jpg`);
-    /// none shows no photos.
+    /// Players' photos: an address with `{fide_id}` in it (`https://example.org/{fide_id}.jpg`,
+    /// or `/photos/{fide_id}.jpg` for the folder `relay serve --photos-dir` serves); none
+    /// shows no photos.
     pub photos: Option<String>,
     /// The credit line shown under a photo.
     pub photo_credit: Option<String>,
@@ -137,12 +138,20 @@ impl RankingTerms {
             Code::parse(c).map_err(|e| format!("tie-break {c:?}: {e}"))?;
         }
         self.edition().map_err(|e| e.to_string())?;
-        if let Some(p) = &self.photos
-            && !p.contains("{fide_id}")
-        {
-            return Err(format!(
-                "photos {p:?}: give an address with {{fide_id}} in it, where the player's FIDE id goes"
-            ));
+        if let Some(p) = &self.photos {
+            if !p.contains("{fide_id}") {
+                return Err(format!(
+                    "photos {p:?}: give an address with {{fide_id}} in it, where the player's FIDE id goes"
+                ));
+            }
+            // Pages put it in an image's address: a web address or a path on this relay only.
+            let web = p.starts_with("https://") || p.starts_with("http://");
+            let here = p.starts_with('/') && !p.starts_with("//");
+            if !(web || here) || p.chars().any(|c| c.is_whitespace() || c == '"' || c == '<') {
+                return Err(format!(
+                    "photos {p:?}: an http(s):// address or a path on this relay (/photos/{{fide_id}}.jpg)"
+                ));
+            }
         }
         for (what, s) in [
             ("scoring", self.scoring.as_ref().map(scoring_values)),

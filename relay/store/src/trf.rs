@@ -693,7 +693,7 @@ impl Store {
         for (n, r) in &rounds {
             let i = *n as usize - 1;
             round_dates[i] = r.date.clone();
-            let games = self.round_games(r.id).await?;
+            let games = self.round_results(r.id).await?;
             let any_game = games.iter().any(|g| g.pairing.white.start_rank.is_some());
             for g in &games {
                 let (Some(w), Some(b)) = (g.pairing.white.start_rank, g.pairing.black.start_rank)

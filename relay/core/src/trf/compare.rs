@@ -106,7 +106,7 @@ pub fn differences(file: &Trf, ours: &Trf, points: impl Fn(&Cell) -> f64) -> Vec
         let Some(q) = ours.player(p.start_rank) else {
             continue;
         };
-        for r in 0..rounds {
+        for (r, &round_decided) in decided.iter().enumerate() {
             let fc = p.cells.get(r).copied().unwrap_or(Cell::Blank);
             let oc = q.cells.get(r).copied().unwrap_or(Cell::Blank);
             let theirs = said(&fc, p.start_rank);
@@ -126,7 +126,7 @@ pub fn differences(file: &Trf, ours: &Trf, points: impl Fn(&Cell) -> f64) -> Vec
                         mine.as_ref().map_or(String::new(), |m| m.1.clone()),
                     )
                 }
-                (None, Some(m)) if decided[r] && matches!(oc, Cell::Game { .. }) => {
+                (None, Some(m)) if round_decided && matches!(oc, Cell::Game { .. }) => {
                     if !writes_the_game(&oc, p.start_rank) {
                         continue;
                     }

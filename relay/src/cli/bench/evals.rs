@@ -198,7 +198,7 @@ pub fn pair(base: &Case) -> (Case, Case) {
 /// A random legal game of `plies` plies from `seed` (a small LCG: the same games every run),
 /// as SAN movetext. Random games give positions no other game reaches, so no evaluation is
 /// shared between the two measurements.
-fn random_game(seed: u64, plies: usize) -> String {
+pub(super) fn random_game(seed: u64, plies: usize) -> String {
     let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     let mut pos = Chess::default();
     let mut text = String::new();

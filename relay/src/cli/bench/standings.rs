@@ -13,7 +13,7 @@
 //! one standings request takes that computes them.
 
 use super::cases::BenchArgs;
-use super::evals::admin;
+use super::evals::{admin, random_game};
 use super::procs::{Proc, TempDir, get_json, interrupted, relay_command, serving_addr};
 use anyhow::{Context, Result, bail};
 use relay_core::standings::{Code, Settings, standings};
@@ -290,6 +290,32 @@ fn service(trf: &Trf, args: &BenchArgs, stop: &Arc<AtomicBool>) -> Result<()> {
         .as_i64()
         .context("the import gave no tournament id")?;
     println!("service: imported in {:.1} s", t0.elapsed().as_secs_f64());
+    // Games with their moves, as a real event has them: the standings must not read them.
+    let t0 = Instant::now();
+    let mut with_moves = 0;
+    let rounds: Vec<i64> = get_json(&format!("http://{addr}/api/tournaments/{id}"))
+        .and_then(|t| {
+            t["rounds"]
+                .as_array()
+                .map(|rs| rs.iter().filter_map(|r| r["id"].as_i64()).collect())
+        })
+        .unwrap_or_default();
+    for r in rounds.iter().take(3) {
+        let round = get_json(&format!("http://{addr}/api/rounds/{r}")).context("no round")?;
+        for g in round["games"].as_array().into_iter().flatten() {
+            interrupted(stop)?;
+            let Some(game) = g["id"].as_i64() else {
+                continue;
+            };
+            let pgn = random_game(game as u64, 80);
+            admin(addr, "PUT", &format!("/api/games/{game}/pgn"), token, &pgn)?;
+            with_moves += 1;
+        }
+    }
+    println!(
+        "service: {with_moves} games of 80 plies stored in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
     let url = format!("http://{addr}/api/tournaments/{id}/standings?round={ROUNDS}");
     let first = get_json(&url).context("no standings")?;
     let rows = first["players"].as_array().cloned().unwrap_or_default();

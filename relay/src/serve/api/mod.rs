@@ -56,8 +56,8 @@ use state::{AppState, OpenApiDocument};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The service's router. `web_dir`: where the pages are.
-pub fn app(shared: Arc<Shared>, web_dir: Option<PathBuf>) -> Router {
+/// The service's router. `web_dir`: where the pages are; `photos_dir`: players' photos.
+pub fn app(shared: Arc<Shared>, web_dir: Option<PathBuf>, photos_dir: Option<PathBuf>) -> Router {
     let table = routes::routes();
     // Written once here: the route that serves it is in the table it is written from.
     let doc = serde_json::to_vec(&openapi::document(&table)).unwrap_or_default();
@@ -82,6 +82,16 @@ pub fn app(shared: Arc<Shared>, web_dir: Option<PathBuf>) -> Router {
         router = router.route(
             path,
             axum::routing::get(move |uri: axum::http::Uri| embed::page(store, dir, which, uri)),
+        );
+    }
+    if let Some(dir) = photos_dir {
+        router = router.route(
+            "/photos/{name}",
+            axum::routing::get(
+                move |axum::extract::Path(name): axum::extract::Path<String>| {
+                    crate::serve::pages::photo(dir.clone(), name)
+                },
+            ),
         );
     }
     let pages = crate::serve::pages::service(web_dir);

@@ -185,7 +185,7 @@ async fn boards_of(
         let Some(n) = r.number.parse::<u32>().ok().filter(|n| *n > 0) else {
             continue;
         };
-        for g in store.round_games(r.id).await? {
+        for g in store.round_results(r.id).await? {
             for sr in [g.pairing.white.start_rank, g.pairing.black.start_rank]
                 .into_iter()
                 .flatten()

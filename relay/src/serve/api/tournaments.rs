@@ -61,7 +61,8 @@ pub struct TournamentBody {
     /// A round robin (else a Swiss); `null`: by the pairing program's file.
     #[serde(default, deserialize_with = "super::check::nullable")]
     round_robin: Option<Option<bool>>,
-    /// Players' photos: an address with `{fide_id}` in it; `null`: none.
+    /// Players' photos: an address with `{fide_id}` in it (`https://…/{fide_id}.jpg`, or
+    /// `/photos/{fide_id}.jpg` for the folder relay serves with `--photos-dir`); `null`: none.
     #[serde(default, deserialize_with = "super::check::nullable")]
     photos: Option<Option<String>>,
     /// The credit line under the photos.
