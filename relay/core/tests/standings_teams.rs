@@ -680,3 +680,35 @@ fn team_line(name: &str, players: &[u32]) -> String {
     l.push('\n');
     l
 }
+
+/// Every board of a match lost by both players by forfeit: no game points, and the match
+/// lost by both teams (not drawn 0–0).
+#[test]
+fn a_match_of_double_forfeits_is_lost_by_both() {
+    let mut text = String::from("012 Double forfeits\n");
+    for (n, cell) in [
+        (1, "   3 - -"),
+        (2, "   4 - -"),
+        (3, "   1 - -"),
+        (4, "   2 - -"),
+    ] {
+        text.push_str(&player_line(n, cell));
+    }
+    text.push_str(&team_line("A", &[1, 2]));
+    text.push_str(&team_line("B", &[3, 4]));
+    let trf = read_trf(text.as_bytes()).expect("the test file reads");
+    let s = standings(
+        &trf,
+        &settings(&trf, &["BH:MP", "BH:MP/P"], Edition::Fide2026),
+    );
+    for t in &s.teams {
+        assert_eq!((t.match_points, t.game_points), (0.0, 0.0));
+        let m = &t.matches[0];
+        assert_eq!(
+            (m.kind, m.opponent),
+            (TeamMatchKind::Forfeit, Some(3 - t.number))
+        );
+        // Buchholz: the forfeited match counts only under /P (both score 0 here anyway).
+        assert_eq!(t.values, vec![Some(0.0), Some(0.0)]);
+    }
+}

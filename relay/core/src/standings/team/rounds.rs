@@ -16,7 +16,8 @@
 //! - The boards of a match are numbered in the team's board order (its `310`/`013` line):
 //!   the first of its players at a board is board 1.
 //! - Match points follow once every board of the match has a result: more game points than
-//!   the other team is a won match, as many a drawn one.
+//!   the other team is a won match, as many a drawn one; a match of double forfeits only is
+//!   lost by both.
 //! - Team records given beside the file ([`TeamRoundRecord`]) then fill in what cells cannot
 //!   say: a team bye in a round the team had no match, the two teams of a forfeited match.
 
@@ -314,11 +315,14 @@ fn round_of(
                 .and_then(|rs| rs.get(r))
                 .is_none_or(|theirs| theirs.iter().all(|b| b.finished))
         });
+    let played = mine.iter().any(|b| b.played);
     let mp = if !finished {
         0.0
     } else if gp > gp_against {
         ts.win
-    } else if gp < gp_against {
+    } else if gp < gp_against || (!played && gp == 0.0) {
+        // A match nobody played and nobody won (every board a double forfeit) is lost by
+        // both teams.
         ts.loss
     } else {
         ts.draw
@@ -329,11 +333,7 @@ fn round_of(
     }
     Round {
         number,
-        kind: if mine.iter().any(|b| b.played) {
-            Kind::Played
-        } else {
-            Kind::Forfeit
-        },
+        kind: if played { Kind::Played } else { Kind::Forfeit },
         opponent,
         mp,
         gp,
