@@ -212,6 +212,7 @@ export function spoilerSwitch(onChange) {
 // games often end together); and one a minute besides, for a correction in an older round or
 // a round newly paired, which the socket of the newest round does not carry.
 const MIN_GAP_MS = 1000;
+const SETTLE_MS = 2500;
 const POLL_MS = 60000;
 
 /**
@@ -244,7 +245,7 @@ export function followResults(tournament, refresh) {
       // The first snapshot is the round as the page already has it; one after a reconnect
       // may carry results missed meanwhile.
       if (msg.type === 'snapshot' && snapshots++ === 0) return;
-      if (msg.type === 'result' || msg.type === 'game' || msg.type === 'snapshot') schedule();
+      if (msg.type === 'result' || msg.type === 'game' || msg.type === 'snapshot') news();
     }, showStatus);
   }
 
@@ -264,6 +265,16 @@ export function followResults(tournament, refresh) {
   function schedule() {
     if (timer) return;
     timer = setTimeout(run, Math.max(0, lastAt + MIN_GAP_MS - performance.now()));
+  }
+
+  // A result is read at once, and once more when the burst is over: the server computes the
+  // standings at most once a second too, so a read right after another may get the standings
+  // of a moment before the result.
+  let settle = null;
+  function news() {
+    schedule();
+    clearTimeout(settle);
+    settle = setTimeout(schedule, SETTLE_MS);
   }
 
   setInterval(() => { if (!document.hidden) schedule(); }, POLL_MS);
