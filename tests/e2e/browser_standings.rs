@@ -1,13 +1,16 @@
-//! The tournament's pages in real headless Chromium, against `relay serve` with two pairing
-//! programs' files imported (POST /api/tournaments/trf): the FIDE example (Karl-Mala 2005, a
-//! Swiss of 284 players) as it stood once round 7 was paired, and Grandmommy's Cup (a team
-//! Swiss). The standings page shows the API's first rows and tie-break columns and the
-//! crosstable its cells; a player's page the flag, the rating change as the API has it and the
-//! links to the games; the team page its players and matches; spoiler-free hides the points
-//! (and is remembered) until "show results"; a result set on a board of round 7 shows in the
-//! open standings page without a reload; the console's tie-break chooser saves an order that
-//! the standings then rank by. Vega's sample, marked a round robin with the organiser's photos
-//! and spoiler-free by default, opens spoiler-free and shows the grid and a player's photo.
+//! The tournament's pages in real headless Chromium, against `relay serve` with pairing
+//! programs' files imported (POST /api/tournaments/trf), a test (and a browser) for each:
+//!
+//! - the FIDE example (Karl-Mala 2005, a Swiss of 284 players) as it stood once round 7 was
+//!   paired: the standings page shows the API's first rows and tie-break columns, the
+//!   crosstable its cells; a result set on a board of round 7 shows on the open page without a
+//!   reload; spoiler-free hides the points (and is remembered) until "show results"; the round
+//!   chooser gives the standings after round 3; a player's page shows the flag, the rating
+//!   change as the API has it and the links to the games; the console's tie-break chooser
+//!   saves an order that the standings then rank by;
+//! - Grandmommy's Cup (a team Swiss): the teams' table first, a team's players and matches;
+//! - Vega's sample, marked a round robin with the organiser's photos and spoiler-free by
+//!   default: it opens spoiler-free, shows the grid, and a player's photo with its credit.
 
 use super::browser::{Browser, TOKEN, blocking, browser_test, eventually, try_json};
 use super::referees::{as_paired, bytes_of};
@@ -135,29 +138,32 @@ async fn wait_rendered(b: &Browser, what: &str) -> Value {
     })
 }
 
+/// `relay serve` with the test's admin token and no boards, its database in a new folder.
+fn serve(name: &str) -> Relay {
+    let dir = temp_dir(name);
+    let db = format!("sqlite://{}", dir.join("relay.db").display());
+    blocking(|| {
+        Relay::serve(
+            &dir,
+            &["--db", db.as_str(), "--no-boards", "--admin-token", TOKEN],
+        )
+    })
+}
+
+/// The Swiss: standings, crosstable, a result shown live, spoiler-free, the round chooser, a
+/// player's page, and the console's tie-break order.
 #[test]
-fn browser_standings_crosstable_player_and_team_pages_live_and_spoiler_free() {
+fn browser_standings_of_a_swiss_crosstable_live_spoiler_free_a_player_and_the_tiebreak_order() {
     browser_test("standings", || async {
         let Some(karl) = bytes_of("fide_example1_karl_mala_2005.trf") else {
             return;
         };
-        let Some(cup) = bytes_of("grandmommys_cup_trf26_team.trf") else {
-            return;
-        };
-        let dir = temp_dir("browser-standings");
-        let db = format!("sqlite://{}", dir.join("relay.db").display());
-        let r = blocking(|| {
-            Relay::serve(
-                &dir,
-                &["--db", db.as_str(), "--no-boards", "--admin-token", TOKEN],
-            )
-        });
+        let r = serve("browser-standings");
         // The Swiss as it stood once round 7 was paired: six rounds of results, round 7's
         // boards waiting for theirs.
         let trf = relay_core::trf::read_trf(&karl).expect("the FIDE example reads");
         let paired = relay_core::trf::write_trf(&as_paired(&trf, 7));
         let swiss = blocking(|| import(&r, paired.as_bytes()));
-        let team_event = blocking(|| import(&r, &cup));
 
         let api_standings = blocking(|| api(&r, &format!("/api/tournaments/{swiss}/standings")));
         let players = api_standings["players"]
@@ -507,7 +513,79 @@ fn browser_standings_crosstable_player_and_team_pages_live_and_spoiler_free() {
             v.as_str().filter(|t| t.contains(&name)).map(|_| ())
         });
 
-        // ---- the team event: teams first, a team's page with its matches ----
+        // ---- the console's tie-break chooser: an order saved, the standings rank by it ----
+        b.goto(&r.url(&format!("/console.html?round={round7}")))
+            .await;
+        b.enter_token().await;
+        eventually!(20, "the tie-break panel", async {
+            let v = b
+                .js("const f = document.getElementById('tiebreak-settings'); return f && !f.hidden ? true : null;", vec![])
+                .await;
+            v.as_bool()
+        });
+        // Whatever is set, cleared first; then SB and BH/C1 added, BH/C1 moved above SB.
+        b.js(
+            "let x; while ((x = document.querySelector('#tiebreak-list .tb-remove'))) x.click();",
+            vec![],
+        )
+        .await;
+        for code in ["SB", "BH/C1"] {
+            b.type_into("#tiebreak-other", code).await;
+            b.click("#tiebreak-add-other").await;
+        }
+        b.click("#tiebreak-list li[data-code=\"BH/C1\"] .tb-up")
+            .await;
+        let order = b
+            .js("return [...document.querySelectorAll('#tiebreak-list li')].map((li) => li.dataset.code);", vec![])
+            .await;
+        assert_eq!(order, json!(["BH/C1", "SB"]));
+        b.click("#tiebreak-save").await;
+        let saved = eventually!(10, "the tie-breaks saved", async {
+            let t = try_json(&r.url(&format!("/api/tournaments/{swiss}")))?;
+            (t["tiebreaks"] == json!(["BH/C1", "SB"])).then_some(t)
+        });
+        println!("saved: {}", saved["tiebreaks"]);
+        // The panel says so once the tournament is read back.
+        eventually!(10, "the panel to say the tie-breaks are saved", async {
+            let msg = b
+                .js(
+                    "return document.getElementById('tiebreak-msg').textContent;",
+                    vec![],
+                )
+                .await;
+            msg.as_str()
+                .filter(|m| m.contains("saved: BH/C1, SB"))
+                .map(|_| ())
+        });
+        b.screenshot("console-tiebreaks").await;
+        b.goto(&r.url(&format!("/standings.html?t={swiss}"))).await;
+        eventually!(10, "the standings by the new tie-breaks", async {
+            let v = standings_shown(&b).await;
+            let heads: Vec<&str> = v["heads"]
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            (heads.contains(&"BH/C1")
+                && heads.contains(&"SB")
+                && heads.iter().position(|h| *h == "BH/C1") < heads.iter().position(|h| *h == "SB"))
+            .then_some(())
+        });
+        b.quit().await;
+    });
+}
+
+/// The team event: the teams' table first, a team's page with its players and matches.
+#[test]
+fn browser_standings_of_a_team_event_and_a_team_page() {
+    browser_test("standings_team", || async {
+        let Some(cup) = bytes_of("grandmommys_cup_trf26_team.trf") else {
+            return;
+        };
+        let r = serve("browser-standings-team");
+        let team_event = blocking(|| import(&r, &cup));
+        let b = Browser::start("standings_team").await;
+
         let cup_standings =
             blocking(|| api(&r, &format!("/api/tournaments/{team_event}/standings")));
         let teams = cup_standings["teams"]
@@ -583,10 +661,21 @@ fn browser_standings_crosstable_player_and_team_pages_live_and_spoiler_free() {
         }
         b.screenshot("team").await;
 
-        // ---- a round robin's grid; the organiser's photos and spoiler-free by default ----
+        b.quit().await;
+    });
+}
+
+/// A round robin's grid, opening spoiler-free by the organiser's default, and a player's photo
+/// with the organiser's credit line.
+#[test]
+fn browser_standings_of_a_round_robin_spoiler_free_by_default_and_photos() {
+    browser_test("standings_rr", || async {
         let Some(vega) = bytes_of("vega_sample_tournament.trfx") else {
             return;
         };
+        let r = serve("browser-standings-rr");
+        let b = Browser::start("standings_rr").await;
+
         let rr = blocking(|| import(&r, &vega));
         // A picture the relay itself serves, so that the photo loads without a network.
         let photos = format!("{}/vendor/flags/de.svg?id={{fide_id}}", r.base);
@@ -684,64 +773,6 @@ fn browser_standings_crosstable_player_and_team_pages_live_and_spoiler_free() {
         assert_eq!(photo["credit"], "Photo: Club archive", "{photo}");
         b.screenshot("player-photo").await;
 
-        // ---- the console's tie-break chooser: an order saved, the standings rank by it ----
-        b.goto(&r.url(&format!("/console.html?round={round7}")))
-            .await;
-        b.enter_token().await;
-        eventually!(20, "the tie-break panel", async {
-            let v = b
-                .js("const f = document.getElementById('tiebreak-settings'); return f && !f.hidden ? true : null;", vec![])
-                .await;
-            v.as_bool()
-        });
-        // Whatever is set, cleared first; then SB and BH/C1 added, BH/C1 moved above SB.
-        b.js(
-            "let x; while ((x = document.querySelector('#tiebreak-list .tb-remove'))) x.click();",
-            vec![],
-        )
-        .await;
-        for code in ["SB", "BH/C1"] {
-            b.type_into("#tiebreak-other", code).await;
-            b.click("#tiebreak-add-other").await;
-        }
-        b.click("#tiebreak-list li[data-code=\"BH/C1\"] .tb-up")
-            .await;
-        let order = b
-            .js("return [...document.querySelectorAll('#tiebreak-list li')].map((li) => li.dataset.code);", vec![])
-            .await;
-        assert_eq!(order, json!(["BH/C1", "SB"]));
-        b.click("#tiebreak-save").await;
-        let saved = eventually!(10, "the tie-breaks saved", async {
-            let t = try_json(&r.url(&format!("/api/tournaments/{swiss}")))?;
-            (t["tiebreaks"] == json!(["BH/C1", "SB"])).then_some(t)
-        });
-        println!("saved: {}", saved["tiebreaks"]);
-        // The panel says so once the tournament is read back.
-        eventually!(10, "the panel to say the tie-breaks are saved", async {
-            let msg = b
-                .js(
-                    "return document.getElementById('tiebreak-msg').textContent;",
-                    vec![],
-                )
-                .await;
-            msg.as_str()
-                .filter(|m| m.contains("saved: BH/C1, SB"))
-                .map(|_| ())
-        });
-        b.screenshot("console-tiebreaks").await;
-        b.goto(&r.url(&format!("/standings.html?t={swiss}"))).await;
-        eventually!(10, "the standings by the new tie-breaks", async {
-            let v = standings_shown(&b).await;
-            let heads: Vec<&str> = v["heads"]
-                .as_array()?
-                .iter()
-                .filter_map(Value::as_str)
-                .collect();
-            (heads.contains(&"BH/C1")
-                && heads.contains(&"SB")
-                && heads.iter().position(|h| *h == "BH/C1") < heads.iter().position(|h| *h == "SB"))
-            .then_some(())
-        });
         b.quit().await;
     });
 }
