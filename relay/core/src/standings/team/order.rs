@@ -93,7 +93,8 @@ fn board_chain(ev: &Event, tier: Vec<u32>, chain: &[Board]) -> Vec<Vec<u32>> {
 }
 
 /// Each team's score `s` in its matches against the others of `group` (the average of
-/// several against one), and how many of them it never met.
+/// several against one), and how many of them it never met (a forfeited match is a meeting
+/// only with `played`, `/P`).
 fn among(ev: &Event, group: &[u32], s: Score, played: bool) -> Vec<(u32, f64, usize)> {
     group
         .iter()
@@ -107,11 +108,10 @@ fn among(ev: &Event, group: &[u32], s: Score, played: bool) -> Vec<(u32, f64, us
                     .filter(|r| r.met(played) == Some(u))
                     .map(|r| Event::scored(r, s))
                     .collect();
-                if !with.is_empty() {
-                    score += with.iter().sum::<f64>() / with.len() as f64;
-                }
-                if !rounds.iter().any(|r| r.opponent == Some(u)) {
+                if with.is_empty() {
                     missing += 1;
+                } else {
+                    score += with.iter().sum::<f64>() / with.len() as f64;
                 }
             }
             (t, score, missing)
