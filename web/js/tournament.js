@@ -156,12 +156,12 @@ export const colHead = (text, attrs = {}) => el('th', { scope: 'col', ...attrs, 
 // Hides results, points, ranks by score and ratings won or lost until the user asks. Chosen
 // per tournament and remembered in this browser; until then the organiser's default.
 
-const spoilerKey = () => `relay.spoilerFree.${tournamentId}`;
+const spoilerKey = (tournament) => `relay.spoilerFree.${tournament}`;
 
 /** Whether the user chose spoiler-free for this tournament: true, false, or null (not chosen). */
-function spoilerChoice() {
+function spoilerChoice(tournament) {
   try {
-    const v = localStorage.getItem(spoilerKey());
+    const v = localStorage.getItem(spoilerKey(tournament));
     return v === '1' ? true : v === '0' ? false : null;
   } catch { return null; }
 }
@@ -170,13 +170,15 @@ function spoilerChoice() {
  * The spoiler-free switch in the page's header (`#spoiler-free`, a checkbox) and the notice
  * with its "Show results" button (`#spoiler-notice`). `onChange` runs on every change, and
  * with the first answer of `isOn` once the organiser's default is known (`setDefault`).
+ * `tournament`: the page's `?t=`, or the tournament of the round or game a page shows.
  * @param {(on: boolean) => void} onChange
+ * @param {string | number} [tournament]
  */
-export function spoilerSwitch(onChange) {
+export function spoilerSwitch(onChange, tournament = tournamentId) {
   const box = /** @type {HTMLInputElement} */ (document.getElementById('spoiler-free'));
   const notice = document.getElementById('spoiler-notice');
   let byDefault = false;
-  const isOn = () => spoilerChoice() ?? byDefault;
+  const isOn = () => spoilerChoice(tournament) ?? byDefault;
   const show = () => {
     const on = isOn();
     box.checked = on;
@@ -184,7 +186,7 @@ export function spoilerSwitch(onChange) {
     document.body.classList.toggle('spoiler-free', on);
   };
   const choose = (on) => {
-    try { localStorage.setItem(spoilerKey(), on ? '1' : '0'); } catch { /* storage disabled */ }
+    try { localStorage.setItem(spoilerKey(tournament), on ? '1' : '0'); } catch { /* storage disabled */ }
     show();
     onChange(on);
   };
@@ -192,7 +194,7 @@ export function spoilerSwitch(onChange) {
   document.getElementById('show-results').addEventListener('click', () => choose(false));
   // Another tab of the same tournament switched it.
   window.addEventListener('storage', (e) => {
-    if (e.key === spoilerKey()) { show(); onChange(isOn()); }
+    if (e.key === spoilerKey(tournament)) { show(); onChange(isOn()); }
   });
   show();
   return {
