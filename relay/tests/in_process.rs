@@ -49,7 +49,7 @@ async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
         Default::default(),
         1,
     );
-    let router = app(core.shared.clone(), None);
+    let router = app(core.shared.clone(), None, None);
     (core, router)
 }
 

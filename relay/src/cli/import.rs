@@ -264,6 +264,9 @@ fn import_trf(a: &ImportArgs, bytes: &[u8]) -> Result<()> {
         for m in &done.boards_moved {
             eprintln!("relay: {m}");
         }
+        for d in &done.differences {
+            eprintln!("relay: the file and relay's record differ: {}", d.text);
+        }
         Ok(())
     })
 }

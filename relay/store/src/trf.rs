@@ -19,7 +19,7 @@ use crate::error::{Result, StoreError};
 use crate::pool::{Store, now_ms, on_pool};
 use relay_core::trf::{
     Board, ByeCode, Cell, Colour, HalfPoints, Outcome, RoundPlan, Sex, Trf, TrfPlayer, TrfTeam,
-    TrfTournament, plan_rounds, total,
+    TrfTournament, differences, plan_rounds, total,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -347,6 +347,47 @@ impl Store {
     /// Imports a file into tournament `into` (made from the file when `None`). `source` names
     /// the file in the audit trail, `actor` who imported it.
     pub async fn import_trf(
+        &self,
+        trf: &Trf,
+        bytes: &[u8],
+        into: Option<i64>,
+        actor: &str,
+        source: &str,
+    ) -> Result<TrfImported> {
+        // The arbiter's check compares the file with relay's record under the file's scoring.
+        let scoring = relay_core::standings::Scoring::from_trf(&trf.tournament);
+        let points = |c: &Cell| scoring.of_cell(c);
+        match self.import_whole(trf, bytes, into, actor, source).await {
+            Ok(mut done) => {
+                // Committed: a record that cannot be read back now is no failed import.
+                if let Ok(ours) = self.trf_of(done.tournament_id).await {
+                    done.differences = differences(trf, &ours, points);
+                }
+                Ok(done)
+            }
+            // Refused: with the reason, everything else the two disagree on.
+            Err(StoreError::Conflict(mut why)) => {
+                if let Some(id) = into
+                    && let Ok(ours) = self.trf_of(id).await
+                {
+                    let d = differences(trf, &ours, points);
+                    if !d.is_empty() {
+                        let texts: Vec<&str> = d.iter().take(20).map(|d| d.text.as_str()).collect();
+                        why.push_str("; the file and relay's record also differ: ");
+                        why.push_str(&texts.join("; "));
+                        if d.len() > 20 {
+                            why.push_str(&format!("; and {} more", d.len() - 20));
+                        }
+                    }
+                }
+                Err(StoreError::Conflict(why))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The import itself, in one transaction (see the module text).
+    async fn import_whole(
         &self,
         trf: &Trf,
         bytes: &[u8],

@@ -4,7 +4,7 @@
 
 use super::error::ApiError;
 use super::extract::{Path, Reader, Segment};
-use super::standings::{StandingRow, StandingsCache, standings_for};
+use super::standings::{StandingRow, StandingsAnswer, StandingsCache, standings_for};
 use crate::serve::id::TournamentId;
 use crate::serve::lookup::Lookup;
 use axum::Json;
@@ -38,14 +38,58 @@ pub struct PlayerGame {
     pub points: f64,
 }
 
-/// A player's page.
+/// A player's page: their standings line (its count of games as `games_played`: `games` is
+/// the list here) and every round of the event.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PlayerAnswer {
-    #[serde(flatten)]
-    pub row: StandingRow,
+    pub rank: u32,
+    pub start_rank: u32,
+    pub name: String,
+    pub title: Option<String>,
+    pub rating: Option<u32>,
+    pub federation: Option<String>,
+    pub fide_id: Option<u64>,
+    pub team: Option<String>,
+    pub points: f64,
+    /// One per code of `tiebreak_codes`.
+    pub tiebreaks: Vec<Option<f64>>,
+    pub tiebreak_codes: Vec<String>,
+    /// Games played over the board.
+    pub games_played: u32,
+    pub performance: Option<f64>,
+    pub k: Option<u32>,
+    pub rating_change: Option<f64>,
+    pub photo: Option<String>,
+    /// Every round paired so far, the newest one's game without a result yet.
     pub games: Vec<PlayerGame>,
     pub photo_credit: Option<String>,
     pub spoiler_free_default: bool,
+}
+
+impl PlayerAnswer {
+    fn of(row: &StandingRow, games: Vec<PlayerGame>, a: &StandingsAnswer) -> PlayerAnswer {
+        PlayerAnswer {
+            rank: row.rank,
+            start_rank: row.start_rank,
+            name: row.name.clone(),
+            title: row.title.clone(),
+            rating: row.rating,
+            federation: row.federation.clone(),
+            fide_id: row.fide_id,
+            team: row.team.clone(),
+            points: row.points,
+            tiebreaks: row.tiebreaks.clone(),
+            tiebreak_codes: a.tiebreaks.clone(),
+            games_played: row.games,
+            performance: row.performance,
+            k: row.k,
+            rating_change: row.rating_change,
+            photo: row.photo.clone(),
+            games,
+            photo_credit: a.photo_credit.clone(),
+            spoiler_free_default: a.spoiler_free_default,
+        }
+    }
 }
 
 /// A player's start rank in a tournament's path: a positive number, else nobody (404).
@@ -101,10 +145,5 @@ pub async fn get_player(
             points: c.points,
         })
         .collect();
-    Ok(Json(PlayerAnswer {
-        row: row.clone(),
-        games,
-        photo_credit: a.photo_credit.clone(),
-        spoiler_free_default: a.spoiler_free_default,
-    }))
+    Ok(Json(PlayerAnswer::of(row, games, &a)))
 }

@@ -15,7 +15,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use relay_core::standings::{Scoring, Standings, rating, standings};
-use relay_core::trf::{ByeCode, Cell, Colour, Outcome, Trf};
+use relay_core::trf::{Cell, Colour, Outcome, Trf};
 use relay_store::{RankingTerms, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -135,43 +135,28 @@ impl std::fmt::Debug for StandingsCache {
 /// How long one computation serves everyone asking.
 const FRESH: Duration = Duration::from_secs(1);
 
-/// The letter or figure a crosstable cell shows, and what the cell scored.
+/// The letter or figure a crosstable cell shows, and what the cell scored (by the core's
+/// reading of the scoring: one way to score a cell).
 fn cell_text(c: &Cell, s: &Scoring) -> (String, f64) {
-    match c {
+    let text = match c {
         Cell::Game {
             outcome: Some(o), ..
         } => match o {
-            Outcome::Win | Outcome::ShortWin => ("1".into(), s.win),
-            Outcome::Draw | Outcome::ShortDraw => ("½".into(), s.draw),
-            Outcome::Loss | Outcome::ShortLoss => ("0".into(), s.loss),
-            Outcome::ForfeitWin => ("+".into(), s.forfeit_win),
-            Outcome::ForfeitLoss => ("-".into(), s.forfeit_loss),
-        },
-        Cell::Game { outcome: None, .. } | Cell::Blank => (String::new(), 0.0),
-        Cell::Bye { code, points } => {
-            let p = match code {
-                ByeCode::Full => s.full_bye,
-                ByeCode::Pairing => s.pairing_bye,
-                ByeCode::ForfeitWin => s.forfeit_win,
-                ByeCode::ForfeitLoss => s.forfeit_loss,
-                ByeCode::Zero => s.zero_bye,
-                // A half-point bye, or a blank one that scored what the file's points said.
-                ByeCode::Half => {
-                    if points.0 == 1 {
-                        s.half_bye
-                    } else {
-                        points.as_f64()
-                    }
-                }
-            };
-            (code.code().to_string(), p)
+            Outcome::Win | Outcome::ShortWin => "1",
+            Outcome::Draw | Outcome::ShortDraw => "½",
+            Outcome::Loss | Outcome::ShortLoss => "0",
+            Outcome::ForfeitWin => "+",
+            Outcome::ForfeitLoss => "-",
         }
-    }
-}
-
-/// What a cell scores under `s`.
-pub(super) fn cell_points(c: &Cell, s: &Scoring) -> f64 {
-    cell_text(c, s).1
+        .to_string(),
+        Cell::Game { outcome: None, .. } | Cell::Blank => String::new(),
+        Cell::Bye { code, .. } => code.code().to_string(),
+    };
+    let points = match c {
+        Cell::Game { outcome: None, .. } | Cell::Blank => 0.0,
+        _ => s.of_cell(c),
+    };
+    (text, points)
 }
 
 /// (round, start rank) → (game id, board number), for the links.
@@ -222,7 +207,11 @@ pub(super) fn answer(
     terms: &RankingTerms,
     table: &Standings,
     boards: &HashMap<(u32, u32), (i64, u32)>,
+    asked: Option<u32>,
 ) -> StandingsAnswer {
+    // After a round asked for: its rounds only; else every round paired, the newest one's
+    // games without results yet, as a crosstable shows the round being played.
+    let shown = asked.map_or(usize::MAX, |r| r as usize);
     let scoring = terms.scoring.clone().unwrap_or_default();
     let team_of: HashMap<u32, String> = trf
         .team_of()
@@ -243,7 +232,7 @@ pub(super) fn answer(
             let rounds = p
                 .cells
                 .iter()
-                .take(table.round as usize)
+                .take(shown)
                 .enumerate()
                 .map(|(i, c)| {
                     let round = i as u32 + 1;
@@ -409,7 +398,7 @@ pub(super) async fn standings_for(
     // The computation is CPU work of some milliseconds for a large Swiss: off the async threads.
     let a = tokio::task::spawn_blocking(move || {
         let table = standings(&trf, &settings);
-        answer(&trf, &terms, &table, &boards)
+        answer(&trf, &terms, &table, &boards, round)
     })
     .await
     .map_err(|e| ApiError::Internal(format!("standings: {e}")))?;
@@ -492,11 +481,12 @@ pub fn standings_csv_text(a: &StandingsAnswer) -> String {
 }
 
 /// The crosstable as CSV: rank, name, points, then per round the opponent's rank, colour and
-/// result (`12w1`, `3b½`, `H`).
+/// result (`12w1`, `3b½`, `H`; `12w` paired, not played yet).
 pub fn crosstable_csv_text(a: &StandingsAnswer) -> String {
     let rank_of: HashMap<u32, u32> = a.players.iter().map(|p| (p.start_rank, p.rank)).collect();
     let mut out = String::from("rank,start_rank,name,points");
-    for r in 1..=a.round {
+    let rounds = a.players.iter().map(|p| p.rounds.len()).max().unwrap_or(0);
+    for r in 1..=rounds {
         out.push_str(&format!(",R{r}"));
     }
     out.push_str("\r\n");
@@ -507,8 +497,13 @@ pub fn crosstable_csv_text(a: &StandingsAnswer) -> String {
             csv_field(&p.name),
             number(p.points),
         ];
-        for c in &p.rounds {
-            line.push(csv_field(&cross_cell(c, &rank_of)));
+        for r in 0..rounds {
+            line.push(
+                p.rounds
+                    .get(r)
+                    .map(|c| csv_field(&cross_cell(c, &rank_of)))
+                    .unwrap_or_default(),
+            );
         }
         out.push_str(&line.join(","));
         out.push_str("\r\n");

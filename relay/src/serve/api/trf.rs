@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use relay_core::trf::{differences, read_trf, write_trf};
+use relay_core::trf::{read_trf, write_trf};
 use relay_store::{Store, TournamentPlayer, TournamentTeam, TrfImported};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,37 +30,10 @@ async fn import(
         return Err(ApiError::bad("the body is empty: send the TRF file"));
     }
     let trf = read_trf(body).map_err(|e| ApiError::bad(format!("the TRF does not read: {e}")))?;
-    let scoring = relay_core::standings::Scoring::from_trf(&trf.tournament);
-    let points = |c: &relay_core::trf::Cell| super::standings::cell_points(c, &scoring);
-    let mut done = match lookup
+    let done = lookup
         .store
         .import_trf(&trf, body, into, "arbiter", "uploaded")
-        .await
-    {
-        Ok(done) => done,
-        // Refused: the arbiter gets, with the reason, everything else the two disagree on.
-        Err(relay_store::StoreError::Conflict(why)) => {
-            let mut why = why;
-            if let Some(id) = into
-                && let Ok(ours) = lookup.store.trf_of(id).await
-            {
-                let d = differences(&trf, &ours, points);
-                if !d.is_empty() {
-                    why.push_str("; the file and relay's record also differ: ");
-                    let texts: Vec<&str> = d.iter().take(20).map(|d| d.text.as_str()).collect();
-                    why.push_str(&texts.join("; "));
-                    if d.len() > 20 {
-                        why.push_str(&format!("; and {} more", d.len() - 20));
-                    }
-                }
-            }
-            return Err(ApiError::Conflict(why));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    // The arbiter's check: what relay holds now against what the file says.
-    let ours = lookup.store.trf_of(done.tournament_id).await?;
-    done.differences = differences(&trf, &ours, points);
+        .await?;
     // Committed: the rounds' followers get the new pairings and results.
     publisher.games_changed(&done.changed).await;
     // The rounds' byes are in no message: the feeds read their views again.

@@ -852,7 +852,7 @@ mod tests {
             .header(header::CONTENT_TYPE, "application/json")
             .body(Body::from(body))
             .expect("request");
-        let res = super::super::app(core.shared.clone(), None)
+        let res = super::super::app(core.shared.clone(), None, None)
             .oneshot(req)
             .await
             .expect("router");
