@@ -3,10 +3,11 @@
 //! BH:MP/C1/P,MPvGP`, 362 2/1/0):
 //! - against an outside referee, tiebreak-core 1.2.0 (`referees/tiebreak_core_team.py`),
 //!   given the matches relay made of the file: every team's value of every team code the
-//!   library has (and MP, GP: its totals), and the order of the teams under several code
-//!   lists, under both editions; first from the cells alone (as relay reads the file), then
-//!   with the file's team records beside them (`240`/`320` byes, `330` forfeited matches,
-//!   which relay's reader does not keep; read here);
+//!   library has, and the order of the teams under several code lists, under both editions
+//!   (the library has no team edition: its team rules are the 2026 text); first from the
+//!   cells alone (as relay reads the file), then with the file's team records beside them
+//!   (`240`/`320` byes, `330` forfeited matches, which relay's reader does not keep; read
+//!   here);
 //! - against the file's own `310` totals: relay's match and game points from the cells are
 //!   the file's less exactly its team byes, and with the records all of them. Its `310`
 //!   ranks are not what its own 202 gives (shown), so ranks are compared with the library.
@@ -36,7 +37,7 @@ use std::process::{Command, Stdio};
 const FILE: &str = "grandmommys_cup_trf26_team.trf";
 
 /// Team codes whose every value is compared with the library's (it has no `MP`/`GP` codes:
-/// those are compared with its totals).
+/// the totals are compared with the file's own, below).
 const CODES: &[&str] = &[
     "EDET/P",
     "EMGSB/C1/P",
