@@ -7,6 +7,14 @@
 //! Individual codes in the list have no value for a team and break no tie between teams.
 //! The team codes are computed alike under the 2024 and 2026 editions; the 2024 edition's
 //! `ESB` is read as the opponent's match points times the game points made against it.
+//!
+//! Read as the referee library (tiebreak-core) reads them, C.07's text not being at hand, and
+//! open to a check against it:
+//! - Article 16 is not applied to teams: a round without a met opponent counts the team's own
+//!   final score (no 2026 cap), opponents' scores are their plain totals (no late byes taken
+//!   as draws), cuts take the least values (no unplayed rounds first).
+//! - A chain (`EDET`…) goes on with the board codes over the whole event for any two teams
+//!   the direct encounter left equal, whether or not they met.
 
 mod code;
 mod order;
