@@ -159,6 +159,36 @@ fn a_real_swiss_is_ranked_after_any_round_by_the_order_the_arbiter_sets() {
         .collect();
     assert_eq!(order, core);
 
+    // Football scoring, 3/1/0: what is not given follows (a forfeit win and a full bye as a
+    // win, a half bye as a draw), as TRF-2026's 162 reads; the edition of FIDE's rules.
+    let (status, e) = patch(&r, id, json!({"scoring": {"win": 3, "draw": 1, "lose": 0}}));
+    assert_eq!(status, 400, "an unknown field is refused: {e}");
+    let (status, e) = patch(&r, id, json!({"edition": "2025"}));
+    assert_eq!(status, 400, "{e}");
+    let (status, _) = patch(&r, id, json!({"scoring": {"win": 3, "draw": 1}, "edition": "2024"}));
+    assert_eq!(status, 200);
+    let football = relay_core::standings::Scoring {
+        win: 3.0,
+        draw: 1.0,
+        forfeit_win: 3.0,
+        full_bye: 3.0,
+        pairing_bye: 3.0,
+        half_bye: 1.0,
+        ..relay_core::standings::Scoring::default()
+    };
+    let s3 = wait_until(5, "3/1/0 in the standings", || {
+        let s = get_json(&r.url(&format!("/api/tournaments/{id}/standings")));
+        s["players"][0]["points"].as_f64().is_some_and(|p| p > 7.0).then_some(s)
+    });
+    for p in s3["players"].as_array().expect("players") {
+        let sr = p["start_rank"].as_u64().expect("start rank") as u32;
+        let f = file.player(sr).expect("there");
+        let pts: f64 = f.cells.iter().map(|c| football.of_cell(c)).sum();
+        assert!(close(&p["points"], pts), "{p}");
+    }
+    let (status, _) = patch(&r, id, json!({"scoring": null, "edition": null}));
+    assert_eq!(status, 200);
+
     // The CSVs: a header naming the codes, one line a player.
     let csv = get(&r.url(&format!("/api/tournaments/{id}/standings.csv"))).text();
     let mut lines = csv.lines();
@@ -310,6 +340,11 @@ fn a_result_set_at_a_board_counts_in_the_public_standings_once_the_delay_has_pas
     // A delay for the public, then the leader wins at the board.
     let (status, _) = patch(&r, id, json!({"delay_secs": 3}));
     assert_eq!(status, 200);
+    // The imported results were set at the import: the public counts them 3 s later.
+    wait_until(8, "the imported results public", || {
+        let p = get_json(&format!("{url}?round=5"));
+        close(&p["players"][0]["points"], points).then_some(())
+    });
     let result = if colour == "w" { "1-0" } else { "0-1" };
     let set = request(
         "POST",

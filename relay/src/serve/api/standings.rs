@@ -126,6 +126,14 @@ pub struct StandingsCache {
     made: parking_lot::Mutex<HashMap<(i64, Option<u32>, bool), (Instant, Arc<StandingsAnswer>)>>,
 }
 
+impl StandingsCache {
+    /// Drops what was computed for a tournament (its ranking changed: the next request
+    /// computes again, not a second later).
+    pub fn forget(&self, tournament: i64) {
+        self.made.lock().retain(|(t, _, _), _| *t != tournament);
+    }
+}
+
 impl std::fmt::Debug for StandingsCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("StandingsCache")

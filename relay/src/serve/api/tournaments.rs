@@ -51,10 +51,12 @@ pub struct TournamentBody {
     /// FIDE's tie-break rules: `"2026"` (in force since 1 March 2026) or `"2024"`.
     #[serde(default, deserialize_with = "super::check::nullable")]
     edition: Option<Option<String>>,
-    /// Points per kind of result (win, draw, loss, forfeit_win, forfeit_loss, full_bye,
-    /// half_bye, zero_bye, pairing_bye); `null`: 1/½/0.
+    /// Points per kind of result; `null`: FIDE's 1/½/0. Give what differs (`{"win": 3,
+    /// "draw": 1}`): as TRF-2026's 162 reads, a forfeit win and a full-point or
+    /// pairing-allocated bye count as a win, a half-point bye as a draw, a forfeit loss and a
+    /// zero-point bye as `absent` (0), unless given.
     #[serde(default, deserialize_with = "super::check::nullable")]
-    scoring: Option<Option<relay_core::standings::Scoring>>,
+    scoring: Option<Option<ScoringBody>>,
     /// Match points of a team event (win, draw, loss); `null`: 2/1/0.
     #[serde(default, deserialize_with = "super::check::nullable")]
     team_scoring: Option<Option<relay_core::standings::TeamScoring>>,
@@ -70,6 +72,52 @@ pub struct TournamentBody {
     photo_credit: Option<Option<String>>,
     /// Pages open with results and evaluations hidden until the spectator asks.
     spoiler_free: Option<bool>,
+}
+
+/// A tournament's scoring as an arbiter gives it: what is left out follows from the rest.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScoringBody {
+    /// A game won over the board (1).
+    win: Option<f64>,
+    /// A draw (½).
+    draw: Option<f64>,
+    /// A game lost over the board (0).
+    loss: Option<f64>,
+    /// A zero-point bye, an absence (0); a forfeit loss unless given.
+    absent: Option<f64>,
+    /// A game won by forfeit (as a win).
+    forfeit_win: Option<f64>,
+    /// A game lost by forfeit (as `absent`).
+    forfeit_loss: Option<f64>,
+    /// A full-point bye (as a win).
+    full_bye: Option<f64>,
+    /// A half-point bye (as a draw).
+    half_bye: Option<f64>,
+    /// The pairing-allocated bye (as a full-point bye).
+    pairing_bye: Option<f64>,
+}
+
+impl ScoringBody {
+    fn scoring(&self) -> relay_core::standings::Scoring {
+        let d = relay_core::standings::Scoring::default();
+        let win = self.win.unwrap_or(d.win);
+        let draw = self.draw.unwrap_or(d.draw);
+        let absent = self.absent.unwrap_or(d.zero_bye);
+        let full = self.full_bye.unwrap_or(win);
+        relay_core::standings::Scoring {
+            win,
+            draw,
+            loss: self.loss.unwrap_or(d.loss),
+            forfeit_win: self.forfeit_win.unwrap_or(win),
+            forfeit_loss: self.forfeit_loss.unwrap_or(absent),
+            full_bye: full,
+            half_bye: self.half_bye.unwrap_or(draw),
+            zero_bye: absent,
+            pairing_bye: self.pairing_bye.unwrap_or(full),
+            ..d
+        }
+    }
 }
 
 impl TournamentBody {
@@ -97,7 +145,7 @@ impl TournamentBody {
             terms.edition = e.clone();
         }
         if let Some(s) = &self.scoring {
-            terms.scoring = s.clone();
+            terms.scoring = s.as_ref().map(ScoringBody::scoring);
         }
         if let Some(s) = &self.team_scoring {
             terms.team_scoring = s.clone();
@@ -239,6 +287,7 @@ fn check_event_key(key: Option<Option<String>>) -> Result<Option<Option<String>>
 pub async fn edit_tournament(
     _: Admin,
     State(store): State<Store>,
+    State(standings): State<std::sync::Arc<super::standings::StandingsCache>>,
     State(publisher): State<Publisher>,
     Path(id): Path<TournamentId>,
     JsonBody(b, raw): JsonBody<TournamentBody>,
@@ -269,6 +318,8 @@ pub async fn edit_tournament(
     if let Some(r) = &ranking {
         store.set_ranking_terms(id, r).await?;
     }
+    // A delay or a ranking changed: the standings are computed again at the next request.
+    standings.forget(id);
     let t = store.tournament(id).await?;
     // Rounds without a delay of their own take the tournament's.
     publisher.round_edited(t.rounds.iter().map(|r| {
