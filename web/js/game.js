@@ -3,10 +3,14 @@
 // `view` is the ply on the board (0 = start position). While the viewer is
 // at the last move (`following`), new moves move the board along; once they
 // step back, the board stays where they put it.
+//
+// Spoiler-free (the tournament's switch, spoiler.js): the result and the engine's evaluation
+// are hidden until asked; the moves and clocks play on, the PGN can still be downloaded.
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
 import { ground, position } from './ground.js';
 import { evalBar, formatLine, formatScore, matedBy } from './eval.js';
+import { pageSpoiler, tournamentOfRound } from './spoiler.js';
 import {
   el, formatClock, formatEmt, formatResult, moveLabel, moveNumber, playerParts, playerText, clockMs, ratingAndFederation,
 } from './format.js';
@@ -35,7 +39,29 @@ let board = null;
 /** Whether any position of the game has an engine's evaluation (until then none is shown). */
 let evaluated = false;
 const bar = evalBar();
+bar.bar.hidden = true;
 document.querySelector('.board-row').prepend(bar.bar);
+
+const spoiler = pageSpoiler(() => {
+  if (!game) return;
+  renderResult();
+  showEval();
+});
+/** Whether the game's tournament is known or being looked for (a game names its round). */
+let seeking = false;
+/**
+ * Finds the game's tournament and its spoiler-free default. Not found (the network): looked
+ * for again with the game's next news, the result and evaluations hidden till then.
+ * @param {number} roundId
+ * @param {Promise<any>} [list] the tournaments' list, if already asked for
+ */
+function findTournament(roundId, list) {
+  if (seeking) return Promise.resolve();
+  seeking = true;
+  return tournamentOfRound(roundId, list)
+    .then((t) => (t == null ? Promise.reject(new Error('no tournament')) : spoiler.know(t)))
+    .catch(() => { seeking = false; });
+}
 
 // ---- rendering ---------------------------------------------------------------
 
@@ -67,6 +93,13 @@ function renderAll() {
 }
 
 function renderResult() {
+  // Spoiler-free: no result, nor whether the game is over.
+  const hidden = spoiler.hidden();
+  $('result').parentElement.hidden = hidden;
+  if (hidden) {
+    $('result').textContent = $('termination').textContent = '';
+    return;
+  }
   // A pending game can have moves an arbiter entered from a score sheet: it has started.
   const started = game.status !== 'pending' || game.moves.length > 0;
   $('result').textContent = formatResult(game.result) || (started ? 'in play' : 'not started');
@@ -122,14 +155,21 @@ function renderBoardView() {
   $('next').disabled = $('last').disabled = view === game.moves.length;
 }
 
-/** The engine's word on the position shown: the bar beside the board, score, depth, line. */
+/**
+ * The engine's word on the position shown: the bar beside the board, score, depth, line.
+ * None spoiler-free (the bar and the analysis hidden, emptied).
+ */
 function showEval() {
-  const ev = game.moves[view - 1]?.eval;
-  const mated = ev ? null : matedBy(game.moves[view - 1], game.start_fen);
-  bar.bar.hidden = !evaluated;
-  $('analysis').hidden = !evaluated;
+  const hidden = spoiler.hidden();
+  const ev = hidden ? null : game.moves[view - 1]?.eval;
+  const mated = ev || hidden ? null : matedBy(game.moves[view - 1], game.start_fen);
+  bar.bar.hidden = !evaluated || hidden;
+  $('analysis').hidden = !evaluated || hidden;
   bar.show(ev, { flipped, mated });
-  if (!evaluated) return;
+  if (!evaluated || hidden) {
+    for (const id of ['eval-score', 'eval-depth', 'eval-engine', 'eval-line']) $(id).textContent = '';
+    return;
+  }
   $('eval-score').textContent = ev ? formatScore(ev) : mated ? 'Checkmate' : 'No evaluation of this position yet';
   $('eval-depth').textContent = ev ? `depth ${ev.depth}` : '';
   $('eval-engine').textContent = ev ? ev.engine : '';
@@ -151,7 +191,7 @@ function onEvals(evals) {
     evaluated = true;
     if (e.ply === view) showing = true;
   }
-  if (showing || (evaluated && $('analysis').hidden)) showEval();
+  if (showing || (evaluated && $('analysis').hidden && !spoiler.hidden())) showEval();
 }
 
 function tick() {
@@ -234,6 +274,7 @@ $('copy-fen').addEventListener('click', async () => {
 /** @param {GameView} next */
 function setGame(next) {
   game = next;
+  findTournament(game.round_id);
   evaluated = evaluated || game.moves.some((m) => m.eval);
   view = following ? game.moves.length : Math.min(view, game.moves.length);
   following = view === game.moves.length;
@@ -266,7 +307,13 @@ async function start() {
     return;
   }
   try {
-    setGame(await getJSON(`api/games/${gameId}`));
+    // The tournaments' list is asked for meanwhile: the game is shown once it is known whether
+    // its result may be, so that a result never shows for a moment spoiler-free.
+    const list = getJSON('api/tournaments');
+    list.catch(() => {});
+    const first = await getJSON(`api/games/${gameId}`);
+    await findTournament(first.round_id, list);
+    setGame(first);
   } catch (err) {
     if (err.status === 404) {
       message.textContent = 'This game does not exist.';

@@ -6,10 +6,14 @@
 // is only made, and running clocks only tick, while the card is on or near the
 // screen (IntersectionObserver). A board that leaves is destroyed and its card
 // shows a plain square again, so the page holds a few dozen boards, not 700.
+//
+// Spoiler-free (the tournament's switch, spoiler.js): the results, the team matches' scores
+// and the evaluation bars are hidden until asked; the moves and clocks play on.
 
 import { getJSON, liveSocket, applyGameEvent, showStatus, serverNow } from './api.js';
 import { ground, position } from './ground.js';
 import { evalBar, matedBy } from './eval.js';
+import { pageSpoiler } from './spoiler.js';
 import {
   el, formatClock, formatResult, lastMoveLabel, playerParts, clockMs, fold, ratingAndFederation, teamMatches, formatPoints,
 } from './format.js';
@@ -36,6 +40,15 @@ const filter = /** @type {HTMLInputElement} */ (document.getElementById('filter'
 /** @type {Map<number, Entry>} game id → its card */
 const entries = new Map();
 let socket = null;
+
+// Switched: every card's result and bar, and the matches' scores, shown or hidden.
+const spoiler = pageSpoiler(() => {
+  for (const entry of entries.values()) {
+    showResult(entry);
+    showEval(entry);
+  }
+  showMatches();
+});
 
 const observer = new IntersectionObserver((changes) => {
   for (const change of changes) {
@@ -87,9 +100,7 @@ function updateCard(entry) {
   card.dataset.status = game.status;
   const chess960 = game.chess960;
   card.querySelector('.board-no').textContent = `Board ${game.board_no}${chess960 != null ? ` · Chess960 #${chess960}` : ''}`;
-  const result = card.querySelector('.result');
-  result.textContent = formatResult(game.result);
-  result.dataset.result = game.result;
+  showResult(entry);
   card.querySelector('footer .last-move').textContent = lastMoveLabel(game);
 
   const rows = card.querySelectorAll('.player');
@@ -107,13 +118,25 @@ function updateCard(entry) {
   if (entry.visible) drawBoard(entry);
 }
 
+/** The card's result; spoiler-free, none (nor its code on the card). */
+function showResult(entry) {
+  const result = entry.card.querySelector('.result');
+  if (spoiler.hidden()) {
+    result.textContent = '';
+    delete result.dataset.result;
+    return;
+  }
+  result.textContent = formatResult(entry.game.result);
+  result.dataset.result = entry.game.result;
+}
+
 /** Whether an engine evaluates this round (the relay says so, or any evaluation seen). */
 let evaluated = false;
 
 /**
  * The bar from the last move's evaluation; until the new position has one, the last one
  * shown, marked as older; full for the winner after a mate on the board. Hidden while the
- * game has had none.
+ * game has had none, and spoiler-free (not made until then).
  * @param {Entry} entry
  */
 function showEval(entry) {
@@ -125,6 +148,10 @@ function showEval(entry) {
   if (ev) entry.shownEval = ev;
   else if (!last) entry.shownEval = null;
   if (!entry.bar && !entry.shownEval && !mated) return;
+  if (spoiler.hidden()) {
+    if (entry.bar) entry.bar.bar.hidden = true;
+    return;
+  }
   if (!entry.bar) {
     // Under the board; a round without an engine never makes one.
     entry.bar = evalBar({ horizontal: true });
@@ -219,6 +246,7 @@ function setRound(round) {
   document.getElementById('meta').textContent = notes.filter(Boolean).join(' · ');
   /** @type {HTMLAnchorElement} */ (document.getElementById('standings-link')).href = `standings.html?t=${round.tournament_id}`;
 
+  spoiler.know(round.tournament_id);
   byes = round.byes || [];
   evaluated = evaluated || round.evaluated || round.games.some((g) => g.moves[g.moves.length - 1]?.eval);
   const ids = new Set(round.games.map((g) => g.id));
@@ -261,20 +289,22 @@ function placeCards() {
 }
 
 // A team round's matches and their scores, above the boards (made from the games, so they
-// follow every result); a round's byes below them.
+// follow every result; spoiler-free, without the scores); a round's byes below them.
 let byes = [];
 let matchesShown = '';
 function showMatches() {
   const list = document.getElementById('matches');
   const matches = teamMatches([...entries.values()].map((e) => e.game), byes);
-  const key = JSON.stringify([matches, byes]);
+  const hide = spoiler.hidden();
+  const key = JSON.stringify([matches, byes, hide]);
   if (key === matchesShown) return;
   matchesShown = key;
   list.hidden = !matches.length && !byes.length;
   list.replaceChildren(
     ...matches.map((m) => el('li', { class: 'match' },
       el('span', { class: 'team', text: m.first }),
-      el('strong', { class: 'score', text: ` ${formatPoints(m.first_points)} – ${formatPoints(m.second_points)} ` }),
+      hide ? ' – '
+        : el('strong', { class: 'score', text: ` ${formatPoints(m.first_points)} – ${formatPoints(m.second_points)} ` }),
       el('span', { class: 'team', text: m.second }),
       el('span', { class: 'muted', text: ` (boards ${m.boards[0]}–${m.boards[m.boards.length - 1]})` }))),
     ...(byes.length ? [el('li', { class: 'byes muted', text: `Byes: ${byes.map((b) => `${b.name || `no. ${b.start_rank}`} (${b.code}, ${formatPoints(b.points)})`).join(', ')}` })] : []));

@@ -33,6 +33,7 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/game.js"),
     page!("js/flags.js"),
     page!("js/tournament.js"),
+    page!("js/spoiler.js"),
     page!("js/standings.js"),
     page!("js/crosstable.js"),
     page!("js/player.js"),
