@@ -4,6 +4,7 @@
 mod browser;
 mod browser_embed;
 mod browser_halls;
+mod browser_spoiler;
 mod browser_standings;
 mod convert;
 mod convert_cbf;
