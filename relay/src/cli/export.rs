@@ -77,7 +77,7 @@ fn export_trf(a: &ExportArgs) -> Result<()> {
     let Some(t) = a.tournament else {
         bail!("a TRF is a whole tournament's: --tournament N --to trf");
     };
-    let trf = super::with_store(&a.db, |store| async move { Ok(store.trf_of(t).await?) })?;
+    let trf = super::with_store(&a.db, |store| async move { Ok(store.trf_ranked(t).await?) })?;
     let tmp = a.output.with_extension("trf.partial");
     std::fs::write(&tmp, relay_core::trf::write_trf(&trf))
         .with_context(|| format!("{}", tmp.display()))?;

@@ -10,7 +10,7 @@
 use crate::error::{Result, StoreError};
 use crate::pool::{Store, on_pool};
 use relay_core::standings::{Code, Edition, Scoring, Settings, TeamScoring, codes};
-use relay_core::trf::{Trf, TrfTournament};
+use relay_core::trf::{HalfPoints, Trf, TrfTournament};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -196,7 +196,51 @@ pub fn known_codes() -> Vec<(String, String)> {
         .collect()
 }
 
+/// A scoring as TRF-2026 record 162 writes it (a code at column 6, 15, 24 …, its points in
+/// the four columns after), from column 5 as the writer takes it. 162's `W` covers forfeit
+/// wins and full-point byes, `A` forfeit losses and zero-point byes.
+fn scoring_162(s: &Scoring) -> String {
+    [
+        ('W', s.win),
+        ('D', s.draw),
+        ('L', s.loss),
+        ('A', s.zero_bye),
+        ('P', s.pairing_bye),
+    ]
+    .iter()
+    .map(|(c, p)| format!(" {c}{p:>4.1}    "))
+    .collect::<String>()
+    .trim_end()
+    .to_string()
+}
+
 impl Store {
+    /// The tournament as a TRF for the pairing program and FIDE's report: relay's record
+    /// with each player's points under the tournament's scoring, the ranks its standings give
+    /// under its tie-breaks, the codes in 202 and a scoring other than 1/½/0 in 162.
+    pub async fn trf_ranked(&self, tournament: i64) -> Result<Trf> {
+        let mut trf = self.trf_of(tournament).await?;
+        let terms = self.ranking_terms(tournament).await?;
+        let settings = terms.settings(&trf, None)?;
+        let table = relay_core::standings::standings(&trf, &settings);
+        let line: std::collections::HashMap<u32, (u32, f64)> = table
+            .players
+            .iter()
+            .map(|p| (p.start_rank, (p.rank, p.points)))
+            .collect();
+        for p in &mut trf.players {
+            if let Some((rank, points)) = line.get(&p.start_rank) {
+                p.rank = Some(*rank);
+                p.points = Some(HalfPoints((points * 2.0).round().max(0.0) as u32));
+            }
+        }
+        trf.tournament.tiebreaks = Some(terms.codes(&trf).join(","));
+        if let Some(s) = terms.scoring.as_ref().filter(|s| !s.is_standard()) {
+            trf.tournament.scoring = Some(scoring_162(s));
+        }
+        Ok(trf)
+    }
+
     /// How a tournament is ranked (its defaults when nothing was set).
     pub async fn ranking_terms(&self, tournament: i64) -> Result<RankingTerms> {
         let row: Option<(Option<String>,)> = on_pool!(self, pool => sqlx::query_as("SELECT ranking FROM tournaments WHERE id = $1")

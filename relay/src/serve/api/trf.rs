@@ -66,30 +66,14 @@ pub async fn put_trf(
     ))
 }
 
-/// The tournament as TRF16 with every result relay has, for the pairing program.
+/// The tournament as TRF16 with every result relay has, for the pairing program, ranked as
+/// the standings rank it (`Store::trf_ranked`).
 pub async fn get_trf(
     _: Admin,
     State(store): State<Store>,
     Path(id): Path<TournamentId>,
 ) -> Result<Response, ApiError> {
-    let mut trf = store.trf_of(id.get()).await?;
-    let terms = store.ranking_terms(id.get()).await?;
-    // The ranks the standings give under the tournament's tie-breaks, and the codes in 202,
-    // so the pairing program (and FIDE's rating report) gets the final order relay shows.
-    let settings = terms.settings(&trf, None)?;
-    let table = relay_core::standings::standings(&trf, &settings);
-    let rank_of: HashMap<u32, u32> = table
-        .players
-        .iter()
-        .map(|p| (p.start_rank, p.rank))
-        .collect();
-    for p in &mut trf.players {
-        p.rank = rank_of.get(&p.start_rank).copied();
-    }
-    trf.tournament.tiebreaks = Some(terms.codes(&trf).join(","));
-    if let Some(s) = &terms.scoring {
-        trf.tournament.scoring = Some(scoring_162(s));
-    }
+    let trf = store.trf_ranked(id.get()).await?;
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,
@@ -100,24 +84,6 @@ pub async fn get_trf(
         HeaderValue::from_static("attachment; filename=\"tournament.trf\""),
     );
     Ok((StatusCode::OK, headers, write_trf(&trf)).into_response())
-}
-
-/// A scoring as TRF-2026 record 162 writes it (a code at column 6, 15, 24 …, its points in the
-/// four columns after), from column 5 as the writer takes it. Forfeit wins count as wins and
-/// forfeit losses as absences in 162's codes; the forfeit fields stand for those.
-fn scoring_162(s: &relay_core::standings::Scoring) -> String {
-    [
-        ('W', s.win),
-        ('D', s.draw),
-        ('L', s.loss),
-        ('A', s.zero_bye),
-        ('P', s.pairing_bye),
-    ]
-    .iter()
-    .map(|(c, p)| format!(" {c}{:>4.1}    ", p))
-    .collect::<String>()
-    .trim_end()
-    .to_string()
 }
 
 /// The players with their points; the public's count a result only once the round's delay
