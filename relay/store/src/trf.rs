@@ -298,8 +298,14 @@ fn fingerprint(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-/// A tournament's federation, arbiters, planned rounds and kind.
-type Extra = (Option<String>, Option<String>, Option<i64>, Option<String>);
+/// A tournament's federation, arbiters, planned rounds, kind and round records (240, 320, 330).
+type Extra = (
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+);
 
 type GameRowT = (
     i64,
@@ -451,8 +457,10 @@ impl Store {
             let mut terms: crate::standings::RankingTerms =
                 ranking.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default();
             terms.take_from_file(t);
-            sqlx::query("UPDATE tournaments SET ranking = $1 WHERE id = $2")
-                .bind(serde_json::to_string(&terms).ok()).bind(id).execute(&mut *tx).await?;
+            let records: Vec<String> = trf.round_records.iter().map(relay_core::trf::write_record).collect();
+            let records = (!records.is_empty()).then(|| records.join("\n"));
+            sqlx::query("UPDATE tournaments SET ranking = $1, round_records = $2 WHERE id = $3")
+                .bind(serde_json::to_string(&terms).ok()).bind(records).bind(id).execute(&mut *tx).await?;
             // Every hall importing the same file names the same event (several halls
             // pushing one event to a cloud relay); a key set already is the arbiter's.
             if let Some(key) = crate::push::halls::event_key_from(&t.name, t.start_date.as_deref()) {
@@ -705,7 +713,7 @@ impl Store {
             Option<String>,
         );
         let (extra, players): (Extra, Vec<P>) = on_pool!(self, pool => {
-            let extra = sqlx::query_as("SELECT federation, arbiters, rounds_planned, kind FROM tournaments WHERE id = $1")
+            let extra = sqlx::query_as("SELECT federation, arbiters, rounds_planned, kind, round_records FROM tournaments WHERE id = $1")
                 .bind(tournament).fetch_one(pool).await?;
             let players = sqlx::query_as("SELECT start_rank, name, sex, title, rating, federation, fide_id, birth FROM players
                                           WHERE tournament_id = $1 ORDER BY start_rank")
@@ -852,7 +860,17 @@ impl Store {
         for p in &mut out {
             p.rank = place.get(&p.start_rank).copied();
         }
-        let (federation, arbiters, planned, kind) = extra;
+        let (federation, arbiters, planned, kind, records) = extra;
+        // Kept as the file wrote them: a line that no longer reads is left out, not fatal.
+        let round_records = records
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .filter_map(|l| {
+                let chars: Vec<char> = l.chars().collect();
+                relay_core::trf::read_record(&chars).ok().flatten()
+            })
+            .collect();
         Ok(Trf {
             tournament: TrfTournament {
                 name: info.name,
@@ -880,6 +898,7 @@ impl Store {
                     players: t.players,
                 })
                 .collect(),
+            round_records,
         })
     }
 }

@@ -29,15 +29,17 @@ mod dates;
 mod model;
 mod order;
 mod read;
+mod records;
 mod write;
 
 pub use compare::{Difference, differences};
 pub use model::{
-    ByeCode, Cell, Colour, HalfPoints, Outcome, Sex, Trf, TrfPlayer, TrfTeam, TrfTournament,
-    scores_before, total,
+    ByeCode, Cell, Colour, HalfPoints, Outcome, RoundRecord, Sex, Trf, TrfPlayer, TrfTeam,
+    TrfTournament, scores_before, total,
 };
 pub use order::{Board, RoundPlan, TeamMatch, plan_rounds};
 pub use read::{TrfError, decode, read_trf};
+pub use records::{read_record, write_record};
 pub use write::write_trf;
 
 /// Whether `d` is an ISO date (YYYY-MM-DD), as the reader makes the dates it can read.

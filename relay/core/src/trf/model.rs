@@ -284,6 +284,34 @@ pub struct TrfTournament {
     pub team_scoring: Option<String>,
 }
 
+/// A record of rounds the players' cells cannot say (TRF-2026 `240`, `320`, `330`; read
+/// and written by `records`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RoundRecord {
+    /// `240`: a full-point (`F`), half-point (`H`) or zero-point (`Z`) bye of `round` for
+    /// each id.
+    Bye {
+        kind: char,
+        round: u32,
+        ids: Vec<u32>,
+    },
+    /// `320`: the pairing-allocated bye's points and the team given it in each round from 1
+    /// (`None`: nobody).
+    PairingByes {
+        match_points: HalfPoints,
+        game_points: HalfPoints,
+        teams: Vec<Option<u32>>,
+    },
+    /// `330`: a match forfeited; `winner` by colour (`Some(true)`: White's team), `None` for
+    /// a double forfeit.
+    ForfeitedMatch {
+        round: u32,
+        white: u32,
+        black: u32,
+        white_won: Option<bool>,
+    },
+}
+
 /// A whole file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trf {
@@ -291,6 +319,9 @@ pub struct Trf {
     /// By start rank.
     pub players: Vec<TrfPlayer>,
     pub teams: Vec<TrfTeam>,
+    /// Byes by record, the teams' pairing-allocated byes and forfeited matches (`240`,
+    /// `320`, `330`), in file order.
+    pub round_records: Vec<RoundRecord>,
 }
 
 impl Trf {

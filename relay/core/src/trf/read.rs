@@ -153,9 +153,14 @@ pub fn read_trf(bytes: &[u8]) -> Result<Trf, TrfError> {
                     players: ranks(n, line, 74)?,
                 });
             }
+            "240" | "320" | "330" => {
+                if let Some(r) = super::records::read_record(line).map_err(|e| err(n, e))? {
+                    t.round_records.push(r);
+                }
+            }
             c if c.len() == 3 && c.ends_with('2') && c.chars().all(|c| c.is_ascii_digit()) => {}
             c if c.len() == 3 && c.chars().all(|c| c.is_ascii_digit()) => {
-                // The other numbered records (team records 240–802, 250, 260, 299): known
+                // The other numbered records (team records 300–802, 250, 260, 299): known
                 // to the texts, not needed to run the event here.
             }
             c if c.len() == 3 && c.chars().all(|c| c.is_ascii_uppercase()) => {

@@ -140,6 +140,9 @@ pub fn write_trf(t: &Trf) -> String {
         }
         line(s);
     }
+    for r in &t.round_records {
+        line(super::records::write_record(r));
+    }
     out
 }
 
