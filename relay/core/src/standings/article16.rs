@@ -20,8 +20,8 @@
 //! against a scheduled opponent counts as the game it would have been, except in the rating
 //! tie-breaks and, lost, in the counts of games.
 
+use super::model::{Edition, Settings};
 use super::scoring::Scoring;
-use super::{Edition, Settings};
 use crate::trf::{ByeCode, Cell, Colour, Outcome, Trf};
 use std::collections::HashMap;
 

@@ -7,8 +7,9 @@
 
 use super::article16::{Kind, Round, Table};
 use super::codes::{Base, Code};
+use super::model::{PlayerStanding, Settings};
+use super::rank;
 use super::rating::{self, RatedGame};
-use super::{PlayerStanding, Settings, rank};
 use crate::trf::{Colour, Outcome, Trf};
 
 pub(super) fn rank_players(trf: &Trf, settings: &Settings, round: u32) -> Vec<PlayerStanding> {

@@ -8,9 +8,9 @@
 //! missing games gave is placed, one at a time; the rest stay equal for the next code.
 //! Forfeits are not games here, except in a round robin of the 2026 edition or with `DE/P`.
 
-use super::Settings;
 use super::article16::{Kind, Table};
 use super::codes::Base;
+use super::model::Settings;
 use crate::trf::Trf;
 
 /// Values closer than this are equal (sums of halves are exact; averages may not be).

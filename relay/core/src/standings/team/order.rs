@@ -15,8 +15,8 @@
 //! - The chains (`EDET`, `EDEB`, `EDEBT`, `EDEBB`) go on, for two teams still equal, with
 //!   the board codes named, the first that parts them deciding.
 
-use super::Event;
 use super::code::{Base, Board, Score, TeamCode};
+use super::event::Event;
 use std::cmp::Ordering;
 
 const EPS: f64 = 1e-9;

@@ -21,8 +21,8 @@
 //! - Team records given beside the file ([`TeamRoundRecord`]) then fill in what cells cannot
 //!   say: a team bye in a round the team had no match, the two teams of a forfeited match.
 
-use super::{TeamByeKind, TeamRoundRecord};
-use crate::standings::{Scoring, TeamScoring};
+use crate::standings::model::{TeamByeKind, TeamRoundRecord};
+use crate::standings::scoring::{Scoring, TeamScoring};
 use crate::trf::{ByeCode, Cell, Colour, Outcome, Trf};
 use std::collections::{BTreeMap, HashMap};
 

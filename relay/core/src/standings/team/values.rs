@@ -10,11 +10,40 @@
 //! - Cuts and medians keep at least one contribution.
 //! - The board codes use each board's game points over the whole event.
 
-use super::Event;
-use super::code::{Board, Score};
+use super::code::{Base, Board, Score, TeamCode};
+use super::event::Event;
 use super::rounds::{Kind, Round};
 
 impl Event<'_> {
+    /// A code's value for `team`; `None` for the direct encounter, which orders a group and
+    /// has no value of its own, and an SSSC whose normaliser comes to less than one.
+    pub(super) fn value(&self, team: u32, c: &TeamCode) -> Option<f64> {
+        let p = c.forfeits_played;
+        Some(match c.base {
+            Base::Total(s) => self.total(team, s),
+            Base::Secondary => self.total(team, self.primary.other()),
+            Base::Esb(basis, scored) => self.esb(team, basis, scored, c.cut, p),
+            Base::Ede(_) => return None,
+            Base::Board(b) => self.board_value(team, b),
+            Base::Sssc => return self.sssc(team, c.cut, c.k, c.fore, p),
+            Base::Buchholz(s) => {
+                cut_median(self.buchholz_parts(team, s, c.fore, p), c.cut, c.median)
+                    .iter()
+                    .sum()
+            }
+            Base::ForeBuchholz(s) => {
+                cut_median(self.buchholz_parts(team, s, true, p), c.cut, c.median)
+                    .iter()
+                    .sum()
+            }
+            Base::AverageBuchholz(s) => self.average_buchholz(team, s, p),
+            Base::Wins(s) => self.wins(team, s, false),
+            Base::Won(s) => self.wins(team, s, true),
+            Base::Progressive(s) => self.progressive(team, s, c.cut),
+            Base::Koya(s) => self.koya(team, s, c.limit_halves, p),
+        })
+    }
+
     /// The score `s` a round brought.
     pub fn scored(r: &Round, s: Score) -> f64 {
         match s {
