@@ -165,7 +165,11 @@ fn a_real_swiss_is_ranked_after_any_round_by_the_order_the_arbiter_sets() {
     assert_eq!(status, 400, "an unknown field is refused: {e}");
     let (status, e) = patch(&r, id, json!({"edition": "2025"}));
     assert_eq!(status, 400, "{e}");
-    let (status, _) = patch(&r, id, json!({"scoring": {"win": 3, "draw": 1}, "edition": "2024"}));
+    let (status, _) = patch(
+        &r,
+        id,
+        json!({"scoring": {"win": 3, "draw": 1}, "edition": "2024"}),
+    );
     assert_eq!(status, 200);
     let football = relay_core::standings::Scoring {
         win: 3.0,
@@ -178,7 +182,10 @@ fn a_real_swiss_is_ranked_after_any_round_by_the_order_the_arbiter_sets() {
     };
     let s3 = wait_until(5, "3/1/0 in the standings", || {
         let s = get_json(&r.url(&format!("/api/tournaments/{id}/standings")));
-        s["players"][0]["points"].as_f64().is_some_and(|p| p > 7.0).then_some(s)
+        s["players"][0]["points"]
+            .as_f64()
+            .is_some_and(|p| p > 7.0)
+            .then_some(s)
     });
     for p in s3["players"].as_array().expect("players") {
         let sr = p["start_rank"].as_u64().expect("start rank") as u32;
@@ -407,6 +414,29 @@ fn a_team_event_ranks_its_teams_by_match_points_and_its_own_order() {
             "{t}"
         );
     }
+    // With the file's team byes and forfeited matches (240, 320, 330) kept on import, every
+    // team's match and game points are the file's own totals (its 310 lines, columns 55–60
+    // and 62–67).
+    let text = String::from_utf8_lossy(&bytes).replace('\t', " ");
+    let col = |l: &str, a: usize, b: usize| {
+        l.get(a - 1..b.min(l.len()))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let mut checked = 0;
+    for l in text.lines().filter(|l| l.starts_with("310 ")) {
+        let n: u64 = col(l, 5, 7).parse().expect("team number");
+        let mp: f64 = col(l, 55, 60).parse().expect("match points");
+        let gp: f64 = col(l, 62, 67).parse().expect("game points");
+        let t = teams.iter().find(|t| t["number"] == n).expect("the team");
+        assert!(
+            close(&t["match_points"], mp) && close(&t["game_points"], gp),
+            "team {n}: {t}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 50);
     // Match points never rise down the table.
     let mp: Vec<f64> = teams
         .iter()

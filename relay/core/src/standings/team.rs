@@ -19,6 +19,7 @@
 mod code;
 mod event;
 mod order;
+mod records;
 mod rounds;
 mod values;
 
@@ -28,8 +29,10 @@ use code::{Score, TeamCode};
 use event::Event;
 use rounds::{Kind, Round};
 
+/// The teams' standings after `round`, with the file's team records (`240`, `320`, `330`)
+/// that the players' cells cannot hold.
 pub(super) fn rank_teams(trf: &Trf, settings: &Settings, round: u32) -> Vec<TeamStanding> {
-    rank_teams_with(trf, settings, round, &[])
+    rank_teams_with(trf, settings, round, &records::team_records(trf, settings))
 }
 
 pub(super) fn rank_teams_with(
