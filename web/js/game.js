@@ -307,12 +307,15 @@ async function start() {
     return;
   }
   try {
-    // The tournaments' list is asked for meanwhile: the game is shown once it is known whether
-    // its result may be, so that a result never shows for a moment spoiler-free.
-    const list = getJSON('api/tournaments');
-    list.catch(() => {});
+    // The game is shown once it is known whether its result may be, so that a result never
+    // shows for a moment spoiler-free; the game's JSON names its tournament.
     const first = await getJSON(`api/games/${gameId}`);
-    await findTournament(first.round_id, list);
+    if (first.tournament_id != null) {
+      seeking = true;
+      await Promise.resolve(spoiler.know(first.tournament_id)).catch(() => { seeking = false; });
+    } else {
+      await findTournament(first.round_id);
+    }
     setGame(first);
   } catch (err) {
     if (err.status === 404) {

@@ -27,6 +27,8 @@ use std::sync::Arc;
 pub struct GameAnswer {
     #[serde(flatten)]
     view: GameView,
+    /// The game's tournament (its standings, its spoiler-free default).
+    tournament_id: i64,
     /// Arbiters only: the game's edit count, which an edit names in `If-Match`.
     #[serde(skip_serializing_if = "Option::is_none")]
     edits: Option<i64>,
@@ -66,6 +68,7 @@ pub async fn get_game(
     lookup.with_evals(std::slice::from_mut(&mut view)).await;
     Ok(Json(GameAnswer {
         view,
+        tournament_id: r.tournament_id,
         edits: reader.arbiter.then_some(g.edits),
         illegal_moves: record.as_ref().map(|r| r.illegal_moves.clone()),
         joined_late: record.as_ref().map(|r| r.joined_late),
