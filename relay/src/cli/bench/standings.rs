@@ -201,10 +201,10 @@ fn set_result(t: &mut Trf, white: u32, o: Outcome) {
         return;
     };
     for p in &mut t.players {
-        if p.start_rank == white || p.start_rank == opponent {
-            if let Some(Cell::Game { outcome, .. }) = p.cells.last_mut() {
-                *outcome = Some(if p.start_rank == white { o } else { o.other() });
-            }
+        if (p.start_rank == white || p.start_rank == opponent)
+            && let Some(Cell::Game { outcome, .. }) = p.cells.last_mut()
+        {
+            *outcome = Some(if p.start_rank == white { o } else { o.other() });
         }
     }
 }

@@ -120,10 +120,13 @@ pub struct StandingsAnswer {
     pub spoiler_free_default: bool,
 }
 
+/// Tournament, round asked, arbiter.
+type CacheKey = (i64, Option<u32>, bool);
+
 /// Standings computed for one (tournament, round asked, arbiter) within the last second.
 #[derive(Default)]
 pub struct StandingsCache {
-    made: parking_lot::Mutex<HashMap<(i64, Option<u32>, bool), (Instant, Arc<StandingsAnswer>)>>,
+    made: parking_lot::Mutex<HashMap<CacheKey, (Instant, Arc<StandingsAnswer>)>>,
 }
 
 impl StandingsCache {
