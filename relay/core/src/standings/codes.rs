@@ -5,7 +5,7 @@
 //! - `/Cn`: cut the n least significant values (`BH/C1`, `ARO/C2`, `PS/C1`);
 //! - `/Mn`: median, cut the n least and the n most significant values (`BH/M1`);
 //! - `/L±n`: Koya's limit moved by n half points (`KS/L-1`);
-//! - `/Kn`: the n best scores of a team (`SSSC/K3`);
+//! - `/Kn`: SSSC's normaliser given (`SSSC/K3`; C.07 13.4);
 //! - `/P`: forfeits counted as played games;
 //! - `/F`: taken "fore", as if every game of the last round were a draw (`BH/F` is `FB`);
 //! - `/R`: reversed order (`TPN/R`, `RTNG/R`).
@@ -539,7 +539,7 @@ pub fn known() -> &'static [(&'static str, &'static str)] {
         ("TBR", "Team: top board result"),
         ("BBE", "Team: bottom board elimination"),
         ("MPvGP", "Team: match points against game points"),
-        ("SSSC", "Team: sum of the best scores of the team's players"),
+        ("SSSC", "Team: strength of schedule (the secondary score plus the Buchholz of the primary over a normaliser)"),
     ]
 }
 
