@@ -701,6 +701,18 @@ impl Store {
 
     /// [`Store::trf_of`] with, for the rounds in `cutoffs`, only the results set by then.
     pub async fn trf_at(&self, tournament: i64, cutoffs: &HashMap<i64, i64>) -> Result<Trf> {
+        Ok(self.record_at(tournament, cutoffs).await?.0)
+    }
+
+    /// [`Store::trf_at`], and where each player's game of each round is: (round from 1,
+    /// start rank) → (game id, board number), read in the same pass (the standings link
+    /// every cell to its game).
+    pub async fn record_at(
+        &self,
+        tournament: i64,
+        cutoffs: &HashMap<i64, i64>,
+    ) -> Result<(Trf, HashMap<(u32, u32), (i64, u32)>)> {
+        let mut at_board = HashMap::new();
         let info = self.tournament(tournament).await?;
         type P = (
             i64,
@@ -745,6 +757,12 @@ impl Store {
             let games = self.round_results(r.id).await?;
             let any_game = games.iter().any(|g| g.pairing.white.start_rank.is_some());
             for g in &games {
+                for sr in [g.pairing.white.start_rank, g.pairing.black.start_rank]
+                    .into_iter()
+                    .flatten()
+                {
+                    at_board.insert((*n, sr), (g.id, g.pairing.board_no));
+                }
                 let (Some(w), Some(b)) = (g.pairing.white.start_rank, g.pairing.black.start_rank)
                 else {
                     continue;
@@ -871,7 +889,7 @@ impl Store {
                 relay_core::trf::read_record(&chars).ok().flatten()
             })
             .collect();
-        Ok(Trf {
+        let trf = Trf {
             tournament: TrfTournament {
                 name: info.name,
                 city: info.site,
@@ -899,7 +917,8 @@ impl Store {
                 })
                 .collect(),
             round_records,
-        })
+        };
+        Ok((trf, at_board))
     }
 }
 

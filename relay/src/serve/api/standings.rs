@@ -2,7 +2,7 @@
 //! a player's page and the same as CSV. Public; the public counts a result only once its
 //! round's delay has passed since it was set, as points and moves already do.
 //!
-//! The standings are computed from relay's record made into a TRF (`Store::trf_at`) by
+//! The standings are computed from relay's record made into a TRF (`Store::record_at`) by
 //! `relay_core::standings`, at most once a second per tournament, round asked and audience:
 //! results arriving faster are in the next computation, never one per move.
 
@@ -120,6 +120,9 @@ pub struct StandingsAnswer {
     pub spoiler_free_default: bool,
 }
 
+/// (round from 1, start rank) → (game id, board number), for the links.
+type Boards = HashMap<(u32, u32), (i64, u32)>;
+
 /// Tournament, round asked, arbiter.
 type CacheKey = (i64, Option<u32>, bool);
 
@@ -170,36 +173,13 @@ fn cell_text(c: &Cell, s: &Scoring) -> (String, f64) {
     (text, points)
 }
 
-/// (round, start rank) → (game id, board number), for the links.
-async fn boards_of(
-    store: &Store,
-    tournament: i64,
-) -> Result<HashMap<(u32, u32), (i64, u32)>, ApiError> {
-    let t = store.tournament(tournament).await?;
-    let mut out = HashMap::new();
-    for r in &t.rounds {
-        let Some(n) = r.number.parse::<u32>().ok().filter(|n| *n > 0) else {
-            continue;
-        };
-        for g in store.round_results(r.id).await? {
-            for sr in [g.pairing.white.start_rank, g.pairing.black.start_rank]
-                .into_iter()
-                .flatten()
-            {
-                out.insert((n, sr), (g.id, g.pairing.board_no));
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The tournament's record as the reader may see it (the public: as of each round's delay),
 /// with how it is ranked.
 pub(super) async fn record_for(
     lookup: &Lookup,
     id: i64,
     reader: Reader,
-) -> Result<(Trf, RankingTerms), ApiError> {
+) -> Result<(Trf, Boards, RankingTerms), ApiError> {
     let t = lookup.store.tournament(id).await?;
     let mut cutoffs = HashMap::new();
     for r in &t.rounds {
@@ -207,9 +187,9 @@ pub(super) async fn record_for(
             cutoffs.insert(r.id, c);
         }
     }
-    let trf = lookup.store.trf_at(id, &cutoffs).await?;
+    let (trf, boards) = lookup.store.record_at(id, &cutoffs).await?;
     let terms = lookup.store.ranking_terms(id).await?;
-    Ok((trf, terms))
+    Ok((trf, boards, terms))
 }
 
 /// Builds the answer from the record and the core's standings.
@@ -217,7 +197,7 @@ pub(super) fn answer(
     trf: &Trf,
     terms: &RankingTerms,
     table: &Standings,
-    boards: &HashMap<(u32, u32), (i64, u32)>,
+    boards: &Boards,
     asked: Option<u32>,
 ) -> StandingsAnswer {
     // After a round asked for: its rounds only; else every round paired, the newest one's
@@ -387,7 +367,7 @@ pub(super) async fn standings_for(
     {
         return Ok(a.clone());
     }
-    let (trf, terms) = match record_for(lookup, id, reader).await {
+    let (trf, boards, terms) = match record_for(lookup, id, reader).await {
         Ok(r) => r,
         // A tournament not run from a file has no players: empty standings, not an error.
         Err(ApiError::Conflict(_)) => {
@@ -405,7 +385,6 @@ pub(super) async fn standings_for(
         Err(e) => return Err(e),
     };
     let settings = terms.settings(&trf, round)?;
-    let boards = boards_of(&lookup.store, id).await?;
     // The computation is CPU work of some milliseconds for a large Swiss: off the async threads.
     let a = tokio::task::spawn_blocking(move || {
         let table = standings(&trf, &settings);
