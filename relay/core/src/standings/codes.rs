@@ -539,7 +539,10 @@ pub fn known() -> &'static [(&'static str, &'static str)] {
         ("TBR", "Team: top board result"),
         ("BBE", "Team: bottom board elimination"),
         ("MPvGP", "Team: match points against game points"),
-        ("SSSC", "Team: strength of schedule (the secondary score plus the Buchholz of the primary over a normaliser)"),
+        (
+            "SSSC",
+            "Team: strength of schedule (the secondary score plus the Buchholz of the primary over a normaliser)",
+        ),
     ]
 }
 
