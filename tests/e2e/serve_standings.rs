@@ -318,6 +318,54 @@ fn a_real_swiss_is_ranked_after_any_round_by_the_order_the_arbiter_sets() {
     let mut want = vec![a.0 as u64, u64::from(b)];
     want.sort();
     assert_eq!(pts, want, "{d:?}");
+
+    // A file that also pairs two played round-7 boards otherwise is refused, naming the board,
+    // and the refusal lists what else the file and relay's record disagree on.
+    let whites: Vec<(u32, u32)> = wrong
+        .players
+        .iter()
+        .filter_map(|p| match p.cells[6] {
+            Cell::Game {
+                opponent,
+                colour: relay_core::trf::Colour::White,
+                ..
+            } if p.start_rank != a.0 && p.start_rank != b && opponent != a.0 && opponent != b => {
+                Some((p.start_rank, opponent))
+            }
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    let [(w1, b1), (w2, b2)] = whites[..] else {
+        panic!("two round-7 games: {whites:?}")
+    };
+    let mut clash = wrong.clone();
+    for p in &mut clash.players {
+        let to = match p.start_rank {
+            x if x == w1 => b2,
+            x if x == b2 => w1,
+            x if x == w2 => b1,
+            x if x == b1 => w2,
+            _ => continue,
+        };
+        if let Cell::Game { opponent, .. } = &mut p.cells[6] {
+            *opponent = to;
+        }
+    }
+    let refused = request(
+        "PUT",
+        &r.url(&format!("/api/tournaments/{id}/trf")),
+        &[AUTH],
+        Some(write_trf(&clash).as_bytes()),
+    );
+    assert_eq!(refused.status, 409, "{}", refused.text());
+    let why = refused.json()["error"].as_str().unwrap_or("").to_string();
+    assert!(why.contains("round 7 board"), "{why}");
+    assert!(
+        why.contains("also differ")
+            && why.contains(&games[0]["text"].as_str().unwrap_or("?")[..20]),
+        "{why}"
+    );
 }
 
 #[test]
