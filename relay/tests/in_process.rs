@@ -403,12 +403,15 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
             .await
             .body;
         // Arbiters also get the game's edit count (what an edit names in If-Match) and its
-        // record (illegal moves, clock corrections, joined late, moves recovered), which no feed carries.
+        // record (illegal moves, clock corrections, joined late, moves recovered), which no feed carries;
+        // everyone the game's tournament (for its standings and spoiler-free default).
         assert!(from_store["edits"].is_i64(), "{from_store}");
+        assert!(from_store["tournament_id"].is_i64(), "{from_store}");
         assert_eq!(from_store["illegal_moves"], json!([]), "{from_store}");
         if let Some(o) = from_store.as_object_mut() {
             for k in [
                 "edits",
+                "tournament_id",
                 "illegal_moves",
                 "clock_adjustments",
                 "joined_late",
