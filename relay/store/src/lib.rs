@@ -28,6 +28,7 @@ mod push;
 mod rounds;
 mod standings;
 mod trf;
+mod trf_record;
 
 pub use batch::Op;
 pub use change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
