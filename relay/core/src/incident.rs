@@ -30,6 +30,38 @@ pub enum IllegalKind {
     PressWithoutMove,
 }
 
+/// The arbiter's answer to an illegal move on the record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Ruling {
+    /// Not an illegal move after all: it stays on the record, marked, and is not counted.
+    Dismissed,
+    /// The result the Laws prescribe was given.
+    Result,
+}
+
+impl Ruling {
+    /// The name the JSON and the store use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ruling::Dismissed => "dismissed",
+            Ruling::Result => "result",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Ruling> {
+        [Ruling::Dismissed, Ruling::Result]
+            .into_iter()
+            .find(|r| r.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Ruling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl IllegalKind {
     /// The name the JSON and the PGN comment use.
     pub fn name(self) -> &'static str {
@@ -73,7 +105,7 @@ pub fn illegal_note(
     count: u32,
     kind: IllegalKind,
     uci: Option<&str>,
-    ruling: Option<&str>,
+    ruling: Option<Ruling>,
 ) -> String {
     let who = if white { "White" } else { "Black" };
     let nth = match count {
@@ -89,9 +121,9 @@ pub fn illegal_note(
         ", clock pressed"
     };
     let ruled = match ruling {
-        Some("result") => "; the arbiter gave the result the Laws prescribe",
-        Some("dismissed") => "; dismissed by the arbiter",
-        _ => "",
+        Some(Ruling::Result) => "; the arbiter gave the result the Laws prescribe",
+        Some(Ruling::Dismissed) => "; dismissed by the arbiter",
+        None => "",
     };
     format!(
         "Illegal move by {who} ({nth} in this game):{seen} {}{pressed}{ruled}.",

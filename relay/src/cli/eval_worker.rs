@@ -101,7 +101,7 @@ impl Source for Remote {
 
     fn answer(&self, a: Answer) -> Result<(), String> {
         let body = json!({
-            "fen": a.fen, "cp": a.cp, "mate": a.mate, "depth": a.depth,
+            "fen": a.fen, "cp": a.score.cp(), "mate": a.score.mate(), "depth": a.depth,
             "line": a.line, "engine": a.engine,
         });
         let (status, text) = self.post("/api/eval/answer", Some(&body))?;

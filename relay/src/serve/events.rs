@@ -68,7 +68,7 @@ impl Event {
     /// like e-board news (it repeats the round's latest change number).
     pub fn incident(round_id: i64, seq: i64, incident: relay_store::Incident) -> Event {
         let game_id = incident.game_id;
-        let message = if incident.kind == "clock_adjustment" {
+        let message = if incident.kind == relay_store::IncidentKind::ClockAdjustment {
             ServerMessage::ClockAdjustment {
                 seq,
                 game_id,

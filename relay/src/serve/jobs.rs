@@ -3,12 +3,42 @@
 //! ([`HallCommand`]), and the handles they send them through. The hall and the writer both
 //! stand on this, so neither imports the other.
 
+use super::id::{GameId, Seq};
 use super::views::{ClockView, EboardView, GameStatus};
 use boards::protocol::Orientation;
 use relay_core::game::{Game, GameResult};
-use relay_store::{RawEntry, StoredMove};
+use relay_store::{RawEntry, StoreError, StoredMove};
 use std::collections::HashMap;
 use tokio::sync::{mpsc, oneshot};
+
+/// Why the writer or the hall did not do what an arbiter asked. The HTTP edge gives each
+/// kind its own status, so a game gone meanwhile is not answered like a clash.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// What the action names is not there (a game deleted meanwhile, an e-board not seen).
+    #[error("{0}")]
+    NotFound(String),
+    /// The action clashes with the state it would change (another arbiter's edit came
+    /// first, a board without a position to go on from).
+    #[error("{0}")]
+    Conflict(String),
+    /// The store failed in a way that waiting does not mend (the detail is logged).
+    #[error("{0}")]
+    Store(String),
+}
+
+impl From<StoreError> for Refusal {
+    fn from(e: StoreError) -> Refusal {
+        match e {
+            StoreError::NotFound { .. } => Refusal::NotFound(e.to_string()),
+            StoreError::Conflict(m) => Refusal::Conflict(m),
+            other => Refusal::Store(other.to_string()),
+        }
+    }
+}
+
+/// Where the writer or the hall answers an arbiter's action: what it made, or why not.
+pub type Answer<T> = oneshot::Sender<Result<T, Refusal>>;
 
 /// A recorder's game as the hall saw it.
 #[derive(Debug, Clone)]
@@ -59,7 +89,8 @@ pub enum Job {
         round_id: i64,
         board_no: u32,
         serial: String,
-        reply: oneshot::Sender<Result<i64, String>>,
+        /// The game now on the board.
+        reply: Answer<GameId>,
     },
     /// This relay takes over a port another relay may have been reading: every e-board's
     /// game but those of `keep` (boards this relay reads, whose games it stored itself) is
@@ -100,7 +131,8 @@ pub struct GameEdit {
     pub moves: Vec<StoredMove>,
     /// The game's edit count the change was made on (`None`: whatever it is).
     pub edits: Option<i64>,
-    pub reply: oneshot::Sender<Result<i64, String>>,
+    /// The change's number.
+    pub reply: Answer<Seq>,
 }
 
 /// What arbiters ask of the hall.
@@ -131,7 +163,7 @@ pub enum HallCommand {
     ContinueFromBoard {
         serial: String,
         white_to_move: bool,
-        reply: oneshot::Sender<Result<i64, String>>,
+        reply: Answer<()>,
     },
 }
 

@@ -171,8 +171,8 @@ impl EvalView {
     pub fn of(e: &relay_store::StoredEval, fen: &str) -> EvalView {
         let line: Vec<String> = e.line.iter().take(LINE_PLIES).cloned().collect();
         EvalView {
-            cp: e.cp,
-            mate: e.mate,
+            cp: e.score.cp(),
+            mate: e.score.mate(),
             depth: e.depth,
             line: relay_core::game::line_san(fen, &line),
             engine: e.engine.clone(),

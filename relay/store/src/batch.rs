@@ -11,6 +11,7 @@ use crate::error::{Result, StoreError};
 use crate::incidents::Incident;
 use crate::model::{RawEntry, StoredMove};
 use crate::pool::{Store, now_ms, on_pool};
+use relay_core::incident::IllegalKind;
 
 /// One change to a game, as part of a [`Store::commit`].
 #[derive(Clone, Debug)]
@@ -314,8 +315,8 @@ impl Store {
                     }
                     Op::Incident { incident: i, .. } => {
                         let inserted: std::result::Result<(i64,), sqlx::Error> = sqlx::query_as(crate::incidents::INSERT)
-                            .bind(game).bind(&i.kind).bind(i64::from(i.ply)).bind(&i.color)
-                            .bind(&i.illegal).bind(&i.uci).bind(&i.piece).bind(&i.captured)
+                            .bind(game).bind(i.kind.as_str()).bind(i64::from(i.ply)).bind(i.color.as_str())
+                            .bind(i.illegal.map(IllegalKind::name)).bind(&i.uci).bind(&i.piece).bind(&i.captured)
                             .bind(i64::from(i.clock_pressed)).bind(i.delta_ms).bind(i.at_ms)
                             .fetch_one(&mut *tx).await;
                         let id = match inserted {

@@ -11,6 +11,7 @@ use crate::error::{Result, StoreError};
 use crate::model::RawEntry;
 use crate::open::{SQLITE_BUSY_TIMEOUT, sqlite_pragmas};
 use crate::pool::now_ms;
+use relay_core::incident::IllegalKind;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sqlx::sqlite::SqliteConnectOptions;
 use std::str::FromStr;
@@ -146,10 +147,10 @@ fn transaction(db: &mut Connection, raws: &[RawEntry], ops: &[Op]) -> Result<Vec
                 let inserted = tx.prepare_cached(crate::incidents::INSERT)?.query_row(
                     params![
                         game,
-                        i.kind,
+                        i.kind.as_str(),
                         i64::from(i.ply),
-                        i.color,
-                        i.illegal,
+                        i.color.as_str(),
+                        i.illegal.map(IllegalKind::name),
                         i.uci,
                         i.piece,
                         i.captured,

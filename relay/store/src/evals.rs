@@ -6,14 +6,49 @@ use crate::error::Result;
 use crate::pool::{Store, now_ms, on_pool};
 use std::collections::HashMap;
 
-/// An engine's verdict on one position. `cp` or `mate` is from White's point of view
-/// (positive: White is better; `mate` in moves, negative when Black mates).
+/// An engine's score of a position from White's point of view: exactly one of a
+/// centipawn figure or a mate, so a verdict with both or neither cannot be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    /// Centipawns; positive: White is better.
+    Cp(i32),
+    /// Moves to mate; negative when Black mates.
+    Mate(i32),
+}
+
+impl Score {
+    /// The score the two columns (or JSON fields) give: `None` unless exactly one is there.
+    pub fn from_parts(cp: Option<i32>, mate: Option<i32>) -> Option<Score> {
+        match (cp, mate) {
+            (Some(cp), None) => Some(Score::Cp(cp)),
+            (None, Some(m)) => Some(Score::Mate(m)),
+            _ => None,
+        }
+    }
+
+    /// The centipawns, when it is not a mate.
+    pub fn cp(self) -> Option<i32> {
+        match self {
+            Score::Cp(cp) => Some(cp),
+            Score::Mate(_) => None,
+        }
+    }
+
+    /// The moves to mate, when it is one.
+    pub fn mate(self) -> Option<i32> {
+        match self {
+            Score::Mate(m) => Some(m),
+            Score::Cp(_) => None,
+        }
+    }
+}
+
+/// An engine's verdict on one position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredEval {
     /// The FEN's first four fields (see [`position_key`]).
     pub position: String,
-    pub cp: Option<i32>,
-    pub mate: Option<i32>,
+    pub score: Score,
     pub depth: u32,
     /// The best line, UCI moves from the position.
     pub line: Vec<String>,
@@ -37,8 +72,8 @@ impl Store {
         on_pool!(self, pool => {
             sqlx::query("INSERT INTO evals (position, cp, mate, depth, line, engine, at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (position) DO UPDATE SET cp = excluded.cp, mate = excluded.mate, depth = excluded.depth, line = excluded.line, engine = excluded.engine, at_ms = excluded.at_ms WHERE excluded.depth > evals.depth")
                 .bind(&e.position)
-                .bind(e.cp.map(i64::from))
-                .bind(e.mate.map(i64::from))
+                .bind(e.score.cp().map(i64::from))
+                .bind(e.score.mate().map(i64::from))
                 .bind(i64::from(e.depth))
                 .bind(line)
                 .bind(&e.engine)
@@ -78,10 +113,14 @@ impl Store {
                 q.fetch_all(pool).await?
             });
             for (position, cp, mate, depth, line, engine) in rows {
+                let narrow = |v: Option<i64>| v.and_then(|v| i32::try_from(v).ok());
+                // A row with both or neither (written by hand) is no verdict: left out.
+                let Some(score) = Score::from_parts(narrow(cp), narrow(mate)) else {
+                    continue;
+                };
                 let e = StoredEval {
                     position: position.clone(),
-                    cp: cp.and_then(|v| i32::try_from(v).ok()),
-                    mate: mate.and_then(|v| i32::try_from(v).ok()),
+                    score,
                     depth: u32::try_from(depth).unwrap_or(0),
                     line: line.split_whitespace().map(str::to_string).collect(),
                     engine,

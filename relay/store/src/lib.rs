@@ -37,9 +37,9 @@ pub use cluster::{
 };
 pub use direct::SqliteCommits;
 pub use error::{Result, StoreError};
-pub use evals::{StoredEval, position_key};
+pub use evals::{Score, StoredEval, position_key};
 pub use export::{round_game, to_game};
-pub use incidents::Incident;
+pub use incidents::{Incident, IncidentKind, Side, UnknownWord};
 pub use migrate::SCHEMA_VERSION;
 pub use model::{
     AuditEntry, AuditRecord, Change, NewTournament, Pairing, Player, RawEntry, RoundInfo,
@@ -48,6 +48,7 @@ pub use model::{
 pub use pool::{Store, now_ms};
 pub use push::halls::{Settled, check_event_key, event_key_from};
 pub use push::{Applied, LINK_SILENT_MS, MirrorSource, PushBatch, PushConflict, PushReply};
+pub use relay_core::incident::Ruling;
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 pub use standings::{RankingTerms, known_codes};
 pub use trf::{RoundBye, TournamentPlayer, TournamentTeam, TrfImported};

@@ -313,10 +313,10 @@ async fn arbiters_record(store: &Store) {
         .await
         .expect("pairing");
     let illegal = relay_store::Incident {
-        kind: "illegal_move".into(),
+        kind: relay_store::IncidentKind::IllegalMove,
         ply: 1,
-        color: "white".into(),
-        illegal: Some("press_without_move".into()),
+        color: relay_store::Side::White,
+        illegal: Some(relay_core::incident::IllegalKind::PressWithoutMove),
         clock_pressed: true,
         at_ms: 5,
         ..Default::default()
@@ -336,10 +336,10 @@ async fn arbiters_record(store: &Store) {
     assert_eq!(open.iter().map(|i| i.id).collect::<Vec<_>>(), [id]);
     assert_eq!(open[0].game_id, g);
     let ruled = store
-        .rule_incident(id, "dismissed", "arbiter")
+        .rule_incident(id, relay_store::Ruling::Dismissed, "arbiter")
         .await
         .expect("ruled");
-    assert_eq!(ruled.ruling.as_deref(), Some("dismissed"));
+    assert_eq!(ruled.ruling, Some(relay_store::Ruling::Dismissed));
     assert!(store.open_illegal_moves(r).await.expect("open").is_empty());
     let trail = store.audit_trail(g).await.expect("trail");
     assert!(
@@ -349,7 +349,9 @@ async fn arbiters_record(store: &Store) {
         "{trail:?}"
     );
     assert!(matches!(
-        store.rule_incident(id + 1000, "dismissed", "arbiter").await,
+        store
+            .rule_incident(id + 1000, relay_store::Ruling::Dismissed, "arbiter")
+            .await,
         Err(StoreError::NotFound { .. })
     ));
 }
@@ -494,10 +496,10 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
                 Op::Incident {
                     game: g1,
                     incident: relay_store::Incident {
-                        kind: "illegal_move".into(),
+                        kind: relay_store::IncidentKind::IllegalMove,
                         ply: 3,
-                        color: "white".into(),
-                        illegal: Some("king_in_check".into()),
+                        color: relay_store::Side::White,
+                        illegal: Some(relay_core::incident::IllegalKind::KingInCheck),
                         uci: Some("e2d4".into()),
                         piece: Some("N".into()),
                         captured: Some("p".into()),
@@ -509,9 +511,9 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
                 Op::Incident {
                     game: g1,
                     incident: relay_store::Incident {
-                        kind: "clock_adjustment".into(),
+                        kind: relay_store::IncidentKind::ClockAdjustment,
                         ply: 3,
-                        color: "black".into(),
+                        color: relay_store::Side::Black,
                         delta_ms: Some(120_000),
                         at_ms: 78,
                         ..Default::default()

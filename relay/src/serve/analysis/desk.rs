@@ -11,7 +11,7 @@ use crate::serve::publish::Publisher;
 use crate::serve::views::EvalView;
 use crate::serve::wire::{EvalEntry, ServerMessage};
 use parking_lot::Mutex;
-use relay_store::{StoreError, StoredEval, now_ms};
+use relay_store::{Score, StoreError, StoredEval, now_ms};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,8 +67,7 @@ pub struct Analysis {
 #[derive(Clone, Debug)]
 pub struct Answer {
     pub fen: String,
-    pub cp: Option<i32>,
-    pub mate: Option<i32>,
+    pub score: Score,
     pub depth: u32,
     pub line: Vec<String>,
     pub engine: String,
@@ -111,10 +110,11 @@ impl Analysis {
             .fen
             .parse()
             .map_err(|e| Refused::Bad(format!("fen: {e}")))?;
-        if a.cp.is_some() == a.mate.is_some() {
-            return Err(Refused::Bad("give one of cp and mate".into()));
-        }
-        if a.cp.is_some_and(|cp| cp.abs() > 100_000) || a.mate.is_some_and(|m| m.abs() > 500) {
+        let out_of_range = match a.score {
+            Score::Cp(cp) => cp.abs() > 100_000,
+            Score::Mate(m) => m.abs() > 500,
+        };
+        if out_of_range {
             return Err(Refused::Bad("the score is out of range".into()));
         }
         if a.depth == 0 || a.depth > 245 || a.engine.trim().is_empty() || a.engine.len() > 100 {
@@ -128,8 +128,7 @@ impl Analysis {
         let legal = relay_core::game::line_san(&fen_text, &line).len();
         let eval = StoredEval {
             position: relay_store::position_key(&fen_text),
-            cp: a.cp,
-            mate: a.mate,
+            score: a.score,
             depth: a.depth,
             line: line.into_iter().take(legal).collect(),
             engine: a.engine.trim().to_string(),

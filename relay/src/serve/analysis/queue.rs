@@ -310,8 +310,7 @@ mod tests {
     fn eval(fen: &str, depth: u32) -> StoredEval {
         StoredEval {
             position: position_key(fen),
-            cp: Some(30),
-            mate: None,
+            score: relay_store::Score::Cp(30),
             depth,
             line: vec![],
             engine: "test".into(),

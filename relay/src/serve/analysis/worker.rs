@@ -5,6 +5,7 @@
 
 use super::desk::{Analysis, Answer, Refused};
 use super::engine::{Engine, EngineError};
+use relay_store::Score;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,10 +84,13 @@ pub fn work(source: &dyn Source, settings: &WorkerSettings, stop: &AtomicBool, d
         };
         match e.evaluate(&job.fen, job.movetime_ms) {
             Ok(v) => {
+                let Some(score) = Score::from_parts(v.cp, v.mate) else {
+                    // The engine's reader gives a verdict only with a score.
+                    continue;
+                };
                 let answer = Answer {
                     fen: job.fen,
-                    cp: v.cp,
-                    mate: v.mate,
+                    score,
                     depth: v.depth,
                     line: v.line,
                     engine: e.name.clone(),

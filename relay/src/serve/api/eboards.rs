@@ -13,7 +13,7 @@ use crate::serve::views::EboardView;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use relay_store::Store;
+use relay_store::{Side, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -106,8 +106,7 @@ pub async fn assign_eboard(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TurnBody {
-    /// `white` or `black`.
-    turn: String,
+    turn: Side,
 }
 
 /// The game goes on from the e-board's position.
@@ -133,15 +132,7 @@ pub async fn continue_from_board(
         return Err(unknown(&serial));
     }
     let b: TurnBody = json_of(&body)?;
-    let white_to_move = match b.turn.as_str() {
-        "white" => true,
-        "black" => false,
-        other => {
-            return Err(ApiError::bad(format!(
-                "turn must be \"white\" or \"black\", not {other:?}"
-            )));
-        }
-    };
+    let white_to_move = b.turn.is_white();
     let (tx, rx) = tokio::sync::oneshot::channel();
     if !hall.send(HallCommand::ContinueFromBoard {
         serial: serial.to_string(),
@@ -155,7 +146,7 @@ pub async fn continue_from_board(
             serial,
             continued: true,
         })),
-        Ok(Ok(Err(e))) => Err(ApiError::Conflict(e)),
+        Ok(Ok(Err(e))) => Err(e.into()),
         _ => Err(ApiError::Unavailable("the hall did not answer".into())),
     }
 }

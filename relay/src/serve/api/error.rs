@@ -4,6 +4,7 @@
 
 use crate::serve::feeds::SnapshotError;
 use crate::serve::id::{BadBoardNo, BadId};
+use crate::serve::jobs::Refusal;
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -122,6 +123,19 @@ impl IntoResponse for ApiError {
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         r
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(e: Refusal) -> ApiError {
+        match e {
+            Refusal::NotFound(m) => ApiError::NotFound(m),
+            Refusal::Conflict(m) => ApiError::Conflict(m),
+            Refusal::Store(m) => {
+                tracing::warn!(error = %m, "store error answering an arbiter's action");
+                ApiError::StoreDown
+            }
+        }
     }
 }
 

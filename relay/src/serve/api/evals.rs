@@ -10,6 +10,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use relay_store::Score;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -94,10 +95,12 @@ pub async fn answer_position(
     JsonBody(b, _): JsonBody<AnswerBody>,
 ) -> Result<Json<Taken>, ApiError> {
     let analysis = desk(&shared)?;
+    let Some(score) = Score::from_parts(b.cp, b.mate) else {
+        return Err(ApiError::bad("give one of cp and mate"));
+    };
     let answer = Answer {
         fen: b.fen,
-        cp: b.cp,
-        mate: b.mate,
+        score,
         depth: b.depth,
         line: b.line,
         engine: b.engine,

@@ -12,7 +12,7 @@ use crate::serve::views::GameStatus;
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use relay_store::{Incident, Store};
+use relay_store::{Incident, Ruling, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -70,7 +70,7 @@ pub struct RulingBody {
     /// `result`: give the result the Laws prescribe (a second illegal move), with
     /// `[Termination "rules infraction"]`; `dismissed`: not an illegal move after all (it
     /// stays on the record, marked, and is not counted).
-    ruling: String,
+    ruling: Ruling,
 }
 
 /// The ruling given: the illegal move as it is now, and the result's change when one was set.
@@ -98,16 +98,15 @@ pub async fn rule(
             g.id, b.incident
         )));
     };
-    if seen.ruling.is_some() {
+    if let Some(ruling) = seen.ruling {
         return Err(ApiError::Conflict(format!(
-            "illegal move {} was ruled on already ({})",
+            "illegal move {} was ruled on already ({ruling})",
             b.incident,
-            seen.ruling.as_deref().unwrap_or_default()
         )));
     }
-    let result = match b.ruling.as_str() {
-        "dismissed" => None,
-        "result" => {
+    let result = match b.ruling {
+        Ruling::Dismissed => None,
+        Ruling::Result => {
             let Some(result) = seen.result else {
                 return Err(ApiError::Conflict(format!(
                     "the Laws prescribe no result for a player's first illegal move: {}",
@@ -127,15 +126,8 @@ pub async fn rule(
             };
             Some(send_edit(&hall, &g, &h, action, g.moves.clone()).await?.0)
         }
-        other => {
-            return Err(ApiError::bad(format!(
-                "ruling must be \"result\" or \"dismissed\", not {other:?}"
-            )));
-        }
     };
-    store
-        .rule_incident(b.incident, &b.ruling, "arbiter")
-        .await?;
+    store.rule_incident(b.incident, b.ruling, "arbiter").await?;
     let g = store.game(id.get()).await?;
     let record = record_of(&store, &g, tc.as_deref(), None).await?;
     let illegal_move = record

@@ -384,7 +384,7 @@ async fn annotate_record(
     time_control: Option<&str>,
     cut: Option<i64>,
 ) -> Result<(), ApiError> {
-    use relay_core::incident::{IllegalKind, adjustment_note, annotate, illegal_note};
+    use relay_core::incident::{adjustment_note, annotate, illegal_note};
     use shakmaty::Position;
     // The record as the JSON gives it (the counts are worked out there, once), its notes in
     // the order they happened.
@@ -403,22 +403,19 @@ async fn annotate_record(
     let mut notes: Vec<(i64, u32, String)> = record
         .clock_adjustments
         .iter()
-        .map(|a| (a.id, a.ply, adjustment_note(a.color == "white", a.delta_ms)))
+        .map(|a| (a.id, a.ply, adjustment_note(a.color.is_white(), a.delta_ms)))
         .collect();
     // Before the first recovered move (ids order notes; a stretch's come in one reading).
     for r in &record.recovered {
         annotate(game, r.from_ply, &r.note());
     }
     for m in &record.illegal_moves {
-        let Some(kind) = IllegalKind::from_name(&m.kind) else {
-            continue;
-        };
         let note = illegal_note(
-            m.color == "white",
+            m.color.is_white(),
             m.count,
-            kind,
+            m.kind,
             m.uci.as_deref(),
-            m.ruling.as_deref(),
+            m.ruling,
         );
         notes.push((m.id, m.ply, note));
     }

@@ -5,8 +5,9 @@
 
 use super::error::ApiError;
 use relay_core::game::GameResult;
+use relay_core::incident::IllegalKind;
 use relay_core::time_control::TimeControl;
-use relay_store::{Store, StoredGame};
+use relay_store::{IncidentKind, Ruling, Side, Store, StoredGame};
 use schemars::JsonSchema;
 use serde::Serialize;
 use shakmaty::fen::Fen;
@@ -19,20 +20,18 @@ pub struct IllegalMoveView {
     pub game_id: i64,
     /// The move it was made in place of (1 = White's first).
     pub ply: u32,
-    /// `white` or `black`: who made it.
-    pub color: String,
+    /// Who made it.
+    pub color: Side,
     /// The squares as seen (`g1g4`); none for a press without a move.
     pub uci: Option<String>,
-    /// `move_not_allowed`, `king_in_check`, `illegal_castling`, `pawn_not_promoted` or
-    /// `press_without_move`.
-    pub kind: String,
+    pub kind: IllegalKind,
     /// The piece moved and the one on its target square (a capture), as FEN letters.
     pub piece: Option<String>,
     pub captured: Option<String>,
     pub at_ms: i64,
     pub clock_pressed: bool,
-    /// `result` (the prescribed result was given) or `dismissed`; none while open.
-    pub ruling: Option<String>,
+    /// None while open.
+    pub ruling: Option<Ruling>,
     /// Which of this player's illegal moves in the game it is (dismissed ones not counted).
     pub count: u32,
     /// What the Laws prescribe for it in the event's time control.
@@ -47,8 +46,8 @@ pub struct ClockAdjustmentView {
     pub id: i64,
     /// The move it came before.
     pub ply: u32,
-    /// Whose clock: `white` or `black`.
-    pub color: String,
+    /// Whose clock.
+    pub color: Side,
     /// By how much it changed (positive: time given).
     pub delta_ms: i64,
     pub at_ms: i64,
@@ -194,55 +193,62 @@ pub async fn record_of(
     let mut counts = [0u32; 2];
     let mut record = Record::default();
     for i in incidents {
-        if i.kind == "joined_late" {
-            record.joined_late = true;
-            continue;
-        }
-        if i.kind == "recovered" {
-            // One incident a move; a stretch is the moves read back in one reading.
-            let stretch = record
-                .recovered
-                .last_mut()
-                .filter(|r| r.at_ms == i.at_ms && r.to_ply + 1 == i.ply);
-            let stretch = match stretch {
-                Some(r) => {
-                    r.to_ply = i.ply;
-                    r
-                }
-                None => {
-                    record.recovered.push(RecoveredView {
-                        from_ply: i.ply,
-                        to_ply: i.ply,
-                        without_clock: Vec::new(),
-                        at_ms: i.at_ms,
-                    });
-                    // Just pushed.
-                    #[allow(clippy::unwrap_used)]
-                    record.recovered.last_mut().unwrap()
-                }
-            };
-            if !i.clock_pressed {
-                stretch.without_clock.push(i.ply);
+        match i.kind {
+            IncidentKind::IllegalMove => {}
+            IncidentKind::JoinedLate => {
+                record.joined_late = true;
+                continue;
             }
-            continue;
+            IncidentKind::Recovered => {
+                // One incident a move; a stretch is the moves read back in one reading.
+                let stretch = record
+                    .recovered
+                    .last_mut()
+                    .filter(|r| r.at_ms == i.at_ms && r.to_ply + 1 == i.ply);
+                let stretch = match stretch {
+                    Some(r) => {
+                        r.to_ply = i.ply;
+                        r
+                    }
+                    None => {
+                        record.recovered.push(RecoveredView {
+                            from_ply: i.ply,
+                            to_ply: i.ply,
+                            without_clock: Vec::new(),
+                            at_ms: i.at_ms,
+                        });
+                        // Just pushed.
+                        #[allow(clippy::unwrap_used)]
+                        record.recovered.last_mut().unwrap()
+                    }
+                };
+                if !i.clock_pressed {
+                    stretch.without_clock.push(i.ply);
+                }
+                continue;
+            }
+            IncidentKind::ClockAdjustment => {
+                record.clock_adjustments.push(ClockAdjustmentView {
+                    id: i.id,
+                    ply: i.ply,
+                    color: i.color,
+                    delta_ms: i.delta_ms.unwrap_or(0),
+                    at_ms: i.at_ms,
+                });
+                continue;
+            }
         }
-        if i.kind == "clock_adjustment" {
-            record.clock_adjustments.push(ClockAdjustmentView {
-                id: i.id,
-                ply: i.ply,
-                color: i.color,
-                delta_ms: i.delta_ms.unwrap_or(0),
-                at_ms: i.at_ms,
-            });
+        let Some(kind) = i.illegal else {
+            // An illegal move is stored with its kind; a row without one is not shown.
             continue;
-        }
-        let offender = if i.color == "black" {
-            Color::Black
-        } else {
+        };
+        let offender = if i.color.is_white() {
             Color::White
+        } else {
+            Color::Black
         };
         let slot = &mut counts[usize::from(offender == Color::Black)];
-        if i.ruling.as_deref() != Some("dismissed") {
+        if i.ruling != Some(Ruling::Dismissed) {
             *slot += 1;
         }
         let count = (*slot).max(1);
@@ -253,7 +259,7 @@ pub async fn record_of(
             ply: i.ply,
             color: i.color,
             uci: i.uci,
-            kind: i.illegal.unwrap_or_default(),
+            kind,
             piece: i.piece,
             captured: i.captured,
             at_ms: i.at_ms,

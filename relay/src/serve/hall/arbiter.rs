@@ -4,7 +4,7 @@
 
 use super::desk::{Desk, snapshot};
 use super::state::Hall;
-use crate::serve::jobs::{EditAction, GameEdit, Job};
+use crate::serve::jobs::{EditAction, GameEdit, Job, Refusal};
 use relay_core::game::GameResult;
 use relay_core::recorder::Outcome;
 use relay_store::StoredMove;
@@ -16,16 +16,18 @@ impl Hall {
         &mut self,
         serial: &str,
         white_to_move: bool,
-    ) -> Result<i64, String> {
+    ) -> Result<(), Refusal> {
         let Some(d) = self.desks.get_mut(serial) else {
-            return Err(format!("e-board {serial} has not been seen"));
+            return Err(Refusal::NotFound(format!(
+                "e-board {serial} has not been seen"
+            )));
         };
         let turn = if white_to_move {
             shakmaty::Color::White
         } else {
             shakmaty::Color::Black
         };
-        let outs = d.recorder.continue_from_board(turn)?;
+        let outs = (d.recorder.continue_from_board(turn)).map_err(Refusal::Conflict)?;
         tracing::info!(%serial, "arbiter: game continues from the board's position");
         // The same game goes on (not a new one): its start changes and its moves start over.
         d.sent.clear();
@@ -38,7 +40,7 @@ impl Hall {
             let _ = self.jobs.send(Job::Sync(Box::new(snap)));
         }
         self.after(serial, &rest);
-        Ok(0)
+        Ok(())
     }
 
     /// An arbiter changed a game: if an e-board is on it, its recorder carries on from the

@@ -17,8 +17,8 @@ use relay_core::board_memory::{
     LoggedGame, LoggedMove, Recovery, continue_from, game_from_start, latest_game, recover,
 };
 use relay_core::game::{Game, GameResult};
-use relay_core::recorder::{ColorName, Recorder};
-use relay_store::{Incident, now_ms};
+use relay_core::recorder::Recorder;
+use relay_store::{Incident, IncidentKind, now_ms};
 
 impl Hall {
     /// The single board `serial` sent its whole memory.
@@ -149,13 +149,9 @@ impl Hall {
         d.board_read_ms = at_ms;
         for (i, m) in moves.iter().enumerate() {
             d.incidents.push(Incident {
-                kind: "recovered".into(),
+                kind: IncidentKind::Recovered,
                 ply: (first_ply + i) as u32,
-                color: match m.color {
-                    ColorName::White => "white",
-                    ColorName::Black => "black",
-                }
-                .into(),
+                color: m.color.into(),
                 // Whether the board logged the move's clock.
                 clock_pressed: m.clk.is_some(),
                 at_ms,

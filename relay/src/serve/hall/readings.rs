@@ -10,9 +10,8 @@ use crate::serve::views::{ClockView, Proposal};
 use boards::protocol::{ClockMessage, Message};
 use boards::transport::PortEvent;
 use relay_core::game::GameResult;
-use relay_core::recorder::ColorName;
 use relay_core::recorder::Outcome;
-use relay_store::{Incident, RawEntry, now_ms};
+use relay_store::{Incident, IncidentKind, RawEntry, now_ms};
 use std::cmp::Reverse;
 use std::time::SystemTime;
 
@@ -254,10 +253,10 @@ impl Hall {
                 } => {
                     tracing::warn!(%serial, ply, ?color, kind = kind.name(), uci = ?uci, "illegal move completed by a clock press");
                     d.incidents.push(Incident {
-                        kind: "illegal_move".into(),
+                        kind: IncidentKind::IllegalMove,
                         ply: *ply as u32,
-                        color: color_name(*color).into(),
-                        illegal: Some(kind.name().into()),
+                        color: (*color).into(),
+                        illegal: Some(*kind),
                         uci: uci.clone(),
                         piece: piece.map(String::from),
                         captured: captured.map(String::from),
@@ -270,9 +269,9 @@ impl Hall {
                 Outcome::JoinedLate { color } => {
                     tracing::info!(%serial, ?color, "a game under way: recorded from the board, joined late");
                     d.incidents.push(Incident {
-                        kind: "joined_late".into(),
+                        kind: IncidentKind::JoinedLate,
                         ply: 1,
-                        color: color_name(*color).into(),
+                        color: (*color).into(),
                         at_ms: now_ms(),
                         ..Incident::default()
                     });
@@ -285,9 +284,9 @@ impl Hall {
                 } => {
                     tracing::info!(%serial, ply, ?color, delta_ms, "clock corrected");
                     d.incidents.push(Incident {
-                        kind: "clock_adjustment".into(),
+                        kind: IncidentKind::ClockAdjustment,
                         ply: *ply as u32,
-                        color: color_name(*color).into(),
+                        color: (*color).into(),
                         delta_ms: Some(*delta_ms),
                         at_ms: now_ms(),
                         ..Incident::default()
@@ -355,12 +354,5 @@ impl Hall {
                 v.board_fen = fen;
             });
         }
-    }
-}
-
-fn color_name(c: ColorName) -> &'static str {
-    match c {
-        ColorName::White => "white",
-        ColorName::Black => "black",
     }
 }

@@ -5,7 +5,7 @@
 
 use super::carry::{Slot, load_carry};
 use super::group::Group;
-use super::state::{Writer, transient};
+use super::state::{Writer, retrying};
 use crate::serve::events::Event;
 use crate::serve::jobs::{HallCommand, Resume, Snapshot};
 use crate::serve::views::{GameStatus, game_view, stored_result};
@@ -256,19 +256,11 @@ impl Writer {
     /// Every e-board's stored game but those of `keep`, read again (see `Job::Reload`);
     /// returns what their recorders resume from.
     pub(super) async fn reload(&mut self, keep: &[String]) -> HashMap<String, Resume> {
-        let (slots, mut resume) = loop {
-            match load_carry(&self.store).await {
-                Ok(c) => {
-                    self.stored_ok();
-                    break c;
-                }
-                Err(e) if transient(&e) => self.store_failed(&e).await,
-                Err(e) => {
-                    tracing::error!(error = %e, "stored games not readable for the take-over");
-                    break Default::default();
-                }
-            }
-        };
+        let loaded = retrying!(self, load_carry(&self.store).await);
+        let (slots, mut resume) = loaded.unwrap_or_else(|e| {
+            tracing::error!(error = %e, "stored games not readable for the take-over");
+            Default::default()
+        });
         self.slots.retain(|serial, _| keep.contains(serial));
         let mut out = HashMap::new();
         for (serial, slot) in slots {

@@ -3,14 +3,14 @@
 //! (retried while the store is down), then announced in job order.
 
 use super::carry::Slot;
-use super::state::{Writer, transient};
+use super::state::{Writer, retrying};
 use crate::serve::events::Event;
 use crate::serve::jobs::{Job, Snapshot};
 use crate::serve::metrics::seconds_between;
 use crate::serve::views::{ClockView, GameStatus};
 use crate::serve::wire::ServerMessage;
 use relay_core::game::GameResult;
-use relay_store::{Op, RawEntry, now_ms};
+use relay_store::{IncidentKind, Op, RawEntry, StoreError, now_ms};
 use std::collections::HashMap;
 
 /// What a group commit holds: the black-box readings, the ops of the board games planned
@@ -166,6 +166,20 @@ impl Writer {
         });
     }
 
+    /// One try at committing a group, timed for `/metrics`.
+    async fn commit_group(&mut self, g: &Group) -> Result<Vec<Option<i64>>, StoreError> {
+        let started = std::time::Instant::now();
+        // On a SQLite file, SQLite is called on this thread (it blocks for the commit, about
+        // a millisecond with 1000 boards): no hand-off to sqlx's worker thread and back for
+        // each statement.
+        let seqs = match &mut self.commits {
+            Some(c) => c.commit(&g.raws, &g.ops),
+            None => self.store.commit(&g.raws, &g.ops).await,
+        }?;
+        (self.parts.metrics.group_commit).observe(started.elapsed().as_secs_f64());
+        Ok(seqs)
+    }
+
     /// Commits the group (retrying while the store is down), then announces its changes and
     /// runs the jobs that waited for it, in order. When the store refuses the group (our
     /// picture of a stored game is off), each board's game goes through the careful one-by-one
@@ -175,31 +189,15 @@ impl Writer {
         if g.raws.is_empty() && g.ops.is_empty() && g.after.is_empty() {
             return;
         }
-        let committed = loop {
-            if g.raws.is_empty() && g.ops.is_empty() {
-                break Some(Vec::new());
-            }
-            let started = std::time::Instant::now();
-            // On a SQLite file, SQLite is called on this thread (it blocks for the commit,
-            // about a millisecond with 1000 boards): no hand-off to sqlx's worker thread and
-            // back for each statement.
-            let res = match &mut self.commits {
-                Some(c) => c.commit(&g.raws, &g.ops),
-                None => self.store.commit(&g.raws, &g.ops).await,
-            };
-            match res {
-                Ok(seqs) => {
-                    self.parts
-                        .metrics
-                        .group_commit
-                        .observe(started.elapsed().as_secs_f64());
-                    self.stored_ok();
-                    break Some(seqs);
-                }
-                Err(e) if transient(&e) => self.store_failed(&e).await,
+        let committed = if g.raws.is_empty() && g.ops.is_empty() {
+            Some(Vec::new())
+        } else {
+            let done = retrying!(self, self.commit_group(&g).await);
+            match done {
+                Ok(seqs) => Some(seqs),
                 Err(e) => {
                     tracing::warn!(error = %e, "group commit refused; storing its games one by one");
-                    break None;
+                    None
                 }
             }
         };
@@ -271,7 +269,10 @@ impl Writer {
                 if let Op::Incident { incident, .. } = op {
                     // A game joined late or moves recovered from the board's memory say so in
                     // its record and on the e-board; the console learns of them with the game.
-                    if incident.kind == "joined_late" || incident.kind == "recovered" {
+                    if matches!(
+                        incident.kind,
+                        IncidentKind::JoinedLate | IncidentKind::Recovered
+                    ) {
                         continue;
                     }
                     // Its slot holds the incident's id, not a change number.
@@ -336,17 +337,12 @@ impl Writer {
         if raws.is_empty() {
             return;
         }
-        loop {
-            match self.store.log_raw(raws).await {
-                Ok(()) => break,
-                Err(e) if transient(&e) => self.store_failed(&e).await,
-                Err(e) => {
-                    tracing::error!(error = %e, "raw board messages could not be logged");
-                    break;
-                }
-            }
+        let logged = retrying!(self, self.store.log_raw(raws).await);
+        if let Err(e) = logged {
+            tracing::error!(error = %e, "raw board messages could not be logged");
+            // The database answered (with a refusal): it is up.
+            self.stored_ok();
         }
-        self.stored_ok();
         self.parts.metrics.raw_logged.inc_by(raws.len() as u64);
         raws.clear();
     }

@@ -4,8 +4,9 @@
 
 use super::clocks::CLOCK_READINGS_EVERY;
 use super::group::{After, Group, only_clocks};
-use super::state::{Writer, transient};
-use crate::serve::jobs::{HallCommand, Job};
+use super::state::{Writer, retrying};
+use crate::serve::id::{GameId, Seq};
+use crate::serve::jobs::{HallCommand, Job, Refusal};
 use relay_core::game::GameResult;
 use std::time::Duration;
 
@@ -127,42 +128,27 @@ impl Writer {
                     tracing::debug!(error = %e, "e-board last-seen not noted");
                 }
             }
-            Job::Sync(snap) => loop {
-                match self.sync(&snap).await {
-                    Ok(()) => {
-                        self.stored_ok();
-                        break;
+            Job::Sync(snap) => {
+                if let Err(e) = retrying!(self, self.sync(&snap).await) {
+                    // Our picture of the stored game is off (a commit whose answer was
+                    // lost): read the same game again, tell clients what it holds, and try
+                    // once more.
+                    tracing::warn!(serial = %snap.serial, error = %e, "re-reading the stored game");
+                    if let Err(e) = self.reload_slot(&snap.serial).await {
+                        tracing::error!(serial = %snap.serial, error = %e, "stored game not readable");
                     }
-                    Err(e) if transient(&e) => self.store_failed(&e).await,
-                    Err(e) => {
-                        // Our picture of the stored game is off (a commit whose answer was
-                        // lost): read the same game again, tell clients what it holds, and
-                        // try once more.
-                        tracing::warn!(serial = %snap.serial, error = %e, "re-reading the stored game");
-                        if let Err(e) = self.reload_slot(&snap.serial).await {
-                            tracing::error!(serial = %snap.serial, error = %e, "stored game not readable");
-                        }
-                        if let Err(e) = self.sync(&snap).await {
-                            tracing::error!(serial = %snap.serial, error = %e, "game not stored");
-                        }
-                        break;
+                    if let Err(e) = self.sync(&snap).await {
+                        tracing::error!(serial = %snap.serial, error = %e, "game not stored");
                     }
                 }
-            },
+            }
             Job::Clock { serial, clock } => self.clock_reading(&serial, clock, true),
             Job::Eboard(view) => self.eboard_news(*view),
             Job::Edit(edit) => {
-                let result = loop {
-                    match self.edit(&edit).await {
-                        Ok(seq) => {
-                            self.stored_ok();
-                            break Ok(seq);
-                        }
-                        Err(e) if transient(&e) => self.store_failed(&e).await,
-                        Err(e) => break Err(e.to_string()),
-                    }
-                };
-                let _ = edit.reply.send(result);
+                let result = retrying!(self, self.edit(&edit).await);
+                let _ = edit
+                    .reply
+                    .send(result.map(Seq::from).map_err(Refusal::from));
             }
             Job::Foreign { game } => {
                 if let Err(e) = self.foreign(game, false).await {
@@ -182,17 +168,8 @@ impl Writer {
                 serial,
                 reply,
             } => {
-                let result = loop {
-                    match self.assign(round_id, board_no, &serial).await {
-                        Ok(game) => {
-                            self.stored_ok();
-                            break Ok(game);
-                        }
-                        Err(e) if transient(&e) => self.store_failed(&e).await,
-                        Err(e) => break Err(e.to_string()),
-                    }
-                };
-                let _ = reply.send(result);
+                let result = retrying!(self, self.assign(round_id, board_no, &serial).await);
+                let _ = reply.send(result.map(GameId::from).map_err(Refusal::from));
             }
         }
     }

@@ -53,6 +53,30 @@ pub struct Writer {
     pub(super) first_board: u32,
 }
 
+/// `$step` (an expression ending in `.await`) run until the store takes it or refuses it: a
+/// transient failure (the database away, busy or full) is waited out with the writer's
+/// backoff and the step run again, so nothing the boards or an arbiter gave is dropped while
+/// the database is down. The one retry loop of the writer. (A macro, not a method taking an
+/// async closure: the writer's future must be `Send`, which such a closure's borrows do not
+/// prove to today's compiler.)
+macro_rules! retrying {
+    ($writer:expr, $step:expr) => {
+        loop {
+            match $step {
+                Ok(v) => {
+                    $writer.stored_ok();
+                    break Ok(v);
+                }
+                Err(e) if $crate::serve::writer::state::transient(&e) => {
+                    $writer.store_failed(&e).await
+                }
+                Err(e) => break Err(e),
+            }
+        }
+    };
+}
+pub(super) use retrying;
+
 pub(super) fn transient(e: &StoreError) -> bool {
     e.is_transient()
 }
