@@ -194,15 +194,21 @@ async fn the_router_answers_bad_requests_clearly_and_changes_nothing() {
 
 /// Waits until the live feed's view stands at the store's change number of the round.
 async fn caught_up(core: &Core, round: i64) -> i64 {
-    let feed = core.shared.feeds.live(round);
+    let feed = core.shared.feeds.live(relay_store::RoundId::from(round));
     for _ in 0..200 {
-        let want = core.shared.store.round(round).await.expect("round").seq;
+        let want = core
+            .shared
+            .store
+            .round(relay_store::RoundId::from(round))
+            .await
+            .expect("round")
+            .seq;
         let (seq, _) = feed
             .snapshot(&core.shared.lookup, &core.shared.metrics, SnapshotOf::Full)
             .await
             .expect("snapshot");
         if seq == want {
-            return seq;
+            return seq.get();
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -349,9 +355,9 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
     assert_eq!(put.status, StatusCode::OK, "{}", put.body);
 
     caught_up(&core, rid).await;
-    let feed = core.shared.feeds.live(rid);
+    let feed = core.shared.feeds.live(relay_store::RoundId::from(rid));
     let stored = serde_json::to_value(
-        round_json(&core.shared.lookup, rid, true)
+        round_json(&core.shared.lookup, relay_store::RoundId::from(rid), true)
             .await
             .expect("round"),
     )
@@ -395,7 +401,7 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
             .snapshot(
                 &core.shared.lookup,
                 &core.shared.metrics,
-                SnapshotOf::Game(*id),
+                SnapshotOf::Game(relay_store::GameId::from(*id)),
             )
             .await
             .expect("game");

@@ -9,7 +9,7 @@
 use super::convert::To;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use relay_store::Store;
+use relay_store::{GameId, RoundId, Store, TournamentId};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -19,13 +19,13 @@ pub struct ExportArgs {
     db: String,
     /// A tournament's games (every round).
     #[arg(long, conflicts_with_all = ["round", "game"])]
-    tournament: Option<i64>,
+    tournament: Option<TournamentId>,
     /// A round's games.
     #[arg(long, conflicts_with = "game")]
-    round: Option<i64>,
+    round: Option<RoundId>,
     /// One game.
     #[arg(long)]
-    game: Option<i64>,
+    game: Option<GameId>,
     /// The format to write.
     #[arg(long = "to", value_enum)]
     to: ExportTo,

@@ -20,7 +20,7 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use relay_core::game::{Game, GameResult};
-use relay_store::{NewTournament, Pairing, Player, Store, StoredMove};
+use relay_store::{NewTournament, Pairing, Player, RoundId, Store, StoredMove, TournamentId};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ pub struct ImportArgs {
     db: String,
     /// Into this tournament (default: one named after the first game's [Event]).
     #[arg(long)]
-    tournament: Option<i64>,
+    tournament: Option<TournamentId>,
     /// Into the round with this number (default: each game's [Round] before its dot).
     #[arg(long)]
     round: Option<String>,
@@ -134,7 +134,7 @@ async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
         }
     };
     // Rounds by number, made as they are met.
-    let mut rounds: BTreeMap<String, i64> = store
+    let mut rounds: BTreeMap<String, RoundId> = store
         .tournament(tournament)
         .await?
         .rounds

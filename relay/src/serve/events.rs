@@ -8,14 +8,15 @@
 use super::views::{ClockView, EboardView};
 use super::wire::{Announcement, Frame, ServerMessage};
 use relay_store::now_ms;
+use relay_store::{GameId, RoundId, Seq};
 
 /// One thing that happened, ready to send. `text` is the JSON message every client of the
 /// live view gets; delayed clients get it `delay` later (clock messages re-stamped).
 #[derive(Debug)]
 pub struct Event {
-    pub round_id: i64,
-    pub game_id: Option<i64>,
-    pub seq: i64,
+    pub round_id: RoundId,
+    pub game_id: Option<GameId>,
+    pub seq: Seq,
     pub at_ms: i64,
     /// The message, typed: feeds keep their round's view up to date with it.
     pub message: ServerMessage,
@@ -23,7 +24,7 @@ pub struct Event {
     /// by this change; they are in `text` too, and each alone in `press_texts` (with its game
     /// and change number) for a game page whose game is not this event's.
     pub presses: Vec<ServerMessage>,
-    pub press_texts: Vec<(i64, i64, Frame)>,
+    pub press_texts: Vec<(GameId, Seq, Frame)>,
     /// The message, encoded and framed once; every client gets these same bytes.
     pub text: Frame,
     /// Only for clients that asked for e-board news (the console): spectators do not
@@ -35,7 +36,12 @@ pub struct Event {
 }
 
 impl Event {
-    pub fn new(round_id: i64, game_id: Option<i64>, seq: i64, message: &ServerMessage) -> Event {
+    pub fn new(
+        round_id: RoundId,
+        game_id: Option<GameId>,
+        seq: Seq,
+        message: &ServerMessage,
+    ) -> Event {
         Event {
             round_id,
             game_id,
@@ -52,7 +58,7 @@ impl Event {
 
     /// E-board news: for the clients that follow e-boards (the console), and no change of
     /// its own (it repeats the round's latest change number).
-    pub fn eboard(round_id: i64, seq: i64, eboard: EboardView) -> Event {
+    pub fn eboard(round_id: RoundId, seq: Seq, eboard: EboardView) -> Event {
         let mut e = Event::new(
             round_id,
             eboard.game_id,
@@ -66,7 +72,7 @@ impl Event {
 
     /// An illegal move or clock correction put on a game's record: for the console only,
     /// like e-board news (it repeats the round's latest change number).
-    pub fn incident(round_id: i64, seq: i64, incident: relay_store::Incident) -> Event {
+    pub fn incident(round_id: RoundId, seq: Seq, incident: relay_store::Incident) -> Event {
         let game_id = incident.game_id;
         let message = if incident.kind == relay_store::IncidentKind::ClockAdjustment {
             ServerMessage::ClockAdjustment {
@@ -96,12 +102,12 @@ impl Event {
     }
 
     /// Whether this is a running-clock bundle with `game`'s clock in it.
-    pub fn bundles_clock_of(&self, game: i64) -> bool {
+    pub fn bundles_clock_of(&self, game: GameId) -> bool {
         matches!(&self.message, ServerMessage::Clocks { clocks, .. } if clocks.iter().any(|c| c.game_id == game))
     }
 
     /// Whether this is an `eval` message with an evaluation of a position of `game`.
-    pub fn evaluates(&self, game: i64) -> bool {
+    pub fn evaluates(&self, game: GameId) -> bool {
         matches!(&self.message, ServerMessage::Eval { evals, .. } if evals.iter().any(|e| e.game_id == game))
     }
 
@@ -114,11 +120,11 @@ impl Event {
     }
 
     /// The oldest change number the event brings: a carried press's, or its own.
-    pub fn first_seq(&self) -> i64 {
+    pub fn first_seq(&self) -> Seq {
         self.presses
             .iter()
             .filter_map(ServerMessage::seq)
-            .fold(self.seq, i64::min)
+            .fold(self.seq, Seq::min)
     }
 
     /// The same event carrying `presses` (oldest first); encoded again, once.
@@ -154,11 +160,11 @@ impl Event {
 #[derive(Debug)]
 pub enum Pending {
     Message(Box<ServerMessage>),
-    Game { seq: i64, game: i64 },
+    Game { seq: Seq, game: GameId },
 }
 
 /// A stored change as the message a client gets (`only_game`: a game page's client).
-pub fn change_message(only_game: Option<i64>, c: &relay_store::Change) -> Option<Pending> {
+pub fn change_message(only_game: Option<GameId>, c: &relay_store::Change) -> Option<Pending> {
     let game = c.game_id?;
     if only_game.is_some_and(|g| g != game) {
         return None;
@@ -166,7 +172,7 @@ pub fn change_message(only_game: Option<i64>, c: &relay_store::Change) -> Option
     let record = match c.record() {
         Ok(r) => r,
         Err(e) => {
-            tracing::warn!(seq = c.seq, kind = %c.kind, error = %e, "a stored change does not read; the game is sent whole");
+            tracing::warn!(seq = %c.seq, kind = %c.kind, error = %e, "a stored change does not read; the game is sent whole");
             relay_store::ChangeRecord::Game
         }
     };

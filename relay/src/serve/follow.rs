@@ -22,6 +22,7 @@ use super::publish::Publisher;
 use super::views::{ClockView, EboardView};
 use super::wire::ServerMessage;
 use relay_core::recorder::ColorName;
+use relay_store::{GameId, RoundId};
 use relay_store::{Heard, Listener};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -48,7 +49,7 @@ pub struct Follow {
 /// relays' commits. Runs for the life of the service.
 pub async fn follow(
     parts: Follow,
-    mut holes: mpsc::UnboundedReceiver<i64>,
+    mut holes: mpsc::UnboundedReceiver<RoundId>,
     mut listener: Option<Listener>,
 ) {
     let pg = listener.is_some();
@@ -77,7 +78,7 @@ pub async fn follow(
             }
         }
         let retry = tokio::time::sleep(RETRY);
-        let mut want: HashSet<i64> = HashSet::new();
+        let mut want: HashSet<RoundId> = HashSet::new();
         tokio::select! {
             r = holes.recv() => match r {
                 Some(round) => { want.insert(round); }
@@ -137,7 +138,7 @@ async fn catch_up_all(parts: &Follow) {
 }
 
 /// Publishes a round's changes after the last one published, read from the log.
-async fn catch_up(parts: &Follow, round: i64) {
+async fn catch_up(parts: &Follow, round: RoundId) {
     loop {
         let Some(after) = parts.publisher.order().last(round) else {
             return;
@@ -146,7 +147,7 @@ async fn catch_up(parts: &Follow, round: i64) {
             Ok(c) => c,
             Err(e) => {
                 // The next notification, hole or reconnection asks again.
-                tracing::warn!(round, error = %e, "cannot read the change log");
+                tracing::warn!(%round, error = %e, "cannot read the change log");
                 return;
             }
         };
@@ -163,8 +164,8 @@ async fn catch_up(parts: &Follow, round: i64) {
             {
                 // Only a change log with a hole in it (a database edited by hand) gets here.
                 tracing::warn!(
-                    round,
-                    next = c.seq,
+                    %round,
+                    next = %c.seq,
                     "the change log has a hole; going on from its next change"
                 );
                 parts.publisher.order().restart(round, c.seq - 1);
@@ -195,7 +196,7 @@ async fn catch_up(parts: &Follow, round: i64) {
 }
 
 /// A change from the log as the event spectators get.
-async fn event_of(parts: &Follow, round: i64, c: &relay_store::Change) -> Option<Event> {
+async fn event_of(parts: &Follow, round: RoundId, c: &relay_store::Change) -> Option<Event> {
     let mut message = match change_message(None, c)? {
         Pending::Message(m) => *m,
         Pending::Game { seq, game } => ServerMessage::Game {
@@ -224,7 +225,7 @@ async fn event_of(parts: &Follow, round: i64, c: &relay_store::Change) -> Option
 /// relay reads the board itself, or a side's time is not known.
 async fn running_clock_after(
     parts: &Follow,
-    game: i64,
+    game: GameId,
     ply: u32,
     fen_after: &str,
     clk_ms: Option<u64>,
@@ -308,7 +309,7 @@ async fn eboards_changed(parts: &Follow, after_ms: i64) -> i64 {
             parts.boards.bind(&view.serial, game, 0, board, round);
         }
         parts.publisher.announce_eboard(view, |round| {
-            parts.publisher.order().last(round).unwrap_or(0)
+            parts.publisher.order().last(round).unwrap_or_default()
         });
     }
     upto

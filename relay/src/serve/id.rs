@@ -1,130 +1,16 @@
-//! The names the HTTP interface gives things: a tournament, a round, a game, a board number,
-//! an e-board, and a round's change number. Each is read from text in one place
-//! ([`FromStr`]) and written back the same way ([`Display`]); in JSON each is the bare number
-//! (or string) the store and the views already use, so these types change no answer.
-//!
-//! The service inside still passes plain `i64`s around; these types are for the edge, where
-//! text from a URL becomes a value and a mix-up of a game for a round would go unnoticed.
-//! Their JSON Schema is the bare number's (or string's), written in place wherever one is
-//! used rather than as a schema of its own.
+//! The names the HTTP interface gives things: a tournament, a round, a game and a round's
+//! change number are the store's own types (`relay_store::id`, re-exported here), carried
+//! from the database through the service to the URL; a board number and an e-board are the
+//! edge's. Each is read from text in one place ([`FromStr`]) and written back the same way
+//! ([`Display`]); in JSON each is the bare number (or string), and its JSON Schema the bare
+//! number's, written in place wherever one is used.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Text that names no tournament, round or game: not a whole number above zero.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{what} id {given:?} is not a whole number above 0")]
-pub struct BadId {
-    /// `tournament`, `round` or `game`.
-    pub what: &'static str,
-    /// The text as given.
-    pub given: String,
-}
-
-/// A positive id, parsed as the store hands ids out (1, 2, …).
-fn positive(what: &'static str, s: &str) -> Result<i64, BadId> {
-    s.parse::<i64>()
-        .ok()
-        .filter(|v| *v > 0)
-        .ok_or_else(|| BadId {
-            what,
-            given: s.to_string(),
-        })
-}
-
-macro_rules! id {
-    ($(#[$doc:meta])* $name:ident, $what:literal) => {
-        $(#[$doc])*
-        #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-            JsonSchema,
-        )]
-        #[serde(transparent)]
-        #[schemars(inline)]
-        pub struct $name(i64);
-
-        impl $name {
-            /// The number the store knows it by.
-            pub fn get(self) -> i64 {
-                self.0
-            }
-        }
-
-        impl From<i64> for $name {
-            fn from(id: i64) -> Self {
-                $name(id)
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = BadId;
-            fn from_str(s: &str) -> Result<Self, BadId> {
-                positive($what, s).map($name)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-    };
-}
-
-id!(
-    /// A tournament's id.
-    TournamentId,
-    "tournament"
-);
-id!(
-    /// A round's id.
-    RoundId,
-    "round"
-);
-id!(
-    /// A game's id.
-    GameId,
-    "game"
-);
-
-/// A round's change number: every change committed to a round gets the next one, and a
-/// client names the last it has (`?since=N`) to get only what came after. 0 is before the
-/// round's first change.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(transparent)]
-#[schemars(inline)]
-pub struct Seq(i64);
-
-impl Seq {
-    pub fn get(self) -> i64 {
-        self.0
-    }
-}
-
-impl From<i64> for Seq {
-    fn from(n: i64) -> Self {
-        Seq(n)
-    }
-}
-
-impl FromStr for Seq {
-    type Err = std::num::ParseIntError;
-    /// Any whole number: one a round never had is answered (with everything, or a snapshot)
-    /// where it is used, not refused here.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(Seq)
-    }
-}
-
-impl fmt::Display for Seq {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+pub use relay_store::{BadId, GameId, RoundId, Seq, TournamentId};
 
 /// A board number in a round, 1 to [`BoardNo::MAX`].
 #[derive(

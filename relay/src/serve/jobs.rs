@@ -7,6 +7,7 @@ use super::id::{GameId, Seq};
 use super::views::{ClockView, EboardView, GameStatus};
 use boards::protocol::Orientation;
 use relay_core::game::{Game, GameResult};
+use relay_store::RoundId;
 use relay_store::{RawEntry, StoreError, StoredMove};
 use std::collections::HashMap;
 use tokio::sync::{mpsc, oneshot};
@@ -86,7 +87,7 @@ pub enum Job {
     Edit(GameEdit),
     /// An arbiter puts an e-board on a board number.
     Assign {
-        round_id: i64,
+        round_id: RoundId,
         board_no: u32,
         serial: String,
         /// The game now on the board.
@@ -103,7 +104,7 @@ pub enum Job {
     /// Another relay on the same database changed this game (an arbiter's edit there): if
     /// one of our boards plays it, our picture and its recorder take the stored game.
     Foreign {
-        game: i64,
+        game: GameId,
     },
     /// The hall's recorder has the game adopted for `Foreign`: the board's changes count again.
     Adopted {
@@ -125,7 +126,7 @@ pub struct Resume {
 /// board's recorder) and the writer (to the store), in that order.
 #[derive(Debug)]
 pub struct GameEdit {
-    pub game_id: i64,
+    pub game_id: GameId,
     pub action: EditAction,
     /// The moves the game has afterwards.
     pub moves: Vec<StoredMove>,
@@ -150,7 +151,7 @@ pub enum HallCommand {
     /// recorder carries on from the stored `moves` and `result`.
     Adopt {
         serial: String,
-        game_id: i64,
+        game_id: GameId,
         moves: Vec<StoredMove>,
         result: GameResult,
     },

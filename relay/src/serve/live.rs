@@ -5,6 +5,7 @@
 
 use super::views::{ClockView, EboardView};
 use parking_lot::RwLock;
+use relay_store::{GameId, RoundId};
 use std::collections::{BTreeMap, HashMap};
 
 /// The boards' live state, which the store does not hold: each e-board as the operator sees
@@ -13,14 +14,14 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Debug, Default)]
 pub struct Boards {
     eboards: RwLock<BTreeMap<String, EboardView>>,
-    clocks: RwLock<HashMap<i64, ClockView>>,
+    clocks: RwLock<HashMap<GameId, ClockView>>,
     /// Which e-board is on which game now (game id → serial).
-    bound: RwLock<HashMap<i64, String>>,
+    bound: RwLock<HashMap<GameId, String>>,
     /// The other way: e-board serial → (game id, the hall's game number it holds).
-    games_of: RwLock<HashMap<String, (i64, u64)>>,
+    games_of: RwLock<HashMap<String, (GameId, u64)>>,
     /// The round each e-board's news last went to (its view's round changes when it is put
     /// on a game, before the news is told).
-    told: RwLock<HashMap<String, i64>>,
+    told: RwLock<HashMap<String, RoundId>>,
 }
 
 /// Why an e-board was not forgotten.
@@ -66,7 +67,7 @@ impl Boards {
 
     /// Notes that `serial`'s news goes to `round`; the round it went to before when that
     /// was another.
-    pub fn tell_round(&self, serial: &str, round: i64) -> Option<i64> {
+    pub fn tell_round(&self, serial: &str, round: RoundId) -> Option<RoundId> {
         self.told
             .write()
             .insert(serial.to_string(), round)
@@ -87,36 +88,36 @@ impl Boards {
         }
     }
 
-    pub fn clock(&self, game: i64) -> Option<ClockView> {
+    pub fn clock(&self, game: GameId) -> Option<ClockView> {
         self.clocks.read().get(&game).copied()
     }
 
-    pub fn set_clock(&self, game: i64, clock: ClockView) {
+    pub fn set_clock(&self, game: GameId, clock: ClockView) {
         self.clocks.write().insert(game, clock);
     }
 
     /// Every game's running clock, for building many views at once.
-    pub fn all_clocks(&self) -> HashMap<i64, ClockView> {
+    pub fn all_clocks(&self) -> HashMap<GameId, ClockView> {
         self.clocks.read().clone()
     }
 
     /// The serial of the e-board on `game`.
-    pub fn eboard_on(&self, game: i64) -> Option<String> {
+    pub fn eboard_on(&self, game: GameId) -> Option<String> {
         self.bound.read().get(&game).cloned()
     }
 
     /// Which e-board is on which game, for building many views at once.
-    pub fn all_bound(&self) -> HashMap<i64, String> {
+    pub fn all_bound(&self) -> HashMap<GameId, String> {
         self.bound.read().clone()
     }
 
     /// The game (and the hall's game number) an e-board is on.
-    pub fn game_of(&self, serial: &str) -> Option<(i64, u64)> {
+    pub fn game_of(&self, serial: &str) -> Option<(GameId, u64)> {
         self.games_of.read().get(serial).copied()
     }
 
     /// Puts an e-board on a game (off any other).
-    pub fn bind(&self, serial: &str, game: i64, game_no: u64, board_no: u32, round: i64) {
+    pub fn bind(&self, serial: &str, game: GameId, game_no: u64, board_no: u32, round: RoundId) {
         {
             let mut bound = self.bound.write();
             bound.retain(|_, s| s != serial);

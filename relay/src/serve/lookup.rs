@@ -6,7 +6,8 @@
 use super::live::Boards;
 use super::views::{EvalView, GameView, RoundView, game_view, round_view};
 use parking_lot::Mutex;
-use relay_store::{RoundInfo, Store, StoreError, StoredGame, now_ms, position_key};
+use relay_store::{GameId, RoundInfo, Store, StoreError, StoredGame, now_ms, position_key};
+use relay_store::{RoundId, Seq};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -15,14 +16,14 @@ use tokio::sync::watch;
 #[derive(Debug, Clone)]
 pub struct Cached {
     /// The round's change number it was built at.
-    pub seq: i64,
+    pub seq: Seq,
     pub built_ms: i64,
     pub text: Arc<String>,
     pub etag: String,
 }
 
 impl Cached {
-    pub fn fresh(&self, seq: i64) -> bool {
+    pub fn fresh(&self, seq: Seq) -> bool {
         self.seq == seq && now_ms() - self.built_ms < 1000
     }
 }
@@ -32,13 +33,13 @@ impl Cached {
 struct Memory {
     /// Each round's public delay (ms) as last read, so sockets opening need not ask the
     /// store.
-    delays: Mutex<HashMap<i64, i64>>,
+    delays: Mutex<HashMap<RoundId, i64>>,
     /// The last live PGN of each round.
-    pgn: Mutex<HashMap<i64, Cached>>,
+    pgn: Mutex<HashMap<RoundId, Cached>>,
     /// The public delay (ms) of each round as of the last arbiter edit that touched it, so
     /// that open sockets can compare it with theirs without asking the store (a spectator
     /// connected before a delay was set must not go on seeing live moves).
-    round_edits: watch::Sender<HashMap<i64, i64>>,
+    round_edits: watch::Sender<HashMap<RoundId, i64>>,
     /// Positions are evaluated (set once, when evaluation starts).
     evaluating: std::sync::atomic::AtomicBool,
     /// The store was seen to hold an evaluation (evaluations are never deleted): until then
@@ -78,7 +79,7 @@ impl Lookup {
     /// A round's view as of `cutoff` (ms; `None`: live), read from the store.
     pub async fn round_view_at(
         &self,
-        id: i64,
+        id: RoundId,
         cutoff: Option<i64>,
     ) -> Result<RoundView, StoreError> {
         let r = self.store.round(id).await?;
@@ -132,7 +133,11 @@ impl Lookup {
     }
 
     /// A game's view as of `cutoff` (ms; `None`: live), read from the store.
-    pub async fn game_view_at(&self, id: i64, cutoff: Option<i64>) -> Result<GameView, StoreError> {
+    pub async fn game_view_at(
+        &self,
+        id: GameId,
+        cutoff: Option<i64>,
+    ) -> Result<GameView, StoreError> {
         let g = self.store.game(id).await?;
         let mut view = self.game_view_of(&g, cutoff);
         self.with_evals(std::slice::from_mut(&mut view)).await;
@@ -210,7 +215,7 @@ impl Lookup {
 
     /// The delay spectators of a round get, in ms, from memory when known (an unknown round
     /// is an error).
-    pub async fn spectator_delay(&self, round: i64) -> Result<i64, StoreError> {
+    pub async fn spectator_delay(&self, round: RoundId) -> Result<i64, StoreError> {
         if let Some(d) = self.memory.delays.lock().get(&round) {
             return Ok(*d);
         }
@@ -221,23 +226,23 @@ impl Lookup {
     }
 
     /// The round's live PGN as last built.
-    pub fn cached_pgn(&self, round: i64) -> Option<Cached> {
+    pub fn cached_pgn(&self, round: RoundId) -> Option<Cached> {
         self.memory.pgn.lock().get(&round).cloned()
     }
 
-    pub fn cache_pgn(&self, round: i64, c: Cached) {
+    pub fn cache_pgn(&self, round: RoundId, c: Cached) {
         self.memory.pgn.lock().insert(round, c);
     }
 
     /// The public delays (ms) of the rounds arbiters' edits touched, as they change.
-    pub fn round_edits(&self) -> watch::Receiver<HashMap<i64, i64>> {
+    pub fn round_edits(&self) -> watch::Receiver<HashMap<RoundId, i64>> {
         self.memory.round_edits.subscribe()
     }
 
     /// After an edit of tournaments or rounds: what is remembered of rounds is read again
     /// when next needed, and open sockets learn the `(round, delay ms)` of the rounds it
     /// touched.
-    pub fn edited(&self, delays: impl IntoIterator<Item = (i64, i64)>) {
+    pub fn edited(&self, delays: impl IntoIterator<Item = (RoundId, i64)>) {
         self.memory.delays.lock().clear();
         self.memory.pgn.lock().clear();
         self.memory.round_edits.send_modify(|m| m.extend(delays));

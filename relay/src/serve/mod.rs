@@ -117,7 +117,7 @@ async fn serve(
             let r = store
                 .create_auto_round(&format!("Relay {date}"), &date)
                 .await?;
-            tracing::info!(round = r.id, "no round configured: made one for the boards");
+            tracing::info!(round = %r.id, "no round configured: made one for the boards");
             r
         }
     };
@@ -156,7 +156,7 @@ async fn serve(
             // went to a new one): the key stays there, so the new tournament's rounds do not
             // land on the old ones in the cloud. An arbiter moves it if that is wanted.
             Err(relay_store::StoreError::Conflict(m)) => {
-                tracing::warn!(key = %key, tournament = current.tournament_id, "--event-key not given to this relay's new tournament: {m}");
+                tracing::warn!(key = %key, tournament = %current.tournament_id, "--event-key not given to this relay's new tournament: {m}");
             }
             Err(e) => return Err(e).context("--event-key"),
         }

@@ -7,6 +7,7 @@ use super::push::lichess::LichessTarget;
 use anyhow::{Context, Result, bail};
 use boards::protocol::LineMode;
 use clap::Args;
+use relay_store::RoundId;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -86,7 +87,7 @@ pub struct ServeOptions {
     pub lichess_url: Option<String>,
     /// This relay's round to push to Lichess (default: the newest open round at start-up).
     #[arg(long, env = "RELAY_LICHESS_LOCAL_ROUND")]
-    pub lichess_local_round: Option<i64>,
+    pub lichess_local_round: Option<RoundId>,
     /// Evaluate every position on this many threads of this machine, each running the UCI
     /// engine (`--engine`) with one search thread; spectators get each evaluation once it
     /// and its position are public.
@@ -141,7 +142,7 @@ struct FileOptions {
     lichess_rounds: Option<Vec<String>>,
     lichess_token: Option<String>,
     lichess_url: Option<String>,
-    lichess_local_round: Option<i64>,
+    lichess_local_round: Option<RoundId>,
     eval_workers: Option<usize>,
     eval_token: Option<String>,
     eval_movetime_ms: Option<u64>,

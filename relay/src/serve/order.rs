@@ -4,6 +4,7 @@
 
 use super::events::Event;
 use parking_lot::Mutex;
+use relay_store::{RoundId, Seq};
 use std::collections::{BTreeMap, HashMap};
 use tokio::sync::mpsc;
 
@@ -12,23 +13,23 @@ use tokio::sync::mpsc;
 pub struct Order {
     rounds: Mutex<Rounds>,
     /// Rounds with a hole to fill from the log (the follower reads this).
-    fill: mpsc::UnboundedSender<i64>,
+    fill: mpsc::UnboundedSender<RoundId>,
 }
 
 #[derive(Debug)]
 struct Rounds {
     /// Each round's change numbers at start-up; `None` when the service was started without
     /// them (in-process tests): a round's first change is then where it starts.
-    start: Option<HashMap<i64, i64>>,
-    by_round: HashMap<i64, RoundOrder>,
+    start: Option<HashMap<RoundId, Seq>>,
+    by_round: HashMap<RoundId, RoundOrder>,
 }
 
 #[derive(Debug, Default)]
 struct RoundOrder {
     /// Every change up to this number has gone out.
-    last: i64,
+    last: Seq,
     /// Changes that came before an earlier one, by number.
-    waiting: BTreeMap<i64, Event>,
+    waiting: BTreeMap<Seq, Event>,
 }
 
 impl RoundOrder {
@@ -49,7 +50,7 @@ impl RoundOrder {
 impl Order {
     /// An order starting from `start` (round → change number); returns the receiver of the
     /// rounds that need filling from the log.
-    pub fn new(start: Option<Vec<(i64, i64)>>) -> (Order, mpsc::UnboundedReceiver<i64>) {
+    pub fn new(start: Option<Vec<(RoundId, Seq)>>) -> (Order, mpsc::UnboundedReceiver<RoundId>) {
         let (fill, rx) = mpsc::unbounded_channel();
         let order = Order {
             rounds: Mutex::new(Rounds {
@@ -76,7 +77,7 @@ impl Order {
             std::collections::hash_map::Entry::Vacant(v) => {
                 let last = match start {
                     // A round made after start-up begins at 0.
-                    Some(start) => start.get(&round).copied().unwrap_or(0),
+                    Some(start) => start.get(&round).copied().unwrap_or_default(),
                     None => e.seq - 1,
                 };
                 v.insert(RoundOrder {
@@ -102,7 +103,7 @@ impl Order {
     }
 
     /// A change that cannot be shown (its game is gone): the order moves past it.
-    pub fn skip(&self, round: i64, seq: i64) -> Vec<Event> {
+    pub fn skip(&self, round: RoundId, seq: Seq) -> Vec<Event> {
         let mut rounds = self.lock();
         let Some(o) = rounds.by_round.get_mut(&round) else {
             return Vec::new();
@@ -115,7 +116,7 @@ impl Order {
     }
 
     /// Starts a round again after `seq` (past a hole in the log).
-    pub fn restart(&self, round: i64, seq: i64) {
+    pub fn restart(&self, round: RoundId, seq: Seq) {
         let mut rounds = self.lock();
         let o = rounds.by_round.entry(round).or_default();
         o.last = seq;
@@ -124,16 +125,16 @@ impl Order {
 
     /// Asks the follower to read a round's changes from the log (committed by a part of this
     /// relay that does not publish them itself: pushes from a venue).
-    pub fn want(&self, round: i64) {
+    pub fn want(&self, round: RoundId) {
         let _ = self.fill.send(round);
     }
 
     /// Where a round has been published up to (`None`: not known, and not to be read).
-    pub fn last(&self, round: i64) -> Option<i64> {
+    pub fn last(&self, round: RoundId) -> Option<Seq> {
         let rounds = self.lock();
         match (rounds.by_round.get(&round), &rounds.start) {
             (Some(o), _) => Some(o.last),
-            (None, Some(start)) => Some(start.get(&round).copied().unwrap_or(0)),
+            (None, Some(start)) => Some(start.get(&round).copied().unwrap_or_default()),
             (None, None) => None,
         }
     }
@@ -144,56 +145,120 @@ mod tests {
     use super::*;
     use crate::serve::wire::ServerMessage;
 
-    fn ev(round: i64, seq: i64) -> Event {
+    fn ev(round: RoundId, seq: Seq) -> Event {
         Event::new(
             round,
-            Some(1),
+            Some(relay_store::GameId::from(1)),
             seq,
             &ServerMessage::Truncate {
                 seq,
-                game_id: 1,
+                game_id: relay_store::GameId::from(1),
                 from_ply: 1,
             },
         )
     }
 
     fn seqs(v: &[Event]) -> Vec<i64> {
-        v.iter().map(|e| e.seq).collect()
+        v.iter().map(|e| e.seq.get()).collect()
     }
 
     #[test]
     fn changes_go_out_in_order_once_and_holes_are_asked_for() {
-        let (order, mut holes) = Order::new(Some(vec![(7, 10)]));
-        assert_eq!(seqs(&order.offer(ev(7, 11))), [11]);
+        let (order, mut holes) = Order::new(Some(vec![(
+            relay_store::RoundId::from(7),
+            relay_store::Seq::from(10),
+        )]));
+        assert_eq!(
+            seqs(&order.offer(ev(
+                relay_store::RoundId::from(7),
+                relay_store::Seq::from(11)
+            ))),
+            [11]
+        );
         // 13 comes before 12: it waits, and the round is asked for.
-        assert!(order.offer(ev(7, 13)).is_empty());
-        assert_eq!(holes.try_recv().ok(), Some(7));
+        assert!(
+            order
+                .offer(ev(
+                    relay_store::RoundId::from(7),
+                    relay_store::Seq::from(13)
+                ))
+                .is_empty()
+        );
+        assert_eq!(holes.try_recv().ok(), Some(relay_store::RoundId::from(7)));
         // 12 (read from the log) lets both out; 13 again is not sent twice.
-        assert_eq!(seqs(&order.offer(ev(7, 12))), [12, 13]);
-        assert!(order.offer(ev(7, 13)).is_empty());
-        assert!(order.offer(ev(7, 5)).is_empty());
+        assert_eq!(
+            seqs(&order.offer(ev(
+                relay_store::RoundId::from(7),
+                relay_store::Seq::from(12)
+            ))),
+            [12, 13]
+        );
+        assert!(
+            order
+                .offer(ev(
+                    relay_store::RoundId::from(7),
+                    relay_store::Seq::from(13)
+                ))
+                .is_empty()
+        );
+        assert!(
+            order
+                .offer(ev(relay_store::RoundId::from(7), relay_store::Seq::from(5)))
+                .is_empty()
+        );
         // A round made after start-up starts at 0.
-        assert!(order.offer(ev(8, 2)).is_empty());
-        assert_eq!(seqs(&order.offer(ev(8, 1))), [1, 2]);
-        assert_eq!(order.last(9), Some(0));
+        assert!(
+            order
+                .offer(ev(relay_store::RoundId::from(8), relay_store::Seq::from(2)))
+                .is_empty()
+        );
+        assert_eq!(
+            seqs(&order.offer(ev(relay_store::RoundId::from(8), relay_store::Seq::from(1)))),
+            [1, 2]
+        );
+        assert_eq!(
+            order.last(relay_store::RoundId::from(9)),
+            Some(relay_store::Seq::from(0))
+        );
     }
 
     #[test]
     fn a_change_that_cannot_be_shown_is_passed() {
-        let (order, _holes) = Order::new(Some(vec![(1, 0)]));
-        assert!(order.offer(ev(1, 2)).is_empty());
+        let (order, _holes) = Order::new(Some(vec![(
+            relay_store::RoundId::from(1),
+            relay_store::Seq::from(0),
+        )]));
         assert!(
-            order.skip(1, 3).is_empty(),
+            order
+                .offer(ev(relay_store::RoundId::from(1), relay_store::Seq::from(2)))
+                .is_empty()
+        );
+        assert!(
+            order
+                .skip(relay_store::RoundId::from(1), relay_store::Seq::from(3))
+                .is_empty(),
             "only the next number is passed"
         );
-        assert_eq!(seqs(&order.skip(1, 1)), [2]);
+        assert_eq!(
+            seqs(&order.skip(relay_store::RoundId::from(1), relay_store::Seq::from(1))),
+            [2]
+        );
     }
 
     #[test]
     fn without_start_numbers_a_round_starts_at_its_first_change() {
         let (order, _holes) = Order::new(None);
-        assert_eq!(order.last(4), None);
-        assert_eq!(seqs(&order.offer(ev(4, 40))), [40]);
-        assert_eq!(order.last(4), Some(40));
+        assert_eq!(order.last(relay_store::RoundId::from(4)), None);
+        assert_eq!(
+            seqs(&order.offer(ev(
+                relay_store::RoundId::from(4),
+                relay_store::Seq::from(40)
+            ))),
+            [40]
+        );
+        assert_eq!(
+            order.last(relay_store::RoundId::from(4)),
+            Some(relay_store::Seq::from(40))
+        );
     }
 }

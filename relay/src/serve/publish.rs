@@ -10,6 +10,7 @@ use super::lookup::Lookup;
 use super::order::Order;
 use super::views::EboardView;
 use super::wire::ServerMessage;
+use relay_store::{GameId, RoundId, Seq};
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -53,7 +54,7 @@ impl Publisher {
     /// Games an arbiter's request changed and committed (pairings loaded, a TRF imported, a
     /// board renumbered): each `(round, game, change number)` goes out as the game's whole
     /// view, read from the store.
-    pub async fn games_changed(&self, changed: &[(i64, i64, i64)]) {
+    pub async fn games_changed(&self, changed: &[(RoundId, GameId, Seq)]) {
         for &(round, game, seq) in changed {
             if let Ok(v) = self.lookup.game_view_at(game, None).await {
                 self.publish(Event::new(
@@ -100,7 +101,7 @@ impl Publisher {
 
     /// The positions an event's moves reach, and moves it takes back, for the analysis desk.
     fn tell_positions(&self, e: &Event) {
-        let reached = |game: i64, m: &crate::serve::views::MoveView| {
+        let reached = |game: GameId, m: &crate::serve::views::MoveView| {
             News::Reached(Reached {
                 round: e.round_id,
                 game,
@@ -135,7 +136,7 @@ impl Publisher {
     /// round (its next game) is told to the round it left too: that round's view takes it off
     /// its old game, and a console following that round learns where it went.
     /// `seq_of` gives a round's latest change number (e-board news has none of its own).
-    pub fn announce_eboard(&self, view: EboardView, seq_of: impl Fn(i64) -> i64) {
+    pub fn announce_eboard(&self, view: EboardView, seq_of: impl Fn(RoundId) -> Seq) {
         let left = view
             .round_id
             .and_then(|round| self.boards.tell_round(&view.serial, round));
@@ -151,7 +152,7 @@ impl Publisher {
     /// After an edit of tournaments or rounds, which the feeds' messages do not carry: the
     /// feeds' views and what is remembered of rounds are read again, and open sockets learn
     /// the `(round, delay ms)` of the rounds the edit touched.
-    pub fn round_edited(&self, delays: impl IntoIterator<Item = (i64, i64)>) {
+    pub fn round_edited(&self, delays: impl IntoIterator<Item = (RoundId, i64)>) {
         self.feeds.forget_views();
         self.lookup.edited(delays);
     }

@@ -20,7 +20,7 @@ use super::push::run::Pushing;
 use super::push::status::Targets;
 use super::writer::{self, Slot, Writer};
 use relay_core::recorder::RecorderConfig;
-use relay_store::{RoundInfo, SqliteCommits, Store, StoreError, now_ms};
+use relay_store::{RoundId, RoundInfo, Seq, SqliteCommits, Store, StoreError, now_ms};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -204,7 +204,7 @@ pub struct Carry {
     pub resume: HashMap<String, Resume>,
     /// Each round's change number at start-up, where publishing in order starts from
     /// (`None`: from each round's first change published; in-process tests).
-    pub seqs: Option<Vec<(i64, i64)>>,
+    pub seqs: Option<Vec<(RoundId, Seq)>>,
     /// Other relays' commits on the same PostgreSQL (taken before `seqs` were read).
     pub listener: Option<relay_store::Listener>,
 }

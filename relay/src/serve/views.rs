@@ -9,6 +9,7 @@
 
 use relay_core::game::GameResult;
 use relay_core::recorder::ColorName;
+use relay_store::{GameId, RoundId, Seq, TournamentId};
 use relay_store::{MoveRecord, Player, RoundBye, RoundInfo, StoredGame, StoredMove};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -108,9 +109,9 @@ pub struct EboardView {
     pub in_sync: bool,
     /// The placement as read (real squares once the orientation is known).
     pub board_fen: String,
-    pub game_id: Option<i64>,
+    pub game_id: Option<GameId>,
     pub board_no: Option<u32>,
-    pub round_id: Option<i64>,
+    pub round_id: Option<RoundId>,
     pub proposal: Option<Proposal>,
     /// What the arbiter must know about this board that is not about its game: two boards
     /// reporting the same serial number, naming both ports. (The second one's `serial` is the
@@ -221,7 +222,7 @@ impl From<MoveRecord> for MoveView {
 /// One game's running clock, in a bundle of readings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct GameClock {
-    pub game_id: i64,
+    pub game_id: GameId,
     pub clock: ClockView,
 }
 
@@ -230,8 +231,8 @@ pub const STANDARD_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQ
 /// A game as pages, platforms and the console see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct GameView {
-    pub id: i64,
-    pub round_id: i64,
+    pub id: GameId,
+    pub round_id: RoundId,
     pub board_no: u32,
     #[schemars(with = "serde_json::Value")]
     pub white: Player,
@@ -256,12 +257,12 @@ pub struct GameView {
 /// A round with its games.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct RoundView {
-    pub id: i64,
-    pub tournament_id: i64,
+    pub id: RoundId,
+    pub tournament_id: TournamentId,
     pub tournament: String,
     pub number: String,
     /// The round's change number this view stands at.
-    pub seq: i64,
+    pub seq: Seq,
     pub delay_secs: i64,
     #[serde(rename = "final")]
     pub is_final: bool,
@@ -467,8 +468,8 @@ pub fn round_view(
     byes: Vec<RoundBye>,
     cutoff_ms: Option<i64>,
     delay_ms: i64,
-    clock_of: impl Fn(i64) -> Option<ClockView>,
-    eboard_of: impl Fn(i64) -> Option<String>,
+    clock_of: impl Fn(GameId) -> Option<ClockView>,
+    eboard_of: impl Fn(GameId) -> Option<String>,
 ) -> RoundView {
     RoundView {
         id: r.id,
@@ -496,10 +497,10 @@ pub fn round_view(
 impl GameView {
     /// A pending game with nothing in it, for tests.
     #[cfg(test)]
-    pub fn empty(id: i64, board_no: u32) -> GameView {
+    pub fn empty(id: GameId, board_no: u32) -> GameView {
         GameView {
             id,
-            round_id: 1,
+            round_id: relay_store::RoundId::from(1),
             board_no,
             white: Player::default(),
             black: Player::default(),
@@ -578,11 +579,11 @@ impl RoundView {
         self
     }
 
-    pub fn game(&self, id: i64) -> Option<&GameView> {
+    pub fn game(&self, id: GameId) -> Option<&GameView> {
         self.games.iter().find(|g| g.id == id)
     }
 
-    pub fn game_mut(&mut self, id: i64) -> Option<&mut GameView> {
+    pub fn game_mut(&mut self, id: GameId) -> Option<&mut GameView> {
         self.games.iter_mut().find(|g| g.id == id)
     }
 

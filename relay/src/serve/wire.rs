@@ -10,6 +10,7 @@ use super::views::{
 use axum::body::Bytes;
 use relay_core::game::GameResult;
 use relay_store::{ChangeRecord, Incident};
+use relay_store::{GameId, Seq};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -25,7 +26,7 @@ pub enum ServerMessage {
     /// messages follow at once with the rest of its games, and the snapshot is whole (and its
     /// `seq` reached) only with the last of them.
     Snapshot {
-        seq: i64,
+        seq: Seq,
         #[serde(skip_serializing_if = "Option::is_none")]
         round: Option<Box<RoundView>>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -35,20 +36,20 @@ pub enum ServerMessage {
     },
     /// More games of the round snapshot just sent (see `snapshot`).
     Games {
-        seq: i64,
+        seq: Seq,
         games: Vec<GameView>,
     },
     /// More moves of the game snapshot just sent: a long game's snapshot comes in parts too.
     Moves {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         moves: Vec<MoveView>,
     },
     /// A move was played. `clock` is the running clock after it, when the lever press came
     /// with the move; `read_at_ms` is when the board message that completed it was read.
     Move {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         #[serde(rename = "move")]
         mv: MoveView,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,8 +60,8 @@ pub enum ServerMessage {
     /// The clock of a move already sent, known from the lever press that ended it; `clock` is
     /// the running clock from that press (no separate `clock` message follows).
     MoveClock {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         ply: u32,
         clk_ms: Option<u64>,
         emt_ms: Option<u64>,
@@ -69,56 +70,56 @@ pub enum ServerMessage {
     },
     /// The moves from `from_ply` on are gone (a takeback or correction).
     Truncate {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         from_ply: u32,
     },
     Result {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         result: GameResult,
         termination: Option<String>,
         status: GameStatus,
     },
     /// A game set up, paired or replaced as a whole.
     Game {
-        seq: i64,
+        seq: Seq,
         game: Box<GameView>,
     },
     /// The side to move changed on a game's clock (a lever press with no move to carry it).
     Clock {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         clock: ClockView,
     },
     /// The latest reading of each running clock, every 10 s (pages count down in between).
     Clocks {
-        seq: i64,
+        seq: Seq,
         clocks: Vec<GameClock>,
     },
     /// Engine evaluations of positions the client can see (each position is evaluated once,
     /// for every spectator), several in one message: a round gets at most two a second.
     Eval {
-        seq: i64,
+        seq: Seq,
         evals: Vec<EvalEntry>,
     },
     /// An e-board's state, for clients that asked (`?eboards=1`).
     Eboard {
-        seq: i64,
+        seq: Seq,
         eboard: EboardView,
     },
     /// A completed illegal move (or a clock pressed without a move) on a game's record, for
     /// the clients that follow e-boards (the console); the game's moves are untouched.
     IllegalMove {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         incident: Incident,
     },
     /// A clock time changed by hand (time given by an arbiter, a clock set right), on a
     /// game's record, for the console.
     ClockAdjustment {
-        seq: i64,
-        game_id: i64,
+        seq: Seq,
+        game_id: GameId,
         incident: Incident,
     },
     /// Every 5 s, stamped with the server's time.
@@ -142,7 +143,7 @@ impl ServerMessage {
     }
 
     /// The round's change number the message carries.
-    pub fn seq(&self) -> Option<i64> {
+    pub fn seq(&self) -> Option<Seq> {
         match self {
             ServerMessage::Snapshot { seq, .. }
             | ServerMessage::Games { seq, .. }
@@ -189,7 +190,7 @@ impl ServerMessage {
 
     /// A stored change as the message it was announced with; `None` for a change that needs
     /// the game read as a whole (or a record that does not read).
-    pub fn from_change(seq: i64, game_id: i64, record: ChangeRecord) -> Option<ServerMessage> {
+    pub fn from_change(seq: Seq, game_id: GameId, record: ChangeRecord) -> Option<ServerMessage> {
         Some(match record {
             ChangeRecord::Move(m) => ServerMessage::Move {
                 seq,
@@ -226,7 +227,7 @@ impl ServerMessage {
 /// One evaluation in an `eval` message: the position after move `ply` of game `game_id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct EvalEntry {
-    pub game_id: i64,
+    pub game_id: GameId,
     pub ply: u32,
     #[serde(flatten)]
     pub eval: EvalView,
@@ -240,7 +241,7 @@ pub const SNAPSHOT_PART_BYTES: usize = 4 * 1024;
 
 /// A round's snapshot as messages: the `snapshot` with the round and its first games, then
 /// `games` messages with the rest, each about [`SNAPSHOT_PART_BYTES`].
-pub fn round_snapshot(seq: i64, mut round: RoundView) -> Vec<String> {
+pub fn round_snapshot(seq: Seq, mut round: RoundView) -> Vec<String> {
     let mut parts = in_parts(std::mem::take(&mut round.games)).into_iter();
     round.games = parts.next().unwrap_or_default();
     let rest: Vec<Vec<GameView>> = parts.collect();
@@ -262,7 +263,7 @@ pub fn round_snapshot(seq: i64, mut round: RoundView) -> Vec<String> {
 
 /// A game's snapshot as messages: the `snapshot` with the game and its first moves, then
 /// `moves` messages with the rest, each about [`SNAPSHOT_PART_BYTES`].
-pub fn game_snapshot(seq: i64, mut game: GameView) -> Vec<String> {
+pub fn game_snapshot(seq: Seq, mut game: GameView) -> Vec<String> {
     let game_id = game.id;
     let mut parts = in_parts(std::mem::take(&mut game.moves)).into_iter();
     game.moves = parts.next().unwrap_or_default();
@@ -555,8 +556,8 @@ mod tests {
     #[test]
     fn a_frame_begins_with_its_type_then_its_seq() {
         let mv = ServerMessage::Move {
-            seq: 31,
-            game_id: 5,
+            seq: relay_store::Seq::from(31),
+            game_id: relay_store::GameId::from(5),
             mv: MoveView {
                 ply: 1,
                 san: "e4".into(),
@@ -572,7 +573,7 @@ mod tests {
         };
         assert!(mv.encode().starts_with(r#"{"type":"move","seq":31,"#));
         let snap = ServerMessage::Snapshot {
-            seq: 9,
+            seq: relay_store::Seq::from(9),
             round: None,
             game: None,
             more: 0,
@@ -583,8 +584,8 @@ mod tests {
     #[test]
     fn messages_carry_their_type_and_the_schema_names_every_one() {
         let m = ServerMessage::Truncate {
-            seq: 4,
-            game_id: 2,
+            seq: relay_store::Seq::from(4),
+            game_id: relay_store::GameId::from(2),
             from_ply: 7,
         };
         assert_eq!(
@@ -615,14 +616,14 @@ mod tests {
     fn a_big_round_snapshot_comes_in_small_parts_that_add_up_to_it() {
         let game = |id: i64| GameView {
             status: GameStatus::Live,
-            ..GameView::empty(id, id as u32)
+            ..GameView::empty(relay_store::GameId::from(id), id as u32)
         };
         let round = RoundView {
-            id: 1,
-            tournament_id: 1,
+            id: relay_store::RoundId::from(1),
+            tournament_id: relay_store::TournamentId::from(1),
             tournament: "T".into(),
             number: "1".into(),
-            seq: 9,
+            seq: relay_store::Seq::from(9),
             delay_secs: 0,
             is_final: false,
             auto: false,
@@ -632,7 +633,7 @@ mod tests {
             evaluated: false,
         };
         let one_game = serde_json::to_vec(&game(1)).map(|v| v.len()).unwrap_or(0);
-        let parts = round_snapshot(9, round.clone());
+        let parts = round_snapshot(relay_store::Seq::from(9), round.clone());
         assert!(parts.len() > 5, "{} parts", parts.len());
         let mut whole: Value = serde_json::from_str(&parts[0]).expect("JSON");
         assert_eq!(whole["more"], parts.len() - 1);
@@ -655,7 +656,7 @@ mod tests {
             games: vec![game(1)],
             ..round
         };
-        let parts = round_snapshot(9, small);
+        let parts = round_snapshot(relay_store::Seq::from(9), small);
         assert_eq!(parts.len(), 1);
         assert!(!parts[0].contains("more"));
     }
@@ -674,9 +675,9 @@ mod tests {
         };
         let game = GameView {
             moves: (1..=120).map(mv).collect(),
-            ..GameView::empty(3, 3)
+            ..GameView::empty(relay_store::GameId::from(3), 3)
         };
-        let parts = game_snapshot(4, game.clone());
+        let parts = game_snapshot(relay_store::Seq::from(4), game.clone());
         assert!(parts.len() > 3, "{} parts", parts.len());
         let mut whole: Value = serde_json::from_str(&parts[0]).expect("JSON");
         assert_eq!(whole["more"], parts.len() - 1);
@@ -703,16 +704,16 @@ mod view_tests {
     use relay_core::recorder::ColorName;
 
     fn game(id: i64, board_no: u32) -> GameView {
-        GameView::empty(id, board_no)
+        GameView::empty(relay_store::GameId::from(id), board_no)
     }
 
     fn round() -> RoundView {
         RoundView {
-            id: 1,
-            tournament_id: 1,
+            id: relay_store::RoundId::from(1),
+            tournament_id: relay_store::TournamentId::from(1),
             tournament: "T".into(),
             number: "1".into(),
-            seq: 10,
+            seq: relay_store::Seq::from(10),
             delay_secs: 0,
             is_final: false,
             auto: false,
@@ -736,28 +737,28 @@ mod view_tests {
     fn a_view_follows_moves_clocks_takebacks_and_results_and_skips_what_it_has() {
         let mut r = round();
         let e4 = ServerMessage::Move {
-            seq: 11,
-            game_id: 5,
+            seq: relay_store::Seq::from(11),
+            game_id: relay_store::GameId::from(5),
             mv: MoveView::bare(1, "e4", "after e4"),
             read_at_ms: None,
             clock: Some(clock(900)),
         };
         r.apply(&e4, true);
-        let g = r.game(5).expect("game 5");
+        let g = r.game(relay_store::GameId::from(5)).expect("game 5");
         assert_eq!(
             (g.status.as_str(), g.fen.as_str(), g.moves.len()),
             ("live", "after e4", 1)
         );
         assert_eq!(g.clock, Some(clock(900)));
-        assert_eq!(r.seq, 11);
+        assert_eq!(r.seq, relay_store::Seq::from(11));
         // The same change again (a client's ring and the store overlapping) changes nothing.
         let before = r.clone();
         r.apply(&e4, true);
         assert_eq!(r, before);
         r.apply(
             &ServerMessage::Move {
-                seq: 12,
-                game_id: 5,
+                seq: relay_store::Seq::from(12),
+                game_id: relay_store::GameId::from(5),
                 mv: MoveView::bare(2, "e5", "after e5"),
                 read_at_ms: None,
                 clock: None,
@@ -766,8 +767,8 @@ mod view_tests {
         );
         r.apply(
             &ServerMessage::MoveClock {
-                seq: 13,
-                game_id: 5,
+                seq: relay_store::Seq::from(13),
+                game_id: relay_store::GameId::from(5),
                 ply: 2,
                 clk_ms: Some(55),
                 emt_ms: Some(3),
@@ -775,41 +776,48 @@ mod view_tests {
             },
             true,
         );
-        assert_eq!(r.game(5).map(|g| g.moves[1].clk_ms), Some(Some(55)));
+        assert_eq!(
+            r.game(relay_store::GameId::from(5))
+                .map(|g| g.moves[1].clk_ms),
+            Some(Some(55))
+        );
         // A running-clock bundle repeats the seq: applied, the number stays.
         r.apply(
             &ServerMessage::Clocks {
-                seq: 13,
+                seq: relay_store::Seq::from(13),
                 clocks: vec![GameClock {
-                    game_id: 5,
+                    game_id: relay_store::GameId::from(5),
                     clock: clock(800),
                 }],
             },
             false,
         );
-        assert_eq!(r.game(5).and_then(|g| g.clock), Some(clock(800)));
-        assert_eq!(r.seq, 13);
+        assert_eq!(
+            r.game(relay_store::GameId::from(5)).and_then(|g| g.clock),
+            Some(clock(800))
+        );
+        assert_eq!(r.seq, relay_store::Seq::from(13));
         r.apply(
             &ServerMessage::Truncate {
-                seq: 14,
-                game_id: 5,
+                seq: relay_store::Seq::from(14),
+                game_id: relay_store::GameId::from(5),
                 from_ply: 2,
             },
             true,
         );
-        let g = r.game(5).expect("game 5");
+        let g = r.game(relay_store::GameId::from(5)).expect("game 5");
         assert_eq!((g.moves.len(), g.fen.as_str()), (1, "after e4"));
         r.apply(
             &ServerMessage::Result {
-                seq: 15,
-                game_id: 5,
+                seq: relay_store::Seq::from(15),
+                game_id: relay_store::GameId::from(5),
                 result: GameResult::WhiteWins,
                 termination: Some("resignation".into()),
                 status: GameStatus::Finished,
             },
             true,
         );
-        let g = r.game(5).expect("game 5");
+        let g = r.game(relay_store::GameId::from(5)).expect("game 5");
         assert_eq!(
             (g.result.to_string(), g.status.as_str(), g.clock),
             ("1-0".to_string(), "finished", None)
@@ -817,38 +825,47 @@ mod view_tests {
         // A finished game's clock does not run again.
         r.apply(
             &ServerMessage::Clock {
-                seq: 15,
-                game_id: 5,
+                seq: relay_store::Seq::from(15),
+                game_id: relay_store::GameId::from(5),
                 clock: clock(1),
             },
             false,
         );
-        assert_eq!(r.game(5).and_then(|g| g.clock), None);
+        assert_eq!(
+            r.game(relay_store::GameId::from(5)).and_then(|g| g.clock),
+            None
+        );
         // A game set up anew replaces the old one, in board order; the summary keeps the last
         // move of each game only.
         let mut board3 = game(7, 3);
         board3.moves = vec![MoveView::bare(1, "d4", "a"), MoveView::bare(2, "d5", "b")];
         r.apply(
             &ServerMessage::Game {
-                seq: 16,
+                seq: relay_store::Seq::from(16),
                 game: Box::new(board3),
             },
             true,
         );
         assert_eq!(
-            r.games.iter().map(|g| g.id).collect::<Vec<_>>(),
+            r.games.iter().map(|g| g.id.get()).collect::<Vec<_>>(),
             vec![5, 6, 7]
         );
         let s = r.summary();
-        assert_eq!(s.game(7).map(|g| g.moves.len()), Some(1));
-        assert_eq!(r.game(7).map(|g| g.moves.len()), Some(2));
+        assert_eq!(
+            s.game(relay_store::GameId::from(7)).map(|g| g.moves.len()),
+            Some(1)
+        );
+        assert_eq!(
+            r.game(relay_store::GameId::from(7)).map(|g| g.moves.len()),
+            Some(2)
+        );
     }
 
     #[test]
     fn an_eboard_is_on_one_game_at_a_time() {
         let mut r = round();
-        let on = |game: Option<i64>| ServerMessage::Eboard {
-            seq: 10,
+        let on = |game: Option<GameId>| ServerMessage::Eboard {
+            seq: relay_store::Seq::from(10),
             eboard: crate::serve::views::EboardView {
                 serial: "01025".into(),
                 port: "/dev/x".into(),
@@ -862,22 +879,30 @@ mod view_tests {
                 board_fen: String::new(),
                 game_id: game,
                 board_no: None,
-                round_id: Some(1),
+                round_id: Some(relay_store::RoundId::from(1)),
                 proposal: None,
                 warning: None,
                 memory: None,
                 read_by: String::new(),
             },
         };
-        r.apply(&on(Some(5)), false);
+        r.apply(&on(Some(relay_store::GameId::from(5))), false);
         assert_eq!(
-            r.game(5).and_then(|g| g.eboard.clone()).as_deref(),
+            r.game(relay_store::GameId::from(5))
+                .and_then(|g| g.eboard.clone())
+                .as_deref(),
             Some("01025")
         );
-        r.apply(&on(Some(6)), false);
-        assert_eq!(r.game(5).and_then(|g| g.eboard.clone()), None);
+        r.apply(&on(Some(relay_store::GameId::from(6))), false);
         assert_eq!(
-            r.game(6).and_then(|g| g.eboard.clone()).as_deref(),
+            r.game(relay_store::GameId::from(5))
+                .and_then(|g| g.eboard.clone()),
+            None
+        );
+        assert_eq!(
+            r.game(relay_store::GameId::from(6))
+                .and_then(|g| g.eboard.clone())
+                .as_deref(),
             Some("01025")
         );
     }

@@ -8,6 +8,7 @@
 
 use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, Seq};
 use crate::incidents::Incident;
 use crate::model::{RawEntry, StoredMove};
 use crate::pool::{Store, now_ms, on_pool};
@@ -18,18 +19,18 @@ use relay_core::incident::IllegalKind;
 pub enum Op {
     /// The move at `m.ply`; a ply already stored is refused (the whole batch fails with
     /// [`StoreError::Conflict`] and nothing of it is written).
-    Move { game: i64, m: StoredMove },
+    Move { game: GameId, m: StoredMove },
     /// The clock of a move, known once the lever press that ended it is seen; nothing (and
     /// no change number) when the move is no longer there.
     MoveClock {
-        game: i64,
+        game: GameId,
         ply: u32,
         clk_ms: Option<u64>,
         emt_ms: Option<u64>,
     },
     /// Removes the moves from `from_ply` on, keeping the reason in the audit trail.
     Truncate {
-        game: i64,
+        game: GameId,
         from_ply: u32,
         actor: String,
         reason: String,
@@ -37,14 +38,14 @@ pub enum Op {
     /// An arbiter's edit of `game` made on its `edits`-th version: counts the edit, and
     /// refuses the whole batch ([`StoreError::Conflict`]) when another edit came first. No
     /// change number of its own.
-    Guard { game: i64, edits: i64 },
+    Guard { game: GameId, edits: i64 },
     /// Puts an illegal move or a clock correction on the game's record. Not a change of the
     /// round (spectators' feeds never carry it): its slot in the returned numbers holds the
     /// incident's id instead.
-    Incident { game: i64, incident: Incident },
+    Incident { game: GameId, incident: Incident },
     /// Sets a game's result and status.
     Result {
-        game: i64,
+        game: GameId,
         result: String,
         termination: Option<String>,
         status: String,
@@ -53,7 +54,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub fn game(&self) -> i64 {
+    pub fn game(&self) -> GameId {
         match self {
             Op::Move { game, .. }
             | Op::MoveClock { game, .. }
@@ -99,13 +100,14 @@ impl Op {
 /// What both commit paths (sqlx's and `crate::direct`) say and record alike.
 pub(crate) mod same {
     use crate::error::StoreError;
+    use crate::id::GameId;
 
     /// The refusal of a move whose ply the game has already.
-    pub fn ply_taken(game: i64, ply: u32) -> StoreError {
+    pub fn ply_taken(game: GameId, ply: u32) -> StoreError {
         StoreError::Conflict(format!("game {game} already has ply {ply}"))
     }
 
-    pub fn no_game(game: i64) -> StoreError {
+    pub fn no_game(game: GameId) -> StoreError {
         StoreError::NotFound {
             what: "game",
             id: game.to_string(),
@@ -114,7 +116,7 @@ pub(crate) mod same {
 
     /// The refusal of an arbiter's edit of `game` made on its `edits`-th version, the game
     /// being at edit `now` (`None`: no such game).
-    pub fn edited_meanwhile(game: i64, edits: i64, now: Option<i64>) -> StoreError {
+    pub fn edited_meanwhile(game: GameId, edits: i64, now: Option<i64>) -> StoreError {
         match now {
             None => no_game(game),
             Some(now) => StoreError::Conflict(format!(
@@ -182,7 +184,8 @@ macro_rules! bump {
             .bind($game)
             .fetch_optional(&mut *$tx)
             .await?;
-        let (round, seq) = row.ok_or_else(|| $crate::batch::same::no_game($game))?;
+        let (round, seq) =
+            row.ok_or_else(|| $crate::batch::same::no_game($crate::id::GameId::from($game)))?;
         sqlx::query($crate::batch::sql::CHANGE)
             .bind(round)
             .bind(seq)
@@ -221,7 +224,7 @@ pub(crate) use notify;
 /// `tx`; a conflict (returned from the caller) when another edit came first.
 macro_rules! guard {
     ($tx:expr, $game:expr, $edits:expr) => {{
-        let (game, edits): (i64, i64) = ($game, $edits);
+        let (game, edits): ($crate::id::GameId, i64) = ($game.into(), $edits);
         let n = sqlx::query($crate::batch::sql::GUARD)
             .bind(game)
             .bind(edits)
@@ -364,10 +367,11 @@ impl Store {
 
     /// Records the move at `m.ply` of a game, durably, and returns the round's new change
     /// number. A ply recorded twice (a replay after a crash) is refused, not duplicated.
-    pub async fn record_move(&self, game: i64, m: &StoredMove) -> Result<i64> {
+    pub async fn record_move(&self, game: GameId, m: &StoredMove) -> Result<Seq> {
         let op = Op::Move { game, m: m.clone() };
         self.commit_one(op)
             .await?
+            .map(Seq::from)
             .ok_or_else(|| StoreError::Conflict(format!("game {game}: move not recorded")))
     }
 
@@ -375,11 +379,11 @@ impl Store {
     /// the audit trail. Returns the new change number.
     pub async fn truncate_moves(
         &self,
-        game: i64,
+        game: GameId,
         from_ply: u32,
         actor: &str,
         reason: &str,
-    ) -> Result<i64> {
+    ) -> Result<Seq> {
         let op = Op::Truncate {
             game,
             from_ply,
@@ -388,18 +392,19 @@ impl Store {
         };
         self.commit_one(op)
             .await?
+            .map(Seq::from)
             .ok_or_else(|| StoreError::Conflict(format!("game {game}: not truncated")))
     }
 
     /// Sets a game's result (and status: finished, or confirmed by an arbiter).
     pub async fn set_result(
         &self,
-        game: i64,
+        game: GameId,
         result: &str,
         termination: Option<&str>,
         status: &str,
         actor: &str,
-    ) -> Result<i64> {
+    ) -> Result<Seq> {
         let op = Op::Result {
             game,
             result: result.into(),
@@ -409,6 +414,7 @@ impl Store {
         };
         self.commit_one(op)
             .await?
+            .map(Seq::from)
             .ok_or_else(|| StoreError::Conflict(format!("game {game}: result not set")))
     }
 }

@@ -130,8 +130,8 @@ mod tests {
         ];
         for r in records {
             let c = Change {
-                seq: 1,
-                game_id: Some(1),
+                seq: crate::Seq::from(1),
+                game_id: Some(crate::GameId::from(1)),
                 kind: r.kind().into(),
                 payload: r.payload(),
                 at_ms: 0,
@@ -139,8 +139,8 @@ mod tests {
             assert_eq!(c.record().expect("typed"), r);
         }
         let bad = Change {
-            seq: 1,
-            game_id: Some(1),
+            seq: crate::Seq::from(1),
+            game_id: Some(crate::GameId::from(1)),
             kind: "move".into(),
             payload: r#"{"ply":"x"}"#.into(),
             at_ms: 0,

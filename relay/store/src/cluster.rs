@@ -8,6 +8,7 @@
 //! nothing once the listener catches up by change number.
 
 use crate::error::{Result, StoreError, plain_message};
+use crate::id::{RoundId, Seq};
 use crate::pool::{Store, on_pool};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnection, PgListener};
@@ -26,7 +27,7 @@ const CHANNELS: [&str; 3] = [CHANGES_CHANNEL, ROUNDS_CHANNEL, EBOARDS_CHANNEL];
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Heard {
     /// A round's changes up to `seq` are committed.
-    Changed { round: i64, seq: i64 },
+    Changed { round: RoundId, seq: Seq },
     /// Rounds or tournaments were edited: delays and names may differ.
     RoundsEdited,
     /// A relay announced news of an e-board it reads.
@@ -61,10 +62,13 @@ impl Listener {
                     let parsed = n
                         .payload()
                         .split_once(':')
-                        .and_then(|(r, s)| Some((r.parse().ok()?, s.parse().ok()?)));
+                        .and_then(|(r, s)| Some((r.parse::<i64>().ok()?, s.parse::<i64>().ok()?)));
                     // Someone else's notification on our channel: not ours to read.
                     if let Some((round, seq)) = parsed {
-                        return Ok(Heard::Changed { round, seq });
+                        return Ok(Heard::Changed {
+                            round: round.into(),
+                            seq: seq.into(),
+                        });
                     }
                 }
             }
@@ -145,7 +149,7 @@ impl Store {
     }
 
     /// Every round's change number now (where a relay starts following from).
-    pub async fn round_seqs(&self) -> Result<Vec<(i64, i64)>> {
+    pub async fn round_seqs(&self) -> Result<Vec<(RoundId, Seq)>> {
         Ok(
             on_pool!(self, pool => sqlx::query_as("SELECT id, seq FROM rounds")
             .fetch_all(pool).await?),

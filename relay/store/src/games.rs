@@ -2,12 +2,13 @@
 //! log, from which spectators' views and other relays catch up by change number.
 
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId, Seq};
 use crate::model::{self, Change, StoredGame};
 use crate::pool::{Store, on_pool};
 
 impl Store {
     /// A game with its pairing and moves.
-    pub async fn game(&self, id: i64) -> Result<StoredGame> {
+    pub async fn game(&self, id: GameId) -> Result<StoredGame> {
         on_pool!(self, pool => {
             let row: Option<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ID).bind(id).fetch_optional(pool).await?;
             let row = row.ok_or(StoreError::NotFound { what: "game", id: id.to_string() })?;
@@ -22,10 +23,10 @@ impl Store {
     }
 
     /// The games of a round in board order (two queries, whatever the number of games).
-    pub async fn round_games(&self, round: i64) -> Result<Vec<StoredGame>> {
+    pub async fn round_games(&self, round: RoundId) -> Result<Vec<StoredGame>> {
         on_pool!(self, pool => {
             let rows: Vec<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ROUND).bind(round).fetch_all(pool).await?;
-            let moves: Vec<(i64, model::MoveRow)> = sqlx::query_as::<_, model::RoundMoveRow>(
+            let moves: Vec<(GameId, model::MoveRow)> = sqlx::query_as::<_, model::RoundMoveRow>(
                 "SELECT m.game_id, m.ply, m.san, m.uci, m.clk_ms, m.emt_ms, m.accepted_at, m.fen_after
                  FROM moves m JOIN games g ON g.id = m.game_id WHERE g.round_id = $1 ORDER BY m.game_id, m.ply",
             )
@@ -35,7 +36,7 @@ impl Store {
             .into_iter()
             .map(model::RoundMoveRow::split)
             .collect();
-            let mut by_game: std::collections::HashMap<i64, Vec<model::MoveRow>> = std::collections::HashMap::new();
+            let mut by_game: std::collections::HashMap<GameId, Vec<model::MoveRow>> = std::collections::HashMap::new();
             for (g, m) in moves {
                 by_game.entry(g).or_default().push(m);
             }
@@ -46,7 +47,7 @@ impl Store {
     /// A round's games without their moves: pairings, results and when they were set, for
     /// what needs no move (the standings read every round of a tournament with this, where
     /// the moves would be most of the work).
-    pub async fn round_results(&self, round: i64) -> Result<Vec<StoredGame>> {
+    pub async fn round_results(&self, round: RoundId) -> Result<Vec<StoredGame>> {
         on_pool!(self, pool => {
             let rows: Vec<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ROUND).bind(round).fetch_all(pool).await?;
             Ok(rows.into_iter().map(|r| model::game_from_rows(r, Vec::new())).collect())
@@ -54,9 +55,14 @@ impl Store {
     }
 
     /// What changed in a round after change number `after`, oldest first, at most `limit`.
-    pub async fn changes_since(&self, round: i64, after: i64, limit: u32) -> Result<Vec<Change>> {
+    pub async fn changes_since(
+        &self,
+        round: RoundId,
+        after: Seq,
+        limit: u32,
+    ) -> Result<Vec<Change>> {
         on_pool!(self, pool => {
-            let rows: Vec<(i64, Option<i64>, String, String, i64)> = sqlx::query_as(
+            let rows: Vec<(Seq, Option<GameId>, String, String, i64)> = sqlx::query_as(
                 "SELECT seq, game_id, kind, payload, at FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
             )
             .bind(round).bind(after).bind(i64::from(limit)).fetch_all(pool).await?;
@@ -65,10 +71,10 @@ impl Store {
     }
 
     /// The round's change number as it stood at `at_ms` (for a delayed view).
-    pub async fn seq_at(&self, round: i64, at_ms: i64) -> Result<i64> {
+    pub async fn seq_at(&self, round: RoundId, at_ms: i64) -> Result<Seq> {
         let (seq,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
             "SELECT MAX(seq) FROM changes WHERE round_id = $1 AND at <= $2")
             .bind(round).bind(at_ms).fetch_one(pool).await?);
-        Ok(seq.unwrap_or(0))
+        Ok(seq.map_or(Seq::default(), Seq::from))
     }
 }

@@ -4,6 +4,7 @@
 //! and are not changes of the round: spectators' feeds never carry them.
 
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId};
 use crate::pool::{Store, now_ms, on_pool};
 use relay_core::incident::{IllegalKind, Ruling};
 use schemars::JsonSchema;
@@ -23,7 +24,7 @@ pub struct UnknownWord {
 macro_rules! stored_words {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
         pub enum $name {
             $($(#[$vdoc])* #[serde(rename = $word)] $variant),+
         }
@@ -56,7 +57,9 @@ macro_rules! stored_words {
 stored_words!(
     /// What an incident of the record is.
     IncidentKind {
-        /// An illegal move completed by a clock press, or a press without a move.
+        /// An illegal move completed by a clock press, or a press without a move. (The
+        /// default only starts `Incident::default()`; every maker names its kind.)
+        #[default]
         IllegalMove = "illegal_move",
         /// A clock's time set by the arbiter on the clock itself.
         ClockAdjustment = "clock_adjustment",
@@ -70,24 +73,11 @@ stored_words!(
 stored_words!(
     /// Whose move or whose clock.
     Side {
+        #[default]
         White = "white",
         Black = "black",
     }
 );
-
-// An incident is built field by field from `Incident::default()`; these defaults are only
-// its starting point, every maker sets the kind and side it means.
-impl Default for IncidentKind {
-    fn default() -> Self {
-        IncidentKind::IllegalMove
-    }
-}
-
-impl Default for Side {
-    fn default() -> Self {
-        Side::White
-    }
-}
 
 impl From<relay_core::recorder::ColorName> for Side {
     fn from(c: relay_core::recorder::ColorName) -> Side {
@@ -125,7 +115,7 @@ fn word<T>(what: &'static str, s: &str, parse: fn(&str) -> Option<T>) -> Result<
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Incident {
     pub id: i64,
-    pub game_id: i64,
+    pub game_id: GameId,
     pub kind: IncidentKind,
     /// The move it came in place of (an illegal move) or before (a correction), from 1.
     pub ply: u32,
@@ -177,7 +167,7 @@ type Row = (
 fn from_row(r: Row) -> Result<Incident> {
     Ok(Incident {
         id: r.0,
-        game_id: r.1,
+        game_id: GameId::from(r.1),
         kind: word("incident kind", &r.2, IncidentKind::from_name)?,
         ply: u32::try_from(r.3).unwrap_or(0),
         color: word("side", &r.4, Side::from_name)?,
@@ -199,7 +189,7 @@ fn from_row(r: Row) -> Result<Incident> {
 
 impl Store {
     /// A game's record, oldest first.
-    pub async fn game_incidents(&self, game: i64) -> Result<Vec<Incident>> {
+    pub async fn game_incidents(&self, game: GameId) -> Result<Vec<Incident>> {
         let rows: Vec<Row> = on_pool!(self, pool => sqlx::query_as(select!("WHERE game_id = $1 ORDER BY id"))
             .bind(game).fetch_all(pool).await?);
         rows.into_iter().map(from_row).collect()
@@ -207,7 +197,7 @@ impl Store {
 
     /// The illegal moves of a round's games that no arbiter has ruled on yet, oldest first
     /// (what the console lists when it opens).
-    pub async fn open_illegal_moves(&self, round: i64) -> Result<Vec<Incident>> {
+    pub async fn open_illegal_moves(&self, round: RoundId) -> Result<Vec<Incident>> {
         let rows: Vec<Row> = on_pool!(self, pool => sqlx::query_as(select!(
             "WHERE kind = 'illegal_move' AND ruling IS NULL AND game_id IN (SELECT id FROM games WHERE round_id = $1) ORDER BY id"))
             .bind(round).fetch_all(pool).await?);

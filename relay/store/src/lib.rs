@@ -18,6 +18,7 @@ mod error;
 mod evals;
 mod export;
 mod games;
+mod id;
 mod incidents;
 mod logs;
 mod migrate;
@@ -39,6 +40,7 @@ pub use direct::SqliteCommits;
 pub use error::{Result, StoreError};
 pub use evals::{Score, StoredEval, position_key};
 pub use export::{round_game, to_game};
+pub use id::{BadId, GameId, RoundId, Seq, TournamentId};
 pub use incidents::{Incident, IncidentKind, Side, UnknownWord};
 pub use migrate::SCHEMA_VERSION;
 pub use model::{

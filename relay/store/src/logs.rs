@@ -2,6 +2,7 @@
 //! (what `relay replay --db` reads back), and the audit trail of who changed what, and why.
 
 use crate::error::Result;
+use crate::id::GameId;
 use crate::model::{AuditEntry, AuditRecord, RawEntry};
 use crate::pool::{Store, now_ms, on_pool};
 
@@ -49,7 +50,7 @@ impl Store {
     }
 
     /// The audit trail of a game, oldest first.
-    pub async fn audit_trail(&self, game: i64) -> Result<Vec<AuditEntry>> {
+    pub async fn audit_trail(&self, game: GameId) -> Result<Vec<AuditEntry>> {
         on_pool!(self, pool => {
             let rows: Vec<(i64, String, String, String)> = sqlx::query_as(
                 "SELECT at, actor, action, detail FROM audit WHERE game_id = $1 ORDER BY id",
@@ -65,7 +66,7 @@ impl Store {
         &self,
         actor: &str,
         action: &str,
-        game: Option<i64>,
+        game: Option<GameId>,
         detail: &str,
     ) -> Result<()> {
         on_pool!(self, pool => { sqlx::query("INSERT INTO audit (at, actor, action, game_id, detail) VALUES ($1, $2, $3, $4, $5)")

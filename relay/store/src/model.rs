@@ -1,5 +1,6 @@
 //! What the store keeps, as plain values.
 
+use crate::id::{GameId, RoundId, Seq, TournamentId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -54,8 +55,8 @@ pub struct StoredMove {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StoredGame {
-    pub id: i64,
-    pub round_id: i64,
+    pub id: GameId,
+    pub round_id: RoundId,
     pub pairing: Pairing,
     pub result: String,
     pub termination: Option<String>,
@@ -97,8 +98,8 @@ impl StoredGame {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
-    pub seq: i64,
-    pub game_id: Option<i64>,
+    pub seq: Seq,
+    pub game_id: Option<GameId>,
     pub kind: String,
     /// JSON.
     pub payload: String,
@@ -109,7 +110,7 @@ pub struct Change {
 /// A tournament with its rounds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TournamentInfo {
-    pub id: i64,
+    pub id: TournamentId,
     pub name: String,
     pub site: Option<String>,
     pub start_date: Option<String>,
@@ -146,8 +147,8 @@ pub struct TournamentInfo {
 /// A round, without its games.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RoundInfo {
-    pub id: i64,
-    pub tournament_id: i64,
+    pub id: RoundId,
+    pub tournament_id: TournamentId,
     pub number: String,
     pub date: Option<String>,
     /// The round's own delay; `None` means the tournament's.
@@ -155,7 +156,7 @@ pub struct RoundInfo {
     #[serde(rename = "final")]
     pub is_final: bool,
     /// The round's latest change number.
-    pub seq: i64,
+    pub seq: Seq,
     /// Created by the service for boards nobody had configured.
     pub auto: bool,
 }
@@ -202,8 +203,8 @@ pub(crate) const GAME_SELECT_BY_ROUND: &str = "SELECT id, round_id, board_no,
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct GameRow {
-    pub(crate) id: i64,
-    round_id: i64,
+    pub(crate) id: GameId,
+    round_id: RoundId,
     board_no: i64,
     white: Option<String>,
     white_title: Option<String>,
@@ -232,13 +233,13 @@ pub(crate) struct GameRow {
 /// A move row with its game, for reading a whole round at once.
 #[derive(sqlx::FromRow)]
 pub(crate) struct RoundMoveRow {
-    game_id: i64,
+    game_id: GameId,
     #[sqlx(flatten)]
     row: MoveRow,
 }
 
 impl RoundMoveRow {
-    pub(crate) fn split(self) -> (i64, MoveRow) {
+    pub(crate) fn split(self) -> (GameId, MoveRow) {
         (self.game_id, self.row)
     }
 }

@@ -19,6 +19,7 @@ use crate::batch::{Touched, bump, notify};
 use crate::change::{ChangeRecord, MoveClockRecord, MoveRecord, ResultRecord, TruncateRecord};
 use crate::cluster::ROUNDS_CHANNEL;
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId, Seq};
 use crate::model::{self, StoredGame, TournamentInfo};
 use crate::pool::{Store, now_ms, on_pool};
 use schemars::JsonSchema;
@@ -645,16 +646,16 @@ impl Store {
     }
 
     /// How far each round's changes were delivered to `target`.
-    pub async fn upstream_sent(&self, target: &str) -> Result<HashMap<i64, i64>> {
+    pub async fn upstream_sent(&self, target: &str) -> Result<HashMap<RoundId, Seq>> {
         on_pool!(self, pool => {
-            let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT round_id, seq FROM upstream_sent WHERE target = $1")
+            let rows: Vec<(RoundId, Seq)> = sqlx::query_as("SELECT round_id, seq FROM upstream_sent WHERE target = $1")
                 .bind(target).fetch_all(pool).await?;
             Ok(rows.into_iter().collect())
         })
     }
 
     /// Notes rounds' changes as delivered to `target` up to the given numbers (never back).
-    pub async fn upstream_delivered(&self, target: &str, upto: &[(i64, i64)]) -> Result<()> {
+    pub async fn upstream_delivered(&self, target: &str, upto: &[(RoundId, Seq)]) -> Result<()> {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             for (round, seq) in upto {
@@ -680,10 +681,10 @@ impl Store {
     /// `limit`.
     pub async fn change_games_since(
         &self,
-        round: i64,
-        after: i64,
+        round: RoundId,
+        after: Seq,
         limit: u32,
-    ) -> Result<Vec<(i64, Option<i64>)>> {
+    ) -> Result<Vec<(Seq, Option<GameId>)>> {
         Ok(on_pool!(self, pool => sqlx::query_as(
             "SELECT seq, game_id FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
             .bind(round).bind(after).bind(i64::from(limit)).fetch_all(pool).await?))
@@ -717,7 +718,7 @@ impl Store {
             }
             for t in &b.tournaments {
                 let local_t = tournament_of!(tx, pg, b, t, out);
-                out.ids.insert(("tournament", t.id), local_t);
+                out.ids.insert(("tournament", t.id.get()), local_t);
                 // An event's tournament (a key, or another venue fills it too: several halls,
                 // one event) has the event's settings, which an arbiter here may have prepared:
                 // a venue only fills in what is missing and never lowers the delay. A venue of
@@ -784,12 +785,12 @@ impl Store {
                             .execute(&mut *tx).await?;
                         out.meta_changed = true;
                     }
-                    out.ids.insert(("round", r.id), local_r);
+                    out.ids.insert(("round", r.id.get()), local_r);
                 }
             }
             let mut game_rounds = std::collections::BTreeSet::new();
             for g in &b.games {
-                let Some(round) = out.ids.get(&("round", g.round_id)).copied() else {
+                let Some(round) = out.ids.get(&("round", g.round_id.get())).copied() else {
                     return Err(StoreError::Conflict(format!(
                         "game {} is in round {}, which the batch does not carry", g.id, g.round_id
                     )));
@@ -830,7 +831,7 @@ impl Store {
                         (id, None)
                     }
                 };
-                out.ids.insert(("game", g.id), local);
+                out.ids.insert(("game", g.id.get()), local);
                 let old = game_in!(tx, local);
                 if differs(&old, g) {
                     if baseline.is_some_and(|e| e != old.edits) {
@@ -922,11 +923,11 @@ impl Store {
 
     /// The board numbers here of these games (a venue's e-board names its own board, which
     /// an arbiter here may have moved to another, settling a clash).
-    pub async fn board_numbers(&self, games: &[i64]) -> Result<HashMap<i64, u32>> {
+    pub async fn board_numbers(&self, games: &[GameId]) -> Result<HashMap<GameId, u32>> {
         if games.is_empty() {
             return Ok(HashMap::new());
         }
-        let rows: Vec<(i64, i64)> = on_pool!(self, pool => {
+        let rows: Vec<(GameId, i64)> = on_pool!(self, pool => {
             let mut q = sqlx::QueryBuilder::new("SELECT id, board_no FROM games WHERE id IN (");
             let mut list = q.separated(", ");
             for g in games {

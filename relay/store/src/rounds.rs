@@ -3,10 +3,20 @@
 
 use crate::batch::{Op, Touched, bump, guard, notify};
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId, Seq, TournamentId};
 use crate::model::{NewTournament, Pairing, RoundInfo, StoredMove, TournamentInfo};
 use crate::pool::{Store, now_ms, on_pool};
 
-type RoundRow = (i64, i64, String, Option<String>, Option<i64>, i64, i64, i64);
+type RoundRow = (
+    RoundId,
+    TournamentId,
+    String,
+    Option<String>,
+    Option<i64>,
+    i64,
+    Seq,
+    i64,
+);
 
 /// `SELECT <round columns> FROM rounds <rest>` as one literal (sqlx takes only static SQL).
 macro_rules! select_rounds {
@@ -66,10 +76,10 @@ pub fn next_round_number(number: &str) -> String {
 }
 
 impl Store {
-    pub async fn create_tournament(&self, t: &NewTournament) -> Result<i64> {
+    pub async fn create_tournament(&self, t: &NewTournament) -> Result<TournamentId> {
         let sql = "INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at, event_key)
                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id";
-        let made: std::result::Result<(i64,), sqlx::Error> = on_pool!(self, pool => {
+        let made: std::result::Result<(TournamentId,), sqlx::Error> = on_pool!(self, pool => {
             sqlx::query_as(sql)
                 .bind(&t.name)
                 .bind(&t.site)
@@ -96,14 +106,14 @@ impl Store {
 
     pub async fn create_round(
         &self,
-        tournament: i64,
+        tournament: TournamentId,
         number: &str,
         date: Option<&str>,
-    ) -> Result<i64> {
+    ) -> Result<RoundId> {
         let sql =
             "INSERT INTO rounds (tournament_id, number, date) VALUES ($1, $2, $3) RETURNING id";
         on_pool!(self, pool => {
-            let r: std::result::Result<(i64,), sqlx::Error> =
+            let r: std::result::Result<(RoundId,), sqlx::Error> =
                 sqlx::query_as(sql).bind(tournament).bind(number).bind(date).fetch_one(pool).await;
             match r {
                 Ok((id,)) => Ok(id),
@@ -121,7 +131,7 @@ impl Store {
     pub async fn tournaments(&self) -> Result<Vec<TournamentInfo>> {
         #[derive(sqlx::FromRow)]
         struct Row {
-            id: i64,
+            id: TournamentId,
             name: String,
             site: Option<String>,
             start_date: Option<String>,
@@ -180,7 +190,7 @@ impl Store {
             .collect())
     }
 
-    pub async fn tournament(&self, id: i64) -> Result<TournamentInfo> {
+    pub async fn tournament(&self, id: TournamentId) -> Result<TournamentInfo> {
         self.tournaments()
             .await?
             .into_iter()
@@ -193,7 +203,7 @@ impl Store {
 
     /// The broadcast delay of a tournament, in seconds (one small query: it is read on every
     /// public request).
-    pub async fn tournament_delay(&self, id: i64) -> Result<u32> {
+    pub async fn tournament_delay(&self, id: TournamentId) -> Result<u32> {
         let row: Option<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT delay_secs FROM tournaments WHERE id = $1")
             .bind(id).fetch_optional(pool).await?);
         let (d,) = row.ok_or(StoreError::NotFound {
@@ -206,7 +216,7 @@ impl Store {
     /// What a game's record needs of its tournament: the time control (which Laws apply to
     /// an illegal move) and whether spectators see the record (one small query, not the
     /// whole tournament list).
-    pub async fn record_terms(&self, tournament: i64) -> Result<(Option<String>, bool)> {
+    pub async fn record_terms(&self, tournament: TournamentId) -> Result<(Option<String>, bool)> {
         let row: Option<(Option<String>, i64)> = on_pool!(self, pool => sqlx::query_as("SELECT time_control, public_incidents FROM tournaments WHERE id = $1")
             .bind(tournament).fetch_optional(pool).await?);
         let (tc, public) = row.ok_or(StoreError::NotFound {
@@ -232,7 +242,7 @@ impl Store {
             .unwrap_or_default())
     }
 
-    pub async fn round(&self, id: i64) -> Result<RoundInfo> {
+    pub async fn round(&self, id: RoundId) -> Result<RoundInfo> {
         let row: Option<RoundRow> = on_pool!(self, pool => sqlx::query_as(select_rounds!("WHERE id = $1"))
             .bind(id).fetch_optional(pool).await?);
         row.map(round_info).ok_or(StoreError::NotFound {
@@ -241,7 +251,7 @@ impl Store {
         })
     }
 
-    pub async fn update_tournament(&self, id: i64, p: &TournamentPatch) -> Result<()> {
+    pub async fn update_tournament(&self, id: TournamentId, p: &TournamentPatch) -> Result<()> {
         let t = self.tournament(id).await?;
         let name = p.name.clone().unwrap_or(t.name);
         let site = p.site.clone().unwrap_or(t.site);
@@ -268,7 +278,7 @@ impl Store {
     }
 
     /// Changes a round's number, date, own delay and/or whether it is final.
-    pub async fn update_round(&self, id: i64, p: &RoundPatch) -> Result<RoundInfo> {
+    pub async fn update_round(&self, id: RoundId, p: &RoundPatch) -> Result<RoundInfo> {
         let r = self.round(id).await?;
         let number = p.number.clone().unwrap_or(r.number);
         let date = p.date.clone().unwrap_or(r.date);
@@ -310,10 +320,10 @@ impl Store {
     }
 
     /// The round after `round` in its tournament, made (marked automatic) if it does not exist.
-    pub async fn next_round(&self, round: i64) -> Result<RoundInfo> {
+    pub async fn next_round(&self, round: RoundId) -> Result<RoundInfo> {
         let r = self.round(round).await?;
         let number = next_round_number(&r.number);
-        let found: Option<(i64,)> = on_pool!(self, pool => sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
+        let found: Option<(RoundId,)> = on_pool!(self, pool => sqlx::query_as("SELECT id FROM rounds WHERE tournament_id = $1 AND number = $2")
             .bind(r.tournament_id).bind(&number).fetch_optional(pool).await?);
         if let Some((id,)) = found {
             return self.round(id).await;
@@ -328,8 +338,8 @@ impl Store {
 
     /// Every e-board's assignment in the open rounds (not marked final), newest round first:
     /// (round, board number, serial).
-    pub async fn open_assignments(&self) -> Result<Vec<(i64, u32, String)>> {
-        let rows: Vec<(i64, i64, String)> = on_pool!(self, pool => sqlx::query_as(
+    pub async fn open_assignments(&self) -> Result<Vec<(RoundId, u32, String)>> {
+        let rows: Vec<(RoundId, i64, String)> = on_pool!(self, pool => sqlx::query_as(
             "SELECT a.round_id, a.board_no, a.serial FROM assignments a JOIN rounds r ON r.id = a.round_id
              WHERE r.final = 0 ORDER BY a.round_id DESC, a.board_no")
             .fetch_all(pool).await?);
@@ -340,7 +350,7 @@ impl Store {
     }
 
     /// Board numbers of a round with the e-board assigned to each.
-    pub async fn assignments(&self, round: i64) -> Result<Vec<(u32, String)>> {
+    pub async fn assignments(&self, round: RoundId) -> Result<Vec<(u32, String)>> {
         let rows: Vec<(i64, String)> = on_pool!(self, pool => sqlx::query_as("SELECT board_no, serial FROM assignments WHERE round_id = $1 ORDER BY board_no")
             .bind(round).fetch_all(pool).await?);
         Ok(rows
@@ -352,7 +362,7 @@ impl Store {
     /// The lowest board number of a round with no e-board: a paired board still waiting for
     /// one, else one past the highest board number, and never below `first` (a hall of a
     /// several-hall event numbers its boards from its own first board, `--first-board`).
-    pub async fn free_board_no(&self, round: i64, first: u32) -> Result<u32> {
+    pub async fn free_board_no(&self, round: RoundId, first: u32) -> Result<u32> {
         let paired: Vec<(i64,)> = on_pool!(self, pool => sqlx::query_as(
             "SELECT board_no FROM games WHERE round_id = $1 AND board_no NOT IN (SELECT board_no FROM assignments WHERE round_id = $1) ORDER BY board_no LIMIT 1")
             .bind(round).fetch_all(pool).await?);
@@ -371,11 +381,11 @@ impl Store {
     /// round) and makes sure the game exists. Returns the game id and the change number.
     pub async fn assign(
         &self,
-        round: i64,
+        round: RoundId,
         board_no: u32,
         serial: &str,
         port: Option<&str>,
-    ) -> Result<(i64, i64)> {
+    ) -> Result<(GameId, Seq)> {
         let board = i64::from(board_no);
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -396,18 +406,18 @@ impl Store {
                 .bind(round).bind(board).bind(serial).execute(&mut *tx).await?;
             sqlx::query("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING")
                 .bind(round).bind(board).execute(&mut *tx).await?;
-            let (game,): (i64,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+            let (game,): (GameId,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
                 .bind(round).bind(board).fetch_one(&mut *tx).await?;
             let payload = serde_json::json!({"board_no": board_no, "serial": serial}).to_string();
             let seq = bump!(tx, touched, game, "game", &payload);
             notify!(self, tx, touched);
             tx.commit().await?;
-            Ok((game, seq))
+            Ok((game, Seq::from(seq)))
         })
     }
 
     /// Adds (or replaces the players of) the game on `board_no` of a round.
-    pub async fn set_pairing(&self, round: i64, p: &Pairing) -> Result<i64> {
+    pub async fn set_pairing(&self, round: RoundId, p: &Pairing) -> Result<GameId> {
         let done = self.set_pairings(round, std::slice::from_ref(p)).await?;
         done.first().map(|(id, _)| *id).ok_or(StoreError::NotFound {
             what: "round",
@@ -417,7 +427,11 @@ impl Store {
 
     /// Loads a round's pairings in one transaction: all of them, or none. Returns each
     /// game's id with the change number of its new pairing.
-    pub async fn set_pairings(&self, round: i64, pairings: &[Pairing]) -> Result<Vec<(i64, i64)>> {
+    pub async fn set_pairings(
+        &self,
+        round: RoundId,
+        pairings: &[Pairing],
+    ) -> Result<Vec<(GameId, Seq)>> {
         let sql = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
                                       black, black_title, black_elo, black_fide_id, black_fed,
                                       white_rank, black_rank, white_team, black_team)
@@ -436,7 +450,7 @@ impl Store {
             let mut touched = Touched::default();
             let mut ids = Vec::with_capacity(pairings.len());
             for p in pairings {
-                let (id,): (i64,) = sqlx::query_as(sql)
+                let (id,): (GameId,) = sqlx::query_as(sql)
                     .bind(round)
                     .bind(i64::from(p.board_no))
                     .bind(&p.white.name).bind(&p.white.title).bind(p.white.rating.map(i64::from))
@@ -449,7 +463,7 @@ impl Store {
                     .await?;
                 let payload = serde_json::json!({"board_no": p.board_no}).to_string();
                 let seq = bump!(tx, touched, id, "game", &payload);
-                ids.push((id, seq));
+                ids.push((id, Seq::from(seq)));
             }
             notify!(self, tx, touched);
             tx.commit().await?;
@@ -463,10 +477,10 @@ impl Store {
     /// each game moved with its change number.
     pub async fn renumber_board(
         &self,
-        game: i64,
+        game: GameId,
         board_no: u32,
         actor: &str,
-    ) -> Result<Vec<(i64, i64)>> {
+    ) -> Result<Vec<(GameId, Seq)>> {
         let to = i64::from(board_no);
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -489,7 +503,7 @@ impl Store {
                     "e-board {serial} is on board {b}: put e-boards on boards after renumbering them"
                 )));
             }
-            let other: Option<(i64,)> = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+            let other: Option<(GameId,)> = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
                 .bind(round).bind(to).fetch_optional(&mut *tx).await?;
             // Through a number no board has, as (round, board) is unique at every step.
             sqlx::query("UPDATE games SET board_no = $1 WHERE id = $2").bind(-from).bind(game).execute(&mut *tx).await?;
@@ -501,7 +515,7 @@ impl Store {
             for (g, b) in std::iter::once((game, to)).chain(other.map(|(o,)| (o, from))) {
                 let payload = serde_json::json!({"board_no": b}).to_string();
                 let seq = bump!(tx, touched, g, "game", &payload);
-                done.push((g, seq));
+                done.push((g, Seq::from(seq)));
             }
             // A venue's game placed here by an arbiter no longer follows the venue's number.
             for g in std::iter::once(game).chain(other.map(|(o,)| o)) {
@@ -529,11 +543,11 @@ impl Store {
     /// Sets where a game starts (Chess960, a set-up position) and how its e-board lies.
     pub async fn start_game(
         &self,
-        game: i64,
+        game: GameId,
         start_fen: Option<&str>,
         chess960: bool,
         orientation: Option<&str>,
-    ) -> Result<i64> {
+    ) -> Result<Seq> {
         let payload = serde_json::json!({"start_fen": start_fen, "chess960": chess960}).to_string();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -543,7 +557,7 @@ impl Store {
             let seq = bump!(tx, touched, game, "game", &payload);
             notify!(self, tx, touched);
             tx.commit().await?;
-            Ok(seq)
+            Ok(Seq::from(seq))
         })
     }
 
@@ -551,7 +565,7 @@ impl Store {
     /// the move is no longer there (taken back meanwhile).
     pub async fn set_move_clock(
         &self,
-        game: i64,
+        game: GameId,
         ply: u32,
         clk_ms: Option<u64>,
         emt_ms: Option<u64>,
@@ -567,7 +581,12 @@ impl Store {
 
     /// Replaces all moves of a game (an arbiter's upload), keeping the old ones in the audit
     /// trail. One transaction: either the whole new game is there or nothing changed.
-    pub async fn replace_moves(&self, game: i64, moves: &[StoredMove], actor: &str) -> Result<i64> {
+    pub async fn replace_moves(
+        &self,
+        game: GameId,
+        moves: &[StoredMove],
+        actor: &str,
+    ) -> Result<Seq> {
         self.replace_moves_on(game, None, moves, actor).await
     }
 
@@ -575,11 +594,11 @@ impl Store {
     /// (`None`: whatever it is): refused as a conflict when another edit came first.
     pub async fn replace_moves_on(
         &self,
-        game: i64,
+        game: GameId,
         edits: Option<i64>,
         moves: &[StoredMove],
         actor: &str,
-    ) -> Result<i64> {
+    ) -> Result<Seq> {
         let old = self.game(game).await?;
         let detail = serde_json::json!({
             "replaced": old.moves.iter().map(|m| m.san.as_str()).collect::<Vec<_>>(),
@@ -608,7 +627,7 @@ impl Store {
             let seq = bump!(tx, touched, game, "game", &payload);
             notify!(self, tx, touched);
             tx.commit().await?;
-            Ok(seq)
+            Ok(Seq::from(seq))
         })
     }
 }

@@ -8,6 +8,7 @@
 //! kind of event ([`RankingTerms::codes`]).
 
 use crate::error::{Result, StoreError};
+use crate::id::TournamentId;
 use crate::pool::{Store, on_pool};
 use relay_core::standings::{Code, Edition, Scoring, Settings, TeamScoring, codes};
 use relay_core::trf::{HalfPoints, Trf, TrfTournament};
@@ -218,7 +219,7 @@ impl Store {
     /// The tournament as a TRF for the pairing program and FIDE's report: relay's record
     /// with each player's points under the tournament's scoring, the ranks its standings give
     /// under its tie-breaks, the codes in 202 and a scoring other than 1/½/0 in 162.
-    pub async fn trf_ranked(&self, tournament: i64) -> Result<Trf> {
+    pub async fn trf_ranked(&self, tournament: TournamentId) -> Result<Trf> {
         let mut trf = self.trf_of(tournament).await?;
         let terms = self.ranking_terms(tournament).await?;
         let settings = terms.settings(&trf, None)?;
@@ -242,7 +243,7 @@ impl Store {
     }
 
     /// How a tournament is ranked (its defaults when nothing was set).
-    pub async fn ranking_terms(&self, tournament: i64) -> Result<RankingTerms> {
+    pub async fn ranking_terms(&self, tournament: TournamentId) -> Result<RankingTerms> {
         let row: Option<(Option<String>,)> = on_pool!(self, pool => sqlx::query_as("SELECT ranking FROM tournaments WHERE id = $1")
             .bind(tournament).fetch_optional(pool).await?);
         let (json,) = row.ok_or(StoreError::NotFound {
@@ -255,7 +256,11 @@ impl Store {
     }
 
     /// Replaces how a tournament is ranked (checked by [`RankingTerms::check`] first).
-    pub async fn set_ranking_terms(&self, tournament: i64, terms: &RankingTerms) -> Result<()> {
+    pub async fn set_ranking_terms(
+        &self,
+        tournament: TournamentId,
+        terms: &RankingTerms,
+    ) -> Result<()> {
         terms.check().map_err(StoreError::Conflict)?;
         let json = serde_json::to_string(terms)
             .map_err(|e| StoreError::Conflict(format!("ranking terms: {e}")))?;

@@ -16,6 +16,7 @@
 
 use crate::batch::{Touched, bump, notify};
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId, Seq, TournamentId};
 use crate::pool::{Store, now_ms, on_pool};
 use relay_core::trf::{
     Board, Cell, Outcome, RoundPlan, Sex, Trf, TrfPlayer, TrfTournament, differences, plan_rounds,
@@ -69,7 +70,7 @@ pub struct TournamentTeam {
 /// What an import did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TrfImported {
-    pub tournament_id: i64,
+    pub tournament_id: TournamentId,
     pub players: usize,
     pub teams: usize,
     /// Round numbers made by this import.
@@ -89,7 +90,7 @@ pub struct TrfImported {
     pub differences: Vec<relay_core::trf::Difference>,
     /// (round id, game id, change number) of every game changed, to announce.
     #[serde(skip)]
-    pub changed: Vec<(i64, i64, i64)>,
+    pub changed: Vec<(RoundId, GameId, Seq)>,
 }
 
 /// A game of a round as the import compares it.
@@ -346,7 +347,7 @@ impl Store {
         &self,
         trf: &Trf,
         bytes: &[u8],
-        into: Option<i64>,
+        into: Option<TournamentId>,
         actor: &str,
         source: &str,
     ) -> Result<TrfImported> {
@@ -387,7 +388,7 @@ impl Store {
         &self,
         trf: &Trf,
         bytes: &[u8],
-        into: Option<i64>,
+        into: Option<TournamentId>,
         actor: &str,
         source: &str,
     ) -> Result<TrfImported> {
@@ -431,7 +432,7 @@ impl Store {
                     id
                 }
                 None => {
-                    let (id,): (i64,) = sqlx::query_as("INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at,
+                    let (id,): (TournamentId,) = sqlx::query_as("INSERT INTO tournaments (name, site, start_date, end_date, time_control, delay_secs, created_at,
                                                         federation, arbiters, rounds_planned, kind)
                                                         VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10) RETURNING id")
                         .bind(&t.name).bind(&t.city).bind(&t.start_date).bind(&t.end_date).bind(&tc).bind(now_ms())
@@ -565,7 +566,7 @@ impl Store {
                     }
                     let payload = serde_json::json!({"board_no": put.board_no, "trf": true}).to_string();
                     let seq = bump!(tx, touched, game, "game", &payload);
-                    report.changed.push((round, game, seq));
+                    report.changed.push((round.into(), game.into(), seq.into()));
                 }
                 for game in cleared {
                     sqlx::query("UPDATE games SET white = NULL, white_title = NULL, white_elo = NULL, white_fide_id = NULL, white_fed = NULL,
@@ -573,7 +574,7 @@ impl Store {
                                  white_rank = NULL, black_rank = NULL, white_team = NULL, black_team = NULL, match_no = NULL WHERE id = $1")
                         .bind(game).execute(&mut *tx).await?;
                     let seq = bump!(tx, touched, game, "game", r#"{"trf":"cleared"}"#);
-                    report.changed.push((round, game, seq));
+                    report.changed.push((round.into(), game.into(), seq.into()));
                 }
                 sqlx::query("DELETE FROM byes WHERE round_id = $1").bind(round).execute(&mut *tx).await?;
                 for (rank, code, points) in &plan.byes {

@@ -3,6 +3,7 @@
 //! moment where asked), which the standings and the pairing program's file are made from.
 
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId, TournamentId};
 use crate::pool::{Store, on_pool};
 use crate::trf::{RoundBye, TournamentPlayer, TournamentTeam, sex_text};
 use relay_core::trf::{
@@ -25,8 +26,8 @@ impl Store {
     /// public sees a result no sooner than its moves).
     pub async fn tournament_players(
         &self,
-        tournament: i64,
-        cutoffs: &HashMap<i64, i64>,
+        tournament: TournamentId,
+        cutoffs: &HashMap<RoundId, i64>,
     ) -> Result<Vec<TournamentPlayer>> {
         let trf = self.trf_at(tournament, cutoffs).await?;
         let teams: HashMap<u32, String> = trf
@@ -53,7 +54,7 @@ impl Store {
     }
 
     /// A round's byes, by start rank, with the players' names.
-    pub async fn round_byes(&self, round: i64) -> Result<Vec<RoundBye>> {
+    pub async fn round_byes(&self, round: RoundId) -> Result<Vec<RoundBye>> {
         type Row = (i64, String, i64, Option<String>, Option<String>);
         let rows: Vec<Row> = on_pool!(self, pool => sqlx::query_as(
             "SELECT b.start_rank, b.code, b.half_points, p.name, t.name FROM byes b JOIN rounds r ON r.id = b.round_id
@@ -74,7 +75,7 @@ impl Store {
     }
 
     /// The teams of a team event, by number.
-    pub async fn tournament_teams(&self, tournament: i64) -> Result<Vec<TournamentTeam>> {
+    pub async fn tournament_teams(&self, tournament: TournamentId) -> Result<Vec<TournamentTeam>> {
         let rows: Vec<(i64, String, Option<String>, String)> = on_pool!(self, pool => sqlx::query_as(
             "SELECT number, name, nickname, players FROM teams WHERE tournament_id = $1 ORDER BY number")
             .bind(tournament).fetch_all(pool).await?);
@@ -94,12 +95,16 @@ impl Store {
 
     /// The tournament as a TRF: its players with every round's game or bye as relay has it,
     /// their points by those results, and ranks by points (then start rank).
-    pub async fn trf_of(&self, tournament: i64) -> Result<Trf> {
+    pub async fn trf_of(&self, tournament: TournamentId) -> Result<Trf> {
         self.trf_at(tournament, &HashMap::new()).await
     }
 
     /// [`Store::trf_of`] with, for the rounds in `cutoffs`, only the results set by then.
-    pub async fn trf_at(&self, tournament: i64, cutoffs: &HashMap<i64, i64>) -> Result<Trf> {
+    pub async fn trf_at(
+        &self,
+        tournament: TournamentId,
+        cutoffs: &HashMap<RoundId, i64>,
+    ) -> Result<Trf> {
         Ok(self.record_at(tournament, cutoffs).await?.0)
     }
 
@@ -108,9 +113,9 @@ impl Store {
     /// every cell to its game).
     pub async fn record_at(
         &self,
-        tournament: i64,
-        cutoffs: &HashMap<i64, i64>,
-    ) -> Result<(Trf, HashMap<(u32, u32), (i64, u32)>)> {
+        tournament: TournamentId,
+        cutoffs: &HashMap<RoundId, i64>,
+    ) -> Result<(Trf, HashMap<(u32, u32), (GameId, u32)>)> {
         let mut at_board = HashMap::new();
         let info = self.tournament(tournament).await?;
         type P = (

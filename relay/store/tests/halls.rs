@@ -53,7 +53,7 @@ async fn push(store: &Store, b: &PushBatch) -> PushReply {
 /// (board, white, plies) of every game of the store's only round numbered `number`.
 async fn boards(store: &Store, round: i64) -> Vec<(u32, String, usize)> {
     let mut out: Vec<_> = store
-        .round_games(round)
+        .round_games(relay_store::RoundId::from(round))
         .await
         .expect("games")
         .into_iter()
@@ -72,13 +72,14 @@ async fn boards(store: &Store, round: i64) -> Vec<(u32, String, usize)> {
 /// The id here of the game on `board` of `round`.
 async fn settled_id(store: &Store, round: i64, board: u32) -> i64 {
     store
-        .round_games(round)
+        .round_games(relay_store::RoundId::from(round))
         .await
         .expect("games")
         .into_iter()
         .find(|g| g.pairing.board_no == board)
         .expect("a game on the board")
         .id
+        .get()
 }
 
 async fn halls(store: &Store) {
@@ -141,7 +142,7 @@ async fn halls(store: &Store) {
     assert_eq!(t.rounds.len(), 1);
     let round = t.rounds[0].id;
     assert_eq!(
-        boards(store, round).await,
+        boards(store, round.get()).await,
         vec![
             (1, "Anand".into(), 1),
             (2, "Carlsen".into(), 0),
@@ -154,7 +155,7 @@ async fn halls(store: &Store) {
     push(store, &a(2, vec![game(71, 70, 1, "Anand", E4E5)])).await;
     push(store, &b(2, vec![game(32, 30, 102, "Ju", E4E5)])).await;
     assert_eq!(
-        boards(store, round).await,
+        boards(store, round.get()).await,
         vec![
             (1, "Anand".into(), 2),
             (2, "Carlsen".into(), 0),
@@ -176,7 +177,7 @@ async fn halls(store: &Store) {
         .into_iter()
         .find(|g| g.pairing.board_no == 1)
         .expect("board 1");
-    assert_eq!(c.cloud_game_id, anand.id);
+    assert_eq!(c.cloud_game_id, anand.id.get());
     assert_eq!(anand.pairing.white.name.as_deref(), Some("Anand"));
     assert_eq!(anand.moves.len(), 2, "hall A's game is untouched");
     // Both sides of the cloud see it: the venue's reply above, and the sources list here.
@@ -212,7 +213,7 @@ async fn halls(store: &Store) {
         .settle_clash("hall-b", 33, 103)
         .await
         .expect("settled");
-    assert_eq!((settled.round_id, settled.board_no), (round, 103));
+    assert_eq!((settled.round_id, settled.board_no), (round.get(), 103));
     assert!(
         !settled.rounds.is_empty(),
         "the placed game's moves are changes of the round"
@@ -237,7 +238,7 @@ async fn halls(store: &Store) {
         Err(StoreError::NotFound { .. })
     ));
     assert_eq!(
-        boards(store, round).await,
+        boards(store, round.get()).await,
         vec![
             (1, "Anand".into(), 2),
             (2, "Carlsen".into(), 0),
@@ -266,11 +267,11 @@ async fn halls(store: &Store) {
         (102, "Ju".into(), 2),
         (103, "Yifan".into(), 3),
     ];
-    assert_eq!(boards(store, round).await, expected);
+    assert_eq!(boards(store, round.get()).await, expected);
     // …or in two: the first game waits (its board is the other's), reported as a clash, and
     // both move when the second comes.
     let r = push(store, &a(4, vec![game(71, 70, 1, "Anand", E4E5)])).await;
-    assert_eq!(boards(store, round).await, expected);
+    assert_eq!(boards(store, round.get()).await, expected);
     assert!(
         r.conflicts
             .iter()
@@ -281,7 +282,7 @@ async fn halls(store: &Store) {
     assert!(r.conflicts.is_empty(), "{r:?}");
     expected[0] = (1, "Anand".into(), 2);
     expected[1] = (2, "Carlsen".into(), 0);
-    assert_eq!(boards(store, round).await, expected);
+    assert_eq!(boards(store, round.get()).await, expected);
     // Onto a board another hall's game holds: the game stays, both sides are told, and it
     // moves once that hall frees the board.
     let r = push(store, &a(6, vec![game(72, 70, 101, "Carlsen", &[])])).await;
@@ -296,7 +297,7 @@ async fn halls(store: &Store) {
     let sources = store.mirror_sources().await.expect("sources");
     let hall_a = sources.iter().find(|s| s.origin == "hall-a").expect("A");
     assert_eq!(hall_a.conflicts, r.conflicts);
-    assert_eq!(boards(store, round).await, expected);
+    assert_eq!(boards(store, round.get()).await, expected);
     push(store, &b(6, vec![game(31, 30, 104, "Hou", E4E5)])).await;
     let r = push(store, &a(7, vec![])).await;
     assert!(r.conflicts.is_empty(), "{r:?}");
@@ -307,7 +308,7 @@ async fn halls(store: &Store) {
         (103, "Yifan".into(), 3),
         (104, "Hou".into(), 2),
     ];
-    assert_eq!(boards(store, round).await, expected);
+    assert_eq!(boards(store, round.get()).await, expected);
     // An arbiter here places such a game on a free board; it stays there whatever number
     // its hall gives it.
     push(store, &a(8, vec![game(71, 70, 102, "Anand", E4E5)])).await;
@@ -325,15 +326,15 @@ async fn halls(store: &Store) {
     ));
     expected[0] = (5, "Anand".into(), 2);
     expected.sort();
-    assert_eq!(boards(store, round).await, expected);
+    assert_eq!(boards(store, round.get()).await, expected);
     // So does one an arbiter here renumbers.
-    let carlsen = settled_id(store, round, 101).await;
+    let carlsen = settled_id(store, round.get(), 101).await;
     store
-        .renumber_board(carlsen, 6, "arbiter")
+        .renumber_board(relay_store::GameId::from(carlsen), 6, "arbiter")
         .await
         .expect("renumbered");
     push(store, &a(10, vec![game(72, 70, 3, "Carlsen", E4)])).await;
-    let now = boards(store, round).await;
+    let now = boards(store, round.get()).await;
     assert!(now.contains(&(6, "Carlsen".into(), 1)), "{now:?}");
     // A board freed here by an arbiter (no game of that round comes from the waiting hall
     // after it): the waiting game moves with the hall's next request, a heartbeat.
@@ -344,14 +345,14 @@ async fn halls(store: &Store) {
             .any(|c| c.game_id == 32 && c.board_no == 103),
         "{r:?}"
     );
-    let yifan = settled_id(store, round, 103).await;
+    let yifan = settled_id(store, round.get(), 103).await;
     store
-        .renumber_board(yifan, 8, "arbiter")
+        .renumber_board(relay_store::GameId::from(yifan), 8, "arbiter")
         .await
         .expect("renumbered");
     let r = push(store, &b(8, vec![])).await;
     assert!(r.conflicts.is_empty(), "{r:?}");
-    let now = boards(store, round).await;
+    let now = boards(store, round.get()).await;
     assert!(
         now.contains(&(103, "Ju".into(), 2)) && now.contains(&(8, "Yifan".into(), 3)),
         "{now:?}"
@@ -362,7 +363,11 @@ async fn halls(store: &Store) {
     store.settle_clash("hall-b", 31, 104).await.expect("kept");
     let r = push(store, &b(10, vec![game(31, 30, 5, "Hou", E4E5)])).await;
     assert!(r.conflicts.is_empty(), "{r:?}");
-    assert!(boards(store, round).await.contains(&(104, "Hou".into(), 2)));
+    assert!(
+        boards(store, round.get())
+            .await
+            .contains(&(104, "Hou".into(), 2))
+    );
 
     // A hall that pushed without a key first has a tournament of its own here; once it names
     // the event, it moves in, and is asked to send everything again.
@@ -393,7 +398,7 @@ async fn halls(store: &Store) {
     let r = push(store, &c(5, Some("olympiad-2026"), vec![])).await;
     assert!(!r.resend, "{r:?}");
     assert!(
-        boards(store, round)
+        boards(store, round.get())
             .await
             .contains(&(201, "Giri".into(), 2))
     );
@@ -446,7 +451,7 @@ async fn halls(store: &Store) {
             "{ts:?}"
         );
         assert_eq!(t.rounds.len(), 1, "{t:?}");
-        let boards: Vec<u32> = boards(store, t.rounds[0].id)
+        let boards: Vec<u32> = boards(store, (t.rounds[0].id).get())
             .await
             .into_iter()
             .map(|b| b.0)
@@ -509,7 +514,7 @@ async fn halls(store: &Store) {
         r.conflicts.iter().any(|c| c.clash && c.game_id == 132),
         "{r:?}"
     );
-    let nakamura = boards(store, final_round).await;
+    let nakamura = boards(store, final_round.get()).await;
     assert!(
         nakamura.contains(&(1, "Nakamura".into(), 1)),
         "{nakamura:?}"

@@ -76,7 +76,9 @@ async fn story(store: &Store) {
         "a round number once"
     );
     assert!(matches!(
-        store.create_round(t + 999, "1", None).await,
+        store
+            .create_round(relay_store::TournamentId::from(t.get() + 999), "1", None)
+            .await,
         Err(StoreError::NotFound { .. })
     ));
     let player = |name: &str, elo| Player {
@@ -120,10 +122,10 @@ async fn story(store: &Store) {
         let seq = store.record_move(g1, m).await.expect("move");
         assert_eq!(
             seq,
-            last_seq + 1,
+            relay_store::Seq::from(last_seq + 1),
             "change numbers count up with each commit"
         );
-        last_seq = seq;
+        last_seq = seq.get();
     }
     // The first move made the game live; the other board has none and waits.
     assert_eq!(store.game(g1).await.expect("game").status, "live");
@@ -134,7 +136,9 @@ async fn story(store: &Store) {
         Err(StoreError::Conflict(_))
     ));
     assert!(matches!(
-        store.record_move(9_999_999, &moves[0]).await,
+        store
+            .record_move(relay_store::GameId::from(9_999_999), &moves[0])
+            .await,
         Err(StoreError::NotFound { .. })
     ));
     // A group commit whose last move is refused writes none of the others: board 2's first
@@ -161,8 +165,11 @@ async fn story(store: &Store) {
     assert!(g2_now.moves.is_empty() && g2_now.status == "pending");
     // Refused changes took no change number and left no record; each stored move left one,
     // saying which move it was.
-    let log = store.changes_since(r, 2, 1000).await.expect("changes");
-    assert_eq!(log.last().map(|c| c.seq), Some(last_seq));
+    let log = store
+        .changes_since(r, relay_store::Seq::from(2), 1000)
+        .await
+        .expect("changes");
+    assert_eq!(log.last().map(|c| c.seq.get()), Some(last_seq));
     assert_eq!(log.len(), moves.len());
     for (c, m) in log.iter().zip(&moves) {
         assert_eq!((c.kind.as_str(), c.game_id), ("move", Some(g1)));
@@ -176,7 +183,7 @@ async fn story(store: &Store) {
         .truncate_moves(g1, n, "arbiter", "board misread")
         .await
         .expect("truncate");
-    assert_eq!(seq, last_seq + 1);
+    assert_eq!(seq, relay_store::Seq::from(last_seq + 1));
     assert_eq!(
         store.game(g1).await.expect("game").moves.len(),
         moves.len() - 1
@@ -191,7 +198,10 @@ async fn story(store: &Store) {
         emt_ms,
     };
     let other = clock(1, Some(5_399_000), Some(61_000));
-    assert_eq!(store.commit_one(other).await.expect("clock"), Some(seq + 1));
+    assert_eq!(
+        store.commit_one(other).await.expect("clock"),
+        Some((seq + 1).get())
+    );
     let gone = clock(n, Some(5_399_000), Some(61_000));
     assert_eq!(store.commit_one(gone).await.expect("gone"), None);
     let first = store.game(g1).await.expect("game").moves[0].clone();
@@ -208,7 +218,10 @@ async fn story(store: &Store) {
     );
     // And back to the recorded clock (the export below compares the clocks with the record).
     let back = clock(1, moves[0].clk_ms, moves[0].emt_ms);
-    assert_eq!(store.commit_one(back).await.expect("clock"), Some(seq + 2));
+    assert_eq!(
+        store.commit_one(back).await.expect("clock"),
+        Some((seq + 2).get())
+    );
     store
         .record_move(g1, &moves[moves.len() - 1])
         .await
@@ -219,8 +232,11 @@ async fn story(store: &Store) {
         .expect("result");
 
     // A client that saw change 3 asks for the rest: exactly what followed, in order.
-    let changes = store.changes_since(r, 3, 1000).await.expect("changes");
-    assert_eq!(changes.first().map(|c| c.seq), Some(4));
+    let changes = store
+        .changes_since(r, relay_store::Seq::from(3), 1000)
+        .await
+        .expect("changes");
+    assert_eq!(changes.first().map(|c| c.seq.get()), Some(4));
     assert_eq!(changes.last().map(|c| c.seq), Some(seq));
     assert!(changes.windows(2).all(|w| w[1].seq == w[0].seq + 1));
     let trail = store.audit_trail(g1).await.expect("audit");
@@ -422,7 +438,7 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
         ),
         // A refused batch (a ply stored already) writes none of it, readings included.
         (vec![raw("01025", 20)], vec![mv(g2, 1), mv(g1, 1)]),
-        (vec![], vec![mv(9_999_999, 0)]),
+        (vec![], vec![mv(relay_store::GameId::from(9_999_999), 0)]),
         // A clock of a stored move, and of one that is not there (no number).
         (
             vec![raw("01026", 30)],
@@ -482,7 +498,7 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
         (
             vec![],
             vec![Op::Result {
-                game: 9_999_999,
+                game: relay_store::GameId::from(9_999_999),
                 result: "1-0".into(),
                 termination: None,
                 status: "finished".into(),
@@ -524,7 +540,7 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
         (
             vec![],
             vec![Op::Incident {
-                game: 9_999_999,
+                game: relay_store::GameId::from(9_999_999),
                 incident: relay_store::Incident::default(),
             }],
         ),
@@ -560,13 +576,26 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
     }
     let log = |c: Vec<relay_store::Change>| -> Vec<(i64, Option<i64>, String, String)> {
         c.into_iter()
-            .map(|c| (c.seq, c.game_id, c.kind, c.payload))
+            .map(|c| {
+                (
+                    c.seq.get(),
+                    c.game_id.map(relay_store::GameId::get),
+                    c.kind,
+                    c.payload,
+                )
+            })
             .collect()
     };
-    let log_a = log(store_a.changes_since(round, 0, 1000).await.expect("a"));
+    let log_a = log(store_a
+        .changes_since(round, relay_store::Seq::from(0), 1000)
+        .await
+        .expect("a"));
     assert_eq!(
         log_a,
-        log(store_b.changes_since(round, 0, 1000).await.expect("b"))
+        log(store_b
+            .changes_since(round, relay_store::Seq::from(0), 1000)
+            .await
+            .expect("b"))
     );
     // What the story above expects of the batches: the refused ones took no number.
     assert_eq!(
@@ -626,7 +655,14 @@ async fn the_story_on_sqlite() {
     // Open again: the schema is there and nothing is applied twice.
     drop(store);
     let again = Store::open(&url).await.expect("reopen");
-    assert_eq!(again.round_games(1).await.expect("games").len(), 2);
+    assert_eq!(
+        again
+            .round_games(relay_store::RoundId::from(1))
+            .await
+            .expect("games")
+            .len(),
+        2
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -352,13 +352,13 @@ fn stored_moves(db: &str) -> Result<BTreeMap<i64, i64>> {
             .await
             .context("cannot open the bench database")?;
         let mut moves = BTreeMap::new();
-        let mut after = 0;
+        let mut after = relay_store::Seq::default();
         loop {
-            let page = store.changes_since(ROUND, after, 10_000).await?;
+            let page = (store.changes_since(ROUND.into(), after, 10_000)).await?;
             let Some(last) = page.last() else { break };
             after = last.seq;
             for c in page.iter().filter(|c| c.kind == "move") {
-                moves.insert(c.seq, c.at_ms);
+                moves.insert(c.seq.get(), c.at_ms);
             }
         }
         Ok(moves)

@@ -11,6 +11,7 @@ use crate::serve::publish::Publisher;
 use crate::serve::views::EvalView;
 use crate::serve::wire::{EvalEntry, ServerMessage};
 use parking_lot::Mutex;
+use relay_store::RoundId;
 use relay_store::{Score, StoreError, StoredEval, now_ms};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -181,8 +182,8 @@ pub fn start(
 }
 
 async fn run(a: Arc<Analysis>, publisher: Publisher, mut rx: mpsc::UnboundedReceiver<News>) {
-    let mut owed: HashMap<i64, Vec<Owed>> = HashMap::new();
-    let mut sent_at: HashMap<i64, i64> = HashMap::new();
+    let mut owed: HashMap<RoundId, Vec<Owed>> = HashMap::new();
+    let mut sent_at: HashMap<RoundId, i64> = HashMap::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -224,7 +225,7 @@ async fn run(a: Arc<Analysis>, publisher: Publisher, mut rx: mpsc::UnboundedRece
 /// Puts news of positions in the queue, with each round's public delay, and asks the store
 /// which of the new positions it knows.
 async fn take_news(a: &Analysis, batch: Vec<News>) {
-    let mut delays: HashMap<i64, i64> = HashMap::new();
+    let mut delays: HashMap<RoundId, i64> = HashMap::new();
     for n in batch {
         match n {
             // Mate or stalemate: the result says it all, an engine has nothing to add.
@@ -242,7 +243,7 @@ async fn take_news(a: &Analysis, batch: Vec<News>) {
                         Err(e) => {
                             // Without the delay nothing may go out: the position waits for
                             // the next move of its game.
-                            tracing::warn!(round = r.round, error = %e, "round delay not read; position not queued for evaluation");
+                            tracing::warn!(round = %r.round, error = %e, "round delay not read; position not queued for evaluation");
                             continue;
                         }
                     },
@@ -268,8 +269,8 @@ async fn take_news(a: &Analysis, batch: Vec<News>) {
 /// One `eval` message for a round's owed evaluations. It carries the change number and time
 /// of its newest move, so a delayed feed's line passes it on right after that move, never
 /// before.
-fn send(publisher: &Publisher, round: i64, list: Vec<Owed>) {
-    let seq = list.iter().map(|o| o.seq).max().unwrap_or(0);
+fn send(publisher: &Publisher, round: RoundId, list: Vec<Owed>) {
+    let seq = list.iter().map(|o| o.seq).max().unwrap_or_default();
     let at_ms = list.iter().map(|o| o.at_ms).max().unwrap_or(0);
     let evals = list
         .iter()

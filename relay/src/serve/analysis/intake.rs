@@ -2,20 +2,21 @@
 //! back. The publisher tells it as the live feeds get their events (after the commit), so a
 //! position is never evaluated before it is stored.
 
+use relay_store::{GameId, RoundId, Seq};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc;
 
 /// A position a game reached: the position after move `ply`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reached {
-    pub round: i64,
-    pub game: i64,
+    pub round: RoundId,
+    pub game: GameId,
     pub ply: u32,
     pub fen: String,
     /// When the move went out live (the event's time): a delayed feed shows it `delay` after.
     pub at_ms: i64,
     /// The round's change number of the move.
-    pub seq: i64,
+    pub seq: Seq,
 }
 
 /// News of a game's positions.
@@ -24,7 +25,7 @@ pub enum News {
     Reached(Reached),
     /// The moves from `from_ply` on are gone.
     Cut {
-        game: i64,
+        game: GameId,
         from_ply: u32,
     },
 }

@@ -13,6 +13,7 @@
 //! - every game and ply that reaches an evaluated position is owed it once, when public.
 
 use super::intake::Reached;
+use relay_store::{GameId, RoundId, Seq};
 use relay_store::{StoredEval, position_key};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -28,13 +29,13 @@ pub struct Task {
 /// An evaluation owed to the spectators of a game.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Owed {
-    pub round: i64,
-    pub game: i64,
+    pub round: RoundId,
+    pub game: GameId,
     pub ply: u32,
     pub fen: String,
     /// When the move went out live, and its change number.
     pub at_ms: i64,
-    pub seq: i64,
+    pub seq: Seq,
     pub eval: StoredEval,
 }
 
@@ -43,7 +44,7 @@ struct Ply {
     key: String,
     fen: String,
     at_ms: i64,
-    seq: i64,
+    seq: Seq,
     public_at: i64,
     /// The store was asked whether it knows the position.
     checked: bool,
@@ -53,7 +54,7 @@ struct Ply {
 
 #[derive(Debug)]
 struct Track {
-    round: i64,
+    round: RoundId,
     plies: BTreeMap<u32, Ply>,
 }
 
@@ -75,7 +76,7 @@ pub struct Counts {
 
 #[derive(Debug)]
 pub struct Queue {
-    games: HashMap<i64, Track>,
+    games: HashMap<GameId, Track>,
     known: HashMap<String, StoredEval>,
     leases: HashMap<u64, Lease>,
     next_lease: u64,
@@ -119,7 +120,7 @@ impl Queue {
     }
 
     /// The moves of `game` from `from_ply` on are gone.
-    pub fn cut(&mut self, game: i64, from_ply: u32) {
+    pub fn cut(&mut self, game: GameId, from_ply: u32) {
         if let Some(t) = self.games.get_mut(&game) {
             let _ = t.plies.split_off(&from_ply);
         }
@@ -261,7 +262,7 @@ impl Queue {
 
     /// Whether ply `ply` of `game` still stands at the position `fen` (it may have been taken
     /// back, and another move played there, since its evaluation was owed).
-    pub fn stands(&self, game: i64, ply: u32, fen: &str) -> bool {
+    pub fn stands(&self, game: GameId, ply: u32, fen: &str) -> bool {
         self.games
             .get(&game)
             .and_then(|t| t.plies.get(&ply))
@@ -296,14 +297,14 @@ mod tests {
     const E4E5: &str = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
     const D4: &str = "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1";
 
-    fn reached(game: i64, ply: u32, fen: &str, at_ms: i64) -> Reached {
+    fn reached(game: GameId, ply: u32, fen: &str, at_ms: i64) -> Reached {
         Reached {
-            round: 1,
+            round: relay_store::RoundId::from(1),
             game,
             ply,
             fen: fen.into(),
             at_ms,
-            seq: at_ms,
+            seq: relay_store::Seq::from(at_ms),
         }
     }
 
@@ -325,7 +326,7 @@ mod tests {
     #[test]
     fn nothing_goes_out_before_it_is_public_or_before_the_store_was_asked() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(1, 1, E4, 1_000), 61_000);
+        q.reached(reached(relay_store::GameId::from(1), 1, E4, 1_000), 61_000);
         assert_eq!(q.next(2_000), None, "the store was not asked yet");
         all_checked(&mut q);
         assert_eq!(q.next(60_999), None, "not public yet");
@@ -335,18 +336,18 @@ mod tests {
     #[test]
     fn newest_positions_first_and_each_position_once() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(1, 1, E4, 100), 100);
-        q.reached(reached(1, 2, E4E5, 300), 300);
-        q.reached(reached(2, 1, D4, 200), 200);
+        q.reached(reached(relay_store::GameId::from(1), 1, E4, 100), 100);
+        q.reached(reached(relay_store::GameId::from(1), 2, E4E5, 300), 300);
+        q.reached(reached(relay_store::GameId::from(2), 1, D4, 200), 200);
         // Game 3 reaches e4 too: one evaluation serves both games.
-        q.reached(reached(3, 1, E4, 250), 250);
+        q.reached(reached(relay_store::GameId::from(3), 1, E4, 250), 250);
         all_checked(&mut q);
         let order: Vec<String> = std::iter::from_fn(|| q.next(1_000).map(|t| t.fen)).collect();
         // Newest positions of games first (game 1's e4-e5, game 3's e4, game 2's d4); game
         // 1's e4 is out already as game 3's.
         assert_eq!(order, [E4E5, E4, D4]);
         assert!(q.done(eval(E4, 20)));
-        let owed: Vec<(i64, u32)> = q.due(1_000).iter().map(|o| (o.game, o.ply)).collect();
+        let owed: Vec<(i64, u32)> = q.due(1_000).iter().map(|o| (o.game.get(), o.ply)).collect();
         assert_eq!(owed, [(1, 1), (3, 1)]);
         assert!(q.due(2_000).is_empty(), "owed once");
     }
@@ -354,7 +355,7 @@ mod tests {
     #[test]
     fn a_vanished_workers_position_goes_to_the_next_worker() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(1, 1, E4, 0), 0);
+        q.reached(reached(relay_store::GameId::from(1), 1, E4, 0), 0);
         all_checked(&mut q);
         let first = q.next(0).expect("handed out");
         assert_eq!(q.next(4_999), None, "out with the first worker");
@@ -370,7 +371,7 @@ mod tests {
     #[test]
     fn known_positions_are_not_evaluated_again_and_strangers_are_refused() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(1, 1, E4, 0), 0);
+        q.reached(reached(relay_store::GameId::from(1), 1, E4, 0), 0);
         let keys = q.unchecked();
         let found = HashMap::from([(position_key(E4), eval(E4, 22))]);
         q.checked(&keys, found);
@@ -383,12 +384,12 @@ mod tests {
     #[test]
     fn a_takeback_cancels_what_was_owed_to_the_moves_taken_back() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(1, 1, E4, 0), 10_000);
-        q.reached(reached(1, 2, E4E5, 0), 10_000);
+        q.reached(reached(relay_store::GameId::from(1), 1, E4, 0), 10_000);
+        q.reached(reached(relay_store::GameId::from(1), 2, E4E5, 0), 10_000);
         all_checked(&mut q);
-        assert!(q.stands(1, 2, E4E5));
-        q.cut(1, 2);
-        assert!(!q.stands(1, 2, E4E5));
+        assert!(q.stands(relay_store::GameId::from(1), 2, E4E5));
+        q.cut(relay_store::GameId::from(1), 2);
+        assert!(!q.stands(relay_store::GameId::from(1), 2, E4E5));
         assert!(q.done(eval(E4, 20)));
         assert!(!q.done(eval(E4E5, 20)), "e5 was taken back");
         assert!(q.due(9_999).is_empty(), "not public yet");

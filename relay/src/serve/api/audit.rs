@@ -35,6 +35,6 @@ pub async fn audit(
     State(store): State<Store>,
     Path(id): Path<GameId>,
 ) -> Result<Json<Vec<AuditEntry>>, ApiError> {
-    store.game(id.get()).await?;
-    Ok(Json(store.audit_trail(id.get()).await?))
+    store.game(id).await?;
+    Ok(Json(store.audit_trail(id).await?))
 }

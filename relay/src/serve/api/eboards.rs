@@ -83,10 +83,10 @@ pub async fn assign_eboard(
     {
         return Err(ApiError::bad("serial must be 1 to 32 letters or digits"));
     }
-    store.round(id.get()).await?;
+    store.round(id).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     if !writer.send(Job::Assign {
-        round_id: id.get(),
+        round_id: id,
         board_no: board_no.get(),
         serial: b.serial.clone(),
         reply: tx,
@@ -98,7 +98,7 @@ pub async fn assign_eboard(
         round_id: id,
         board_no,
         serial: b.serial,
-        game_id: game.into(),
+        game_id: game,
     }))
 }
 

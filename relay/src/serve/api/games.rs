@@ -16,6 +16,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use relay_core::pgn::read_game;
+use relay_store::TournamentId;
 use relay_store::{Store, StoredGame, StoredMove};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,7 @@ pub struct GameAnswer {
     #[serde(flatten)]
     view: GameView,
     /// The game's tournament (its standings, its spoiler-free default).
-    tournament_id: i64,
+    tournament_id: TournamentId,
     /// Arbiters only: the game's edit count, which an edit names in `If-Match`.
     #[serde(skip_serializing_if = "Option::is_none")]
     edits: Option<i64>,
@@ -53,7 +54,7 @@ pub async fn get_game(
     Path(id): Path<GameId>,
     reader: Reader,
 ) -> Result<Json<GameAnswer>, ApiError> {
-    let g = lookup.store.game(id.get()).await?;
+    let g = lookup.store.game(id).await?;
     let r = lookup.store.round(g.round_id).await?;
     let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
     // Arbiters see the game's record; spectators too when the tournament says so, as of
@@ -130,10 +131,7 @@ pub(super) async fn send_edit(
         return Err(ApiError::ShuttingDown);
     }
     let seq = wait_reply(rx).await?;
-    Ok(Json(EditDone {
-        game_id: game_id.into(),
-        seq: seq.into(),
-    }))
+    Ok(Json(EditDone { game_id, seq }))
 }
 
 /// A result to set.
@@ -159,7 +157,7 @@ pub async fn set_result(
         .parse()
         .map_err(|e: relay_core::game::BadResult| ApiError::bad(e.to_string()))?;
     check_text("termination", b.termination.as_deref(), 100)?;
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     let status = if result == relay_core::game::GameResult::Ongoing {
         GameStatus::Live
     } else {
@@ -181,9 +179,9 @@ pub async fn confirm_result(
     Path(id): Path<GameId>,
     h: HeaderMap,
 ) -> Result<Json<EditDone>, ApiError> {
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     let proposal = boards
-        .eboard_on(id.get())
+        .eboard_on(id)
         .and_then(|sn| boards.eboard(&sn))
         .and_then(|e| e.proposal);
     let (result, termination) = match (proposal, g.result.as_str()) {
@@ -221,7 +219,7 @@ pub async fn truncate(
     h: HeaderMap,
     JsonBody(b, _): JsonBody<PlyBody>,
 ) -> Result<Json<EditDone>, ApiError> {
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     if b.ply == 0 || b.ply as usize > g.moves.len() {
         return Err(ApiError::bad(format!(
             "ply must be between 1 and {} (the game's last move)",
@@ -257,7 +255,7 @@ pub async fn replace_move(
     h: HeaderMap,
     JsonBody(b, _): JsonBody<MoveBody>,
 ) -> Result<Json<EditDone>, ApiError> {
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     if b.ply == 0 || b.ply as usize > g.moves.len() + 1 {
         return Err(ApiError::bad(format!(
             "ply must be between 1 and {}",
@@ -319,7 +317,7 @@ pub async fn replace_game(
             MAX_PLIES
         )));
     }
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     let start = start_position(&g)?;
     if parsed.start != start {
         return Err(ApiError::bad(

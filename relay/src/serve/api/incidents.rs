@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 /// The time control of the tournament a round belongs to (which Laws an illegal move falls
 /// under).
-async fn time_control_of(store: &Store, round: i64) -> Result<Option<String>, ApiError> {
+async fn time_control_of(store: &Store, round: RoundId) -> Result<Option<String>, ApiError> {
     let r = store.round(round).await?;
     Ok(store.record_terms(r.tournament_id).await?.0)
 }
@@ -28,7 +28,7 @@ pub async fn game_record(
     State(store): State<Store>,
     Path(id): Path<GameId>,
 ) -> Result<Json<Record>, ApiError> {
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     let tc = time_control_of(&store, g.round_id).await?;
     Ok(Json(record_of(&store, &g, tc.as_deref(), None).await?))
 }
@@ -40,10 +40,10 @@ pub async fn open_illegal_moves(
     Path(id): Path<RoundId>,
 ) -> Result<Json<Vec<IllegalMoveView>>, ApiError> {
     // (An unknown round is 404, not an empty list.)
-    let tc = time_control_of(&store, id.get()).await?;
-    let open: Vec<Incident> = store.open_illegal_moves(id.get()).await?;
+    let tc = time_control_of(&store, id).await?;
+    let open: Vec<Incident> = store.open_illegal_moves(id).await?;
     // Each game's record once, however many of its illegal moves are open.
-    let mut games: Vec<i64> = open.iter().map(|i| i.game_id).collect();
+    let mut games: Vec<GameId> = open.iter().map(|i| i.game_id).collect();
     games.sort_unstable();
     games.dedup();
     let mut out = Vec::new();
@@ -89,7 +89,7 @@ pub async fn rule(
     h: HeaderMap,
     JsonBody(b, _): JsonBody<RulingBody>,
 ) -> Result<Json<Ruled>, ApiError> {
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     let tc = time_control_of(&store, g.round_id).await?;
     let record = record_of(&store, &g, tc.as_deref(), None).await?;
     let Some(seen) = record.illegal_moves.iter().find(|i| i.id == b.incident) else {
@@ -128,7 +128,7 @@ pub async fn rule(
         }
     };
     store.rule_incident(b.incident, b.ruling, "arbiter").await?;
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     let record = record_of(&store, &g, tc.as_deref(), None).await?;
     let illegal_move = record
         .illegal_moves

@@ -10,7 +10,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
-use relay_store::{Pairing, Player};
+use relay_store::{Pairing, Player, Seq};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -120,7 +120,7 @@ pub async fn put_pairings(
     h: HeaderMap,
     body: Bytes,
 ) -> Result<Json<PairingsSet>, ApiError> {
-    lookup.store.round(id.get()).await?;
+    lookup.store.round(id).await?;
     let is_pgn = h
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -158,10 +158,10 @@ pub async fn put_pairings(
             )));
         }
     }
-    let done = lookup.store.set_pairings(id.get(), &pairings).await?;
-    let games = done.iter().map(|(g, _)| GameId::from(*g)).collect();
+    let done = lookup.store.set_pairings(id, &pairings).await?;
+    let games = done.iter().map(|(g, _)| *g).collect();
     // Committed: spectators get the new names.
-    let changed: Vec<(i64, i64, i64)> = done.iter().map(|&(g, seq)| (id.get(), g, seq)).collect();
+    let changed: Vec<(RoundId, GameId, Seq)> = done.iter().map(|&(g, seq)| (id, g, seq)).collect();
     publisher.games_changed(&changed).await;
     lookup
         .store

@@ -98,7 +98,6 @@ pub async fn round_pgn(
     reader: Reader,
     h: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let id = id.get();
     let store = &lookup.store;
     let r = store.round(id).await?;
     let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
@@ -212,12 +211,12 @@ async fn games_of(
     let mut player = None;
     let (t, rounds, name, only) = match what {
         Exported::Tournament(id) => {
-            let t = store.tournament(id.get()).await?;
+            let t = store.tournament(id).await?;
             let rounds = t.rounds.clone();
             (t, rounds, format!("tournament-{id}"), None)
         }
         Exported::Player(id, start_rank) => {
-            let t = store.tournament(id.get()).await?;
+            let t = store.tournament(id).await?;
             let rounds = t.rounds.clone();
             player = Some(start_rank);
             (
@@ -228,13 +227,13 @@ async fn games_of(
             )
         }
         Exported::Round(id) => {
-            let r = store.round(id.get()).await?;
+            let r = store.round(id).await?;
             let t = store.tournament(r.tournament_id).await?;
             let name = format!("round-{}", r.number);
             (t, vec![r], name, None)
         }
         Exported::Game(id) => {
-            let g = store.game(id.get()).await?;
+            let g = store.game(id).await?;
             let r = store.round(g.round_id).await?;
             let t = store.tournament(r.tournament_id).await?;
             (t, vec![r], format!("game-{id}"), Some(g))

@@ -9,6 +9,7 @@ use crate::serve::id::TournamentId;
 use crate::serve::lookup::Lookup;
 use axum::Json;
 use axum::extract::State;
+use relay_store::GameId;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ pub struct Opponent {
 pub struct PlayerGame {
     pub round: u32,
     pub board: Option<u32>,
-    pub game_id: Option<i64>,
+    pub game_id: Option<GameId>,
     /// "w", "b", or none (a bye, a forfeit without colours).
     pub colour: Option<&'static str>,
     /// None for a bye.
@@ -113,7 +114,7 @@ pub async fn get_player(
     reader: Reader,
 ) -> Result<Json<PlayerAnswer>, ApiError> {
     let start_rank = start_rank.0;
-    let a = standings_for(&lookup, &cache, id.get(), None, reader).await?;
+    let a = standings_for(&lookup, &cache, id, None, reader).await?;
     let row = a
         .players
         .iter()

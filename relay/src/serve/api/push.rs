@@ -18,7 +18,9 @@ use crate::serve::publish::Publisher;
 use crate::serve::views::EboardView;
 use axum::Json;
 use axum::extract::State;
-use relay_store::{Applied, PushBatch, PushReply, Settled, Store, StoreError, StoredGame, now_ms};
+use relay_store::{
+    Applied, PushBatch, PushReply, RoundId, Settled, Store, StoreError, StoredGame, now_ms,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -91,7 +93,7 @@ pub async fn accept_push(
     })?;
     if !applied.reply.stale {
         for (round, _) in &applied.rounds {
-            publisher.order().want(*round);
+            publisher.order().want(RoundId::from(*round));
         }
         if applied.meta_changed {
             publisher.rounds_edited_elsewhere().await;
@@ -142,13 +144,14 @@ async fn show_venue_eboards(
         .iter()
         .filter_map(|v| serde_json::from_value::<EboardView>(v.clone()).ok())
         .map(|mut view| {
-            view.game_id = local("game", view.game_id);
-            view.round_id = local("round", view.round_id);
+            // The venue's ids, as this relay's.
+            view.game_id = local("game", view.game_id.map(GameId::get)).map(GameId::from);
+            view.round_id = local("round", view.round_id.map(RoundId::get)).map(RoundId::from);
             view
         })
         .collect();
     // The board here: a game placed on another board (a clash settled) keeps its e-board.
-    let games: Vec<i64> = views.iter().filter_map(|v| v.game_id).collect();
+    let games: Vec<GameId> = views.iter().filter_map(|v| v.game_id).collect();
     let here = store.board_numbers(&games).await.unwrap_or_default();
     for mut view in views {
         if let Some(b) = view.game_id.and_then(|g| here.get(&g)) {
@@ -167,7 +170,7 @@ async fn show_venue_eboards(
             let _ = store.put_eboard_live(&view.serial, &text, now_ms()).await;
         }
         if let Some(round) = view.round_id {
-            let seq = publisher.order().last(round).unwrap_or(0);
+            let seq = publisher.order().last(round).unwrap_or_default();
             publisher.push_to_feed(Event::eboard(round, seq, view));
         }
     }
@@ -190,9 +193,9 @@ pub async fn take_venue(
 ) -> Result<Json<TookVenue>, ApiError> {
     let rounds = store.take_held(id.get()).await?;
     for (round, _) in &rounds {
-        publisher.order().want(*round);
+        publisher.order().want(RoundId::from(*round));
     }
-    let g = store.game(id.get()).await?;
+    let g = store.game(id).await?;
     Ok(Json(TookVenue {
         game_id: id,
         moves: g.moves.len(),
@@ -207,7 +210,7 @@ pub struct SettleBody {
     /// The venue (its `origin` in `/health`'s `pushed_from`).
     origin: String,
     /// The venue's id of the game (the conflict's `game_id`).
-    game_id: i64,
+    game_id: GameId,
     /// A free board of the round here (1 to 99999); for a game its venue renumbered, also
     /// the board it is on, to keep it there.
     board_no: u32,
@@ -222,12 +225,14 @@ pub async fn settle_clash(
     if !(1..=99_999).contains(&b.board_no) {
         return Err(ApiError::bad("board_no must be between 1 and 99999"));
     }
-    let settled = store.settle_clash(&b.origin, b.game_id, b.board_no).await?;
+    let settled = store
+        .settle_clash(&b.origin, b.game_id.get(), b.board_no)
+        .await?;
     for (round, _) in &settled.rounds {
-        publisher.order().want(*round);
+        publisher.order().want(RoundId::from(*round));
     }
     // A new game in the round: its pairings' readers (round lists, the round PGN) hear it.
     publisher.rounds_edited_elsewhere().await;
-    tracing::info!(origin = %b.origin, venue_game = b.game_id, board = b.board_no, game = settled.game_id, "a clash between halls settled");
+    tracing::info!(origin = %b.origin, venue_game = %b.game_id, board = b.board_no, game = %settled.game_id, "a clash between halls settled");
     Ok(Json(settled))
 }

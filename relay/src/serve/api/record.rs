@@ -7,6 +7,7 @@ use super::error::ApiError;
 use relay_core::game::GameResult;
 use relay_core::incident::IllegalKind;
 use relay_core::time_control::TimeControl;
+use relay_store::GameId;
 use relay_store::{IncidentKind, Ruling, Side, Store, StoredGame};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -17,7 +18,7 @@ use shakmaty::{CastlingMode, Chess, Color, Position};
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct IllegalMoveView {
     pub id: i64,
-    pub game_id: i64,
+    pub game_id: GameId,
     /// The move it was made in place of (1 = White's first).
     pub ply: u32,
     /// Who made it.

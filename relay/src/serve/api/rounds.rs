@@ -21,7 +21,11 @@ use serde_json::{Value, json};
 const MAX_CHANGES: u32 = 1000;
 
 /// A round's view: games as of the delay (live for arbiters).
-pub async fn round_json(lookup: &Lookup, id: i64, arbiter: bool) -> Result<RoundView, ApiError> {
+pub async fn round_json(
+    lookup: &Lookup,
+    id: RoundId,
+    arbiter: bool,
+) -> Result<RoundView, ApiError> {
     let r = lookup.store.round(id).await?;
     let (cut, delay) = lookup.cutoff(&r, arbiter).await?;
     Ok(lookup.round_view_of(r, cut, delay).await?)
@@ -32,7 +36,7 @@ pub async fn get_round(
     Path(id): Path<RoundId>,
     reader: Reader,
 ) -> Result<Json<RoundView>, ApiError> {
-    Ok(Json(round_json(&lookup, id.get(), reader.arbiter).await?))
+    Ok(Json(round_json(&lookup, id, reader.arbiter).await?))
 }
 
 /// A round as an arbiter makes or edits it.
@@ -59,7 +63,6 @@ pub async fn create_round(
     Path(id): Path<TournamentId>,
     JsonBody(b, raw): JsonBody<RoundBody>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
-    let id = id.get();
     let number = b
         .number
         .filter(|n| !n.trim().is_empty())
@@ -85,7 +88,7 @@ pub async fn create_round(
                 .to_string(),
         )
         .await?;
-    Ok((StatusCode::CREATED, Json(Created { id: r })))
+    Ok((StatusCode::CREATED, Json(Created { id: r.get() })))
 }
 
 pub async fn edit_round(
@@ -95,7 +98,6 @@ pub async fn edit_round(
     Path(id): Path<RoundId>,
     JsonBody(b, raw): JsonBody<RoundBody>,
 ) -> Result<Json<RoundInfo>, ApiError> {
-    let id = id.get();
     if let Some(n) = &b.number {
         if n.trim().is_empty() {
             return Err(ApiError::bad("number must not be empty"));
@@ -156,12 +158,12 @@ pub async fn round_changes(
     Query(q): Query<Since>,
     reader: Reader,
 ) -> Result<Json<Changes>, ApiError> {
-    let r = lookup.store.round(id.get()).await?;
+    let r = lookup.store.round(id).await?;
     let (cut, _) = lookup.cutoff(&r, reader.arbiter).await?;
-    let since = q.since.map_or(0, Seq::get);
+    let since = q.since.unwrap_or_default();
     let found = lookup
         .store
-        .changes_since(id.get(), since, MAX_CHANGES + 1)
+        .changes_since(id, since, MAX_CHANGES + 1)
         .await?;
     let more = found.len() > MAX_CHANGES as usize;
     let changes = found
@@ -169,8 +171,8 @@ pub async fn round_changes(
         .take(MAX_CHANGES as usize)
         .filter(|c| cut.is_none_or(|t| c.at_ms <= t))
         .map(|c| ChangeOut {
-            seq: c.seq.into(),
-            game_id: c.game_id.map(GameId::from),
+            seq: c.seq,
+            game_id: c.game_id,
             kind: c.kind,
             at_ms: c.at_ms,
             data: serde_json::from_str::<Value>(&c.payload).unwrap_or(Value::Null),

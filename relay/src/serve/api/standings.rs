@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use relay_core::standings::{Scoring, Standings, rating, standings};
 use relay_core::trf::{Cell, Colour, Outcome, Trf};
+use relay_store::GameId;
 use relay_store::{RankingTerms, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,7 +43,7 @@ pub struct RoundCell {
     pub result: String,
     /// What it scored under the tournament's scoring.
     pub points: f64,
-    pub game_id: Option<i64>,
+    pub game_id: Option<GameId>,
     pub board: Option<u32>,
 }
 
@@ -121,10 +122,10 @@ pub struct StandingsAnswer {
 }
 
 /// (round from 1, start rank) → (game id, board number), for the links.
-type Boards = HashMap<(u32, u32), (i64, u32)>;
+type Boards = HashMap<(u32, u32), (GameId, u32)>;
 
 /// Tournament, round asked, arbiter.
-type CacheKey = (i64, Option<u32>, bool);
+type CacheKey = (TournamentId, Option<u32>, bool);
 
 /// Standings computed for one (tournament, round asked, arbiter) within the last second.
 #[derive(Default)]
@@ -135,7 +136,7 @@ pub struct StandingsCache {
 impl StandingsCache {
     /// Drops what was computed for a tournament (its ranking changed: the next request
     /// computes again, not a second later).
-    pub fn forget(&self, tournament: i64) {
+    pub fn forget(&self, tournament: TournamentId) {
         self.made.lock().retain(|(t, _, _), _| *t != tournament);
     }
 }
@@ -177,7 +178,7 @@ fn cell_text(c: &Cell, s: &Scoring) -> (String, f64) {
 /// with how it is ranked.
 pub(super) async fn record_for(
     lookup: &Lookup,
-    id: i64,
+    id: TournamentId,
     reader: Reader,
 ) -> Result<(Trf, Boards, RankingTerms), ApiError> {
     let t = lookup.store.tournament(id).await?;
@@ -357,7 +358,7 @@ fn performance(trf: &Trf, start_rank: u32, round: u32) -> Option<f64> {
 pub(super) async fn standings_for(
     lookup: &Lookup,
     cache: &StandingsCache,
-    id: i64,
+    id: TournamentId,
     round: Option<u32>,
     reader: Reader,
 ) -> Result<Arc<StandingsAnswer>, ApiError> {
@@ -407,7 +408,7 @@ pub async fn get_standings(
     Query(q): Query<RoundQuery>,
     reader: Reader,
 ) -> Result<Json<StandingsAnswer>, ApiError> {
-    let a = standings_for(&lookup, &cache, id.get(), q.round, reader).await?;
+    let a = standings_for(&lookup, &cache, id, q.round, reader).await?;
     Ok(Json((*a).clone()))
 }
 
@@ -521,7 +522,7 @@ pub async fn standings_csv(
     Query(q): Query<RoundQuery>,
     reader: Reader,
 ) -> Result<Response, ApiError> {
-    let a = standings_for(&lookup, &cache, id.get(), q.round, reader).await?;
+    let a = standings_for(&lookup, &cache, id, q.round, reader).await?;
     Ok(csv_response(
         standings_csv_text(&a),
         &format!("standings-{id}.csv"),
@@ -535,7 +536,7 @@ pub async fn crosstable_csv(
     Query(q): Query<RoundQuery>,
     reader: Reader,
 ) -> Result<Response, ApiError> {
-    let a = standings_for(&lookup, &cache, id.get(), q.round, reader).await?;
+    let a = standings_for(&lookup, &cache, id, q.round, reader).await?;
     Ok(csv_response(
         crosstable_csv_text(&a),
         &format!("crosstable-{id}.csv"),
@@ -563,5 +564,5 @@ pub async fn get_ranking(
     State(store): State<Store>,
     Path(id): Path<TournamentId>,
 ) -> Result<Json<RankingTerms>, ApiError> {
-    Ok(Json(store.ranking_terms(id.get()).await?))
+    Ok(Json(store.ranking_terms(id).await?))
 }

@@ -185,7 +185,7 @@ pub async fn get_tournament(
     State(store): State<Store>,
     Path(id): Path<TournamentId>,
 ) -> Result<Json<TournamentInfo>, ApiError> {
-    Ok(Json(store.tournament(id.get()).await?))
+    Ok(Json(store.tournament(id).await?))
 }
 
 pub async fn create_tournament(
@@ -233,7 +233,7 @@ pub async fn create_tournament(
             &json!({"id": id}).to_string(),
         )
         .await?;
-    Ok((StatusCode::CREATED, Json(Created { id })))
+    Ok((StatusCode::CREATED, Json(Created { id: id.get() })))
 }
 
 /// Origins as a `frame-ancestors` list may hold them: `http` or `https`, a host (whose first
@@ -292,7 +292,6 @@ pub async fn edit_tournament(
     Path(id): Path<TournamentId>,
     JsonBody(b, raw): JsonBody<TournamentBody>,
 ) -> Result<Json<TournamentInfo>, ApiError> {
-    let id = id.get();
     check_text("name", b.name.as_deref(), 200)?;
     check_delay(b.delay_secs)?;
     if let Some(tc) = &b.time_control {

@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use relay_core::trf::{read_trf, write_trf};
-use relay_store::{Store, TournamentPlayer, TournamentTeam, TrfImported};
+use relay_store::{RoundId, Seq, Store, TournamentPlayer, TournamentTeam, TrfImported};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -23,7 +23,7 @@ use std::collections::HashMap;
 async fn import(
     lookup: &Lookup,
     publisher: &Publisher,
-    into: Option<i64>,
+    into: Option<TournamentId>,
     body: &[u8],
 ) -> Result<TrfImported, ApiError> {
     if body.is_empty() {
@@ -60,10 +60,8 @@ pub async fn put_trf(
     Path(id): Path<TournamentId>,
     body: Bytes,
 ) -> Result<Json<TrfImported>, ApiError> {
-    lookup.store.tournament(id.get()).await?;
-    Ok(Json(
-        import(&lookup, &publisher, Some(id.get()), &body).await?,
-    ))
+    lookup.store.tournament(id).await?;
+    Ok(Json(import(&lookup, &publisher, Some(id), &body).await?))
 }
 
 /// The tournament as TRF16 with every result relay has, for the pairing program, ranked as
@@ -73,7 +71,7 @@ pub async fn get_trf(
     State(store): State<Store>,
     Path(id): Path<TournamentId>,
 ) -> Result<Response, ApiError> {
-    let trf = store.trf_ranked(id.get()).await?;
+    let trf = store.trf_ranked(id).await?;
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,
@@ -93,14 +91,14 @@ pub async fn list_players(
     Path(id): Path<TournamentId>,
     reader: Reader,
 ) -> Result<Json<Vec<TournamentPlayer>>, ApiError> {
-    let t = lookup.store.tournament(id.get()).await?;
+    let t = lookup.store.tournament(id).await?;
     let mut cutoffs = HashMap::new();
     for r in &t.rounds {
         if let (Some(c), _) = lookup.cutoff(r, reader.arbiter).await? {
             cutoffs.insert(r.id, c);
         }
     }
-    match lookup.store.tournament_players(id.get(), &cutoffs).await {
+    match lookup.store.tournament_players(id, &cutoffs).await {
         // A tournament not run from a file has no players of its own.
         Err(relay_store::StoreError::Conflict(_)) => Ok(Json(vec![])),
         r => Ok(Json(r?)),
@@ -111,8 +109,8 @@ pub async fn list_teams(
     State(store): State<Store>,
     Path(id): Path<TournamentId>,
 ) -> Result<Json<Vec<TournamentTeam>>, ApiError> {
-    store.tournament(id.get()).await?;
-    Ok(Json(store.tournament_teams(id.get()).await?))
+    store.tournament(id).await?;
+    Ok(Json(store.tournament_teams(id).await?))
 }
 
 /// A game's new board number.
@@ -137,14 +135,15 @@ pub async fn renumber(
     super::extract::JsonBody(b, _): super::extract::JsonBody<BoardBody>,
 ) -> Result<Json<Renumbered>, ApiError> {
     let board = BoardNo::try_from(b.board_no)?;
-    let round = lookup.store.game(id.get()).await?.round_id;
+    let round = lookup.store.game(id).await?.round_id;
     let done = lookup
         .store
-        .renumber_board(id.get(), board.get(), "arbiter")
+        .renumber_board(id, board.get(), "arbiter")
         .await?;
-    let changed: Vec<(i64, i64, i64)> = done.iter().map(|&(g, seq)| (round, g, seq)).collect();
+    let changed: Vec<(RoundId, GameId, Seq)> =
+        done.iter().map(|&(g, seq)| (round, g, seq)).collect();
     publisher.games_changed(&changed).await;
     Ok(Json(Renumbered {
-        games: done.iter().map(|(g, _)| GameId::from(*g)).collect(),
+        games: done.iter().map(|(g, _)| *g).collect(),
     }))
 }

@@ -55,12 +55,12 @@ pub struct WsQuery {
 
 #[derive(Clone, Copy, Debug)]
 enum Scope {
-    Round(i64),
-    Game { round: i64, game: i64 },
+    Round(RoundId),
+    Game { round: RoundId, game: GameId },
 }
 
 impl Scope {
-    fn round(self) -> i64 {
+    fn round(self) -> RoundId {
         match self {
             Scope::Round(r) | Scope::Game { round: r, .. } => r,
         }
@@ -231,7 +231,7 @@ pub async fn round_socket(
     reader: Reader,
     ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
-    open(s, Scope::Round(id.get()), q, reader, ws).await
+    open(s, Scope::Round(id), q, reader, ws).await
 }
 
 pub async fn game_socket(
@@ -241,7 +241,6 @@ pub async fn game_socket(
     reader: Reader,
     ws: MaybeUpgrade,
 ) -> Result<Response, ApiError> {
-    let id = id.get();
     // From a feed's view when one holds the game: a crowd on a game page asks the store
     // nothing.
     let round = match s.feeds.round_of(id) {
@@ -281,16 +280,16 @@ async fn open(
             eboards: q.eboards == Some(1),
             all_moves: q.moves.as_deref() == Some("all"),
         };
-        follow(s, scope, q.since.map(Seq::get), wants, delay, a, socket)
+        follow(s, scope, q.since, wants, delay, a, socket)
     })
 }
 
 /// The messages a live client missed after `since`, from the store; `None` when a snapshot
 /// is the better answer (too many, or `since` is not a number this round had). Used only when
 /// the feed's ring no longer reaches back that far.
-async fn missed(s: &Shared, scope: Scope, since: i64) -> Option<(i64, Vec<Pending>)> {
+async fn missed(s: &Shared, scope: Scope, since: Seq) -> Option<(Seq, Vec<Pending>)> {
     let current = s.store.round(scope.round()).await.ok()?.seq;
-    if since > current || since < 0 {
+    if since > current || since < Seq::default() {
         return None;
     }
     let changes = s
@@ -461,7 +460,7 @@ struct Follower {
     arbiter: bool,
     wants: Wants,
     /// The last change number it was sent.
-    last_seq: i64,
+    last_seq: Seq,
     /// Whether this client's deliveries are timed for `/metrics` (one client in
     /// `DELIVERY_SAMPLE`), and the publication times of the moves taken and not yet written.
     timed: bool,
@@ -549,7 +548,7 @@ impl Follower {
         &mut self,
         s: &Shared,
         feed: &Feed,
-        since: i64,
+        since: Seq,
         socket: &mut impl ClientSocket,
     ) -> Option<bool> {
         self.last_seq = since;
@@ -588,7 +587,7 @@ async fn next_change<T>(
 async fn follow(
     s: Arc<Shared>,
     scope: Scope,
-    since: Option<i64>,
+    since: Option<Seq>,
     wants: Wants,
     mut delay: i64,
     arbiter: bool,
@@ -608,7 +607,7 @@ async fn follow(
         scope,
         arbiter,
         wants,
-        last_seq: 0,
+        last_seq: Seq::default(),
         timed: CLIENTS
             .fetch_add(1, Ordering::Relaxed)
             .is_multiple_of(DELIVERY_SAMPLE),
@@ -751,12 +750,12 @@ mod tests {
     }
 
     impl Client {
-        fn follow(core: &Core, round: i64, since: Option<i64>) -> Client {
+        fn follow(core: &Core, round: RoundId, since: Option<i64>) -> Client {
             Client::follow_with(core, round, since, false)
         }
 
         /// `eboards`: the console's `?eboards=1`.
-        fn follow_with(core: &Core, round: i64, since: Option<i64>, eboards: bool) -> Client {
+        fn follow_with(core: &Core, round: RoundId, since: Option<i64>, eboards: bool) -> Client {
             let (out, from_service) = mpsc::unbounded_channel();
             let (to_service, incoming) = mpsc::unbounded_channel();
             let wants = Wants {
@@ -767,7 +766,7 @@ mod tests {
             let task = tokio::spawn(follow(
                 core.shared.clone(),
                 Scope::Round(round),
-                since,
+                since.map(relay_store::Seq::from),
                 wants,
                 0,
                 false,
@@ -829,7 +828,7 @@ mod tests {
             .await
             .expect("pairings")
             .into_iter()
-            .map(|(g, _)| g)
+            .map(|(g, _)| g.get())
             .collect();
         let core = Core::start(
             Stores::open(readers, &url).await.expect("store"),
@@ -840,10 +839,10 @@ mod tests {
             Default::default(),
             1,
         );
-        (core, round.id, games)
+        (core, round.id.get(), games)
     }
 
-    async fn play(core: &Core, game: i64, ply: u32, san: &str) {
+    async fn play(core: &Core, game: GameId, ply: u32, san: &str) {
         let body = serde_json::json!({"ply": ply, "san": san}).to_string();
         let req = Request::builder()
             .method("POST")
@@ -871,13 +870,13 @@ mod tests {
     #[tokio::test]
     async fn a_spectator_gets_the_snapshot_then_each_change_once_and_a_close_at_shutdown() {
         let (core, round, games) = start().await;
-        let mut a = Client::follow(&core, round, None);
+        let mut a = Client::follow(&core, relay_store::RoundId::from(round), None);
         let snap = a.next().await.expect("snapshot");
         assert_eq!(snap["type"], "snapshot");
         assert_eq!(snap["round"]["games"].as_array().map(Vec::len), Some(2));
         let seq0 = snap["seq"].as_i64().expect("seq");
 
-        play(&core, games[0], 1, "e4").await;
+        play(&core, relay_store::GameId::from(games[0]), 1, "e4").await;
         let m = a.next().await.expect("change");
         assert_eq!(last_san(&m), Some("e4"), "{m}");
         let seq1 = m["seq"].as_i64().expect("seq");
@@ -885,8 +884,8 @@ mod tests {
 
         // A client coming back after the snapshot gets what it missed from the ring, and no
         // snapshot; one already up to date gets nothing until the next change.
-        play(&core, games[1], 1, "d4").await;
-        let mut back = Client::follow(&core, round, Some(seq0));
+        play(&core, relay_store::GameId::from(games[1]), 1, "d4").await;
+        let mut back = Client::follow(&core, relay_store::RoundId::from(round), Some(seq0));
         let first = back.next().await.expect("missed change");
         assert_eq!(
             (last_san(&first), first["seq"].as_i64()),
@@ -894,9 +893,13 @@ mod tests {
         );
         let second = back.next().await.expect("missed change");
         assert_eq!(last_san(&second), Some("d4"), "{second}");
-        let mut current = Client::follow(&core, round, second["seq"].as_i64());
+        let mut current = Client::follow(
+            &core,
+            relay_store::RoundId::from(round),
+            second["seq"].as_i64(),
+        );
         assert_eq!(last_san(&a.next().await.expect("change")), Some("d4"));
-        play(&core, games[0], 2, "e5").await;
+        play(&core, relay_store::GameId::from(games[0]), 2, "e5").await;
         for c in [&mut a, &mut back, &mut current] {
             let m = c.next().await.expect("change");
             assert_eq!(last_san(&m), Some("e5"), "{m}");
@@ -919,24 +922,28 @@ mod tests {
     #[tokio::test]
     async fn a_spectator_follows_each_edit_of_its_rounds_delay() {
         let (core, round, games) = start_in("delay-edit").await;
-        let mut a = Client::follow(&core, round, None);
+        let mut a = Client::follow(&core, relay_store::RoundId::from(round), None);
         assert_eq!(a.next().await.expect("snapshot")["type"], "snapshot");
 
-        core.shared.publisher.round_edited([(round, 60_000)]);
+        core.shared
+            .publisher
+            .round_edited([(relay_store::RoundId::from(round), 60_000)]);
         let delayed = a.next().await.expect("snapshot");
         assert_eq!(delayed["type"], "snapshot", "{delayed}");
-        play(&core, games[0], 1, "e4").await;
+        play(&core, relay_store::GameId::from(games[0]), 1, "e4").await;
         let early = tokio::time::timeout(Duration::from_millis(300), a.from_service.recv()).await;
         assert!(
             !matches!(&early, Ok(Some(WsMessage::Text(t))) if t.as_str().contains("\"san\":\"e4\"")),
             "a move reached a spectator 60 s behind at once: {early:?}"
         );
 
-        core.shared.publisher.round_edited([(round, 0)]);
+        core.shared
+            .publisher
+            .round_edited([(relay_store::RoundId::from(round), 0)]);
         let live = a.next().await.expect("snapshot");
         assert_eq!(live["type"], "snapshot", "{live}");
         assert!(live.to_string().contains("\"e4\""), "{live}");
-        play(&core, games[0], 2, "e5").await;
+        play(&core, relay_store::GameId::from(games[0]), 2, "e5").await;
         assert_eq!(last_san(&a.next().await.expect("change")), Some("e5"));
 
         core.shared.close_clients();
@@ -947,40 +954,45 @@ mod tests {
     /// ring or the store (maybe minutes old) would read as a fan-out that long.
     #[test]
     fn only_fanned_out_moves_are_timed() {
-        let mv = |seq: i64| {
+        let mv = |seq: Seq| {
             let m = ServerMessage::Move {
                 seq,
-                game_id: 1,
-                mv: crate::serve::views::MoveView::bare(seq as u32, "e4", ""),
+                game_id: relay_store::GameId::from(1),
+                mv: crate::serve::views::MoveView::bare(seq.get() as u32, "e4", ""),
                 read_at_ms: None,
                 clock: None,
             };
-            Event::new(1, Some(1), seq, &m)
+            Event::new(
+                relay_store::RoundId::from(1),
+                Some(relay_store::GameId::from(1)),
+                seq,
+                &m,
+            )
         };
         let mut me = Follower {
-            scope: Scope::Round(1),
+            scope: Scope::Round(relay_store::RoundId::from(1)),
             arbiter: false,
             wants: Wants {
                 eboards: false,
                 all_moves: false,
             },
-            last_seq: 0,
+            last_seq: Seq::default(),
             timed: true,
             moves_at: Vec::new(),
         };
         let mut out = Vec::new();
-        me.take(&mv(1), &mut out);
+        me.take(&mv(relay_store::Seq::from(1)), &mut out);
         assert!(me.moves_at.is_empty(), "a move caught up on is not timed");
-        me.take_live(&mv(2), &mut out);
-        me.take_live(&mv(2), &mut out);
+        me.take_live(&mv(relay_store::Seq::from(2)), &mut out);
+        me.take_live(&mv(relay_store::Seq::from(2)), &mut out);
         assert_eq!(me.moves_at.len(), 1, "a fanned-out move once, not again");
         assert_eq!(out.len(), 2);
         me.timed = false;
-        me.take_live(&mv(3), &mut out);
+        me.take_live(&mv(relay_store::Seq::from(3)), &mut out);
         assert_eq!(me.moves_at.len(), 1, "an untimed client times nothing");
     }
 
-    fn eboard_in(round: i64, game: i64) -> crate::serve::views::EboardView {
+    fn eboard_in(round: RoundId, game: GameId) -> crate::serve::views::EboardView {
         crate::serve::views::EboardView {
             serial: "00042".into(),
             port: "/dev/ttyUSB0".into(),
@@ -1008,18 +1020,22 @@ mod tests {
     #[tokio::test]
     async fn an_eboard_moving_to_another_round_is_told_to_the_round_it_left() {
         let (core, round, games) = start_in("eboard-moves").await;
-        let mut console = Client::follow_with(&core, round, None, true);
-        let mut spectator = Client::follow(&core, round, None);
+        let mut console = Client::follow_with(&core, relay_store::RoundId::from(round), None, true);
+        let mut spectator = Client::follow(&core, relay_store::RoundId::from(round), None);
         assert_eq!(console.next().await.expect("snapshot")["type"], "snapshot");
         assert_eq!(
             spectator.next().await.expect("snapshot")["type"],
             "snapshot"
         );
 
-        let seq = |_| 0;
-        core.shared
-            .publisher
-            .announce_eboard(eboard_in(round, games[0]), seq);
+        let seq = |_| relay_store::Seq::from(0);
+        core.shared.publisher.announce_eboard(
+            eboard_in(
+                relay_store::RoundId::from(round),
+                relay_store::GameId::from(games[0]),
+            ),
+            seq,
+        );
         let m = console.next().await.expect("e-board news");
         assert_eq!(
             (m["type"].as_str(), m["eboard"]["round_id"].as_i64()),
@@ -1029,9 +1045,13 @@ mod tests {
 
         // Its next game is in the next round (no such round needs to be stored for the feed).
         let next = round + 1;
-        core.shared
-            .publisher
-            .announce_eboard(eboard_in(next, 999), seq);
+        core.shared.publisher.announce_eboard(
+            eboard_in(
+                relay_store::RoundId::from(next),
+                relay_store::GameId::from(999),
+            ),
+            seq,
+        );
         let m = console
             .next()
             .await
@@ -1042,10 +1062,13 @@ mod tests {
             "{m}"
         );
         // Once gone, its news goes to its new round only.
-        let mut again = eboard_in(next, 999);
+        let mut again = eboard_in(
+            relay_store::RoundId::from(next),
+            relay_store::GameId::from(999),
+        );
         again.in_sync = false;
         core.shared.publisher.announce_eboard(again, seq);
-        play(&core, games[1], 1, "d4").await;
+        play(&core, relay_store::GameId::from(games[1]), 1, "d4").await;
         let m = console.next().await.expect("a move");
         assert_eq!(
             last_san(&m),

@@ -7,6 +7,7 @@ use crate::serve::lookup::Lookup;
 use crate::serve::wire::ServerMessage;
 use relay_core::recorder::ColorName;
 use relay_store::now_ms;
+use relay_store::{GameId, Seq};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,8 +20,8 @@ const HELD_CLOCK_EVERY_MS: i64 = 10_000;
 /// What a delay line holds: a message and when it is due.
 struct Held {
     due_ms: i64,
-    seq: i64,
-    game: Option<i64>,
+    seq: Seq,
+    game: Option<GameId>,
     change: bool,
     /// Only for the clients that follow e-boards (e-board news, the arbiter's record).
     arbiters: bool,
@@ -35,12 +36,12 @@ struct Held {
 pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
     let delay = feed.delay_ms;
     let mut held: VecDeque<Held> = VecDeque::new();
-    let mut clock_kept: HashMap<i64, (i64, Option<ColorName>)> = HashMap::new();
+    let mut clock_kept: HashMap<GameId, (i64, Option<ColorName>)> = HashMap::new();
     let mut last_seq = match lookup.store.seq_at(feed.round, now_ms() - delay).await {
         Ok(seq) => seq,
         Err(e) => {
-            tracing::error!(round = feed.round, error = %e, "delay line cannot start");
-            0
+            tracing::error!(round = %feed.round, error = %e, "delay line cannot start");
+            Seq::default()
         }
     };
     last_seq = backfill(&lookup, &feed, last_seq, &mut held).await;
@@ -87,7 +88,7 @@ pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
                     }
                 }
                 Err(RecvError::Lagged(n)) => {
-                    tracing::warn!(round = feed.round, missed = n, "delay line fell behind; reading the changes from the store");
+                    tracing::warn!(round = %feed.round, missed = n, "delay line fell behind; reading the changes from the store");
                     last_seq = backfill(&lookup, &feed, last_seq, &mut held).await;
                 }
                 Err(RecvError::Closed) => return,
@@ -120,12 +121,12 @@ pub(super) async fn run(lookup: Lookup, feed: Arc<Feed>, mut rx: Receiver) {
 
 /// Queues the stored changes after `since`, each due `delay` after it was made; the last
 /// change number queued.
-async fn backfill(lookup: &Lookup, feed: &Feed, mut since: i64, held: &mut VecDeque<Held>) -> i64 {
+async fn backfill(lookup: &Lookup, feed: &Feed, mut since: Seq, held: &mut VecDeque<Held>) -> Seq {
     loop {
         let changes = match lookup.store.changes_since(feed.round, since, 1000).await {
             Ok(c) => c,
             Err(e) => {
-                tracing::error!(round = feed.round, error = %e, "delayed changes not read");
+                tracing::error!(round = %feed.round, error = %e, "delayed changes not read");
                 return since;
             }
         };

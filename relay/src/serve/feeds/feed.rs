@@ -7,6 +7,7 @@ use crate::serve::metrics::Metrics;
 use crate::serve::views::{GameView, RoundView};
 use crate::serve::wire::{Frame, ServerMessage, game_snapshot, round_snapshot};
 use parking_lot::{Mutex, MutexGuard};
+use relay_store::{GameId, RoundId, Seq};
 use relay_store::{StoreError, now_ms};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -113,7 +114,7 @@ fn apply(view: &mut RoundView, e: &Event) {
 
 #[derive(Clone, Debug)]
 struct Snap {
-    seq: i64,
+    seq: Seq,
     built_ms: i64,
     parts: Parts,
 }
@@ -133,13 +134,13 @@ pub(super) struct View {
     /// Every move of every game (the console, arbiters, `?moves=all`).
     full: Option<Snap>,
     /// Game pages' snapshots at the view's change number.
-    games: HashMap<i64, Snap>,
+    games: HashMap<GameId, Snap>,
 }
 
 /// One round with one delay, as its spectators follow it.
 #[derive(Debug)]
 pub struct Feed {
-    pub round: i64,
+    pub round: RoundId,
     pub delay_ms: i64,
     /// Events go out in batches: one each, or a crowd's paced events together (see
     /// [`Receiver`]).
@@ -182,11 +183,11 @@ pub enum SnapshotOf {
     /// The round with every move.
     Full,
     /// One game with every move.
-    Game(i64),
+    Game(GameId),
 }
 
 impl Feed {
-    pub(super) fn new(round: i64, delay_ms: i64) -> Feed {
+    pub(super) fn new(round: RoundId, delay_ms: i64) -> Feed {
         Feed {
             round,
             delay_ms,
@@ -324,7 +325,7 @@ impl Feed {
     /// Takes an event going out into the ring and the view; the caller sends it.
     fn release(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) -> Arc<Event> {
         if e.change {
-            self.last_seq.fetch_max(e.seq, Ordering::Relaxed);
+            self.last_seq.fetch_max(e.seq.get(), Ordering::Relaxed);
             if recent.len() >= RECENT {
                 recent.pop_front();
             }
@@ -346,7 +347,7 @@ impl Feed {
     }
 
     /// The change events after `seq`, when the ring still has all of them.
-    pub fn since(&self, seq: i64) -> Option<Vec<Arc<Event>>> {
+    pub fn since(&self, seq: Seq) -> Option<Vec<Arc<Event>>> {
         let recent = self.recent.lock();
         self.covers(&recent, seq)
             .then(|| recent.iter().filter(|e| e.seq > seq).cloned().collect())
@@ -354,9 +355,9 @@ impl Feed {
 
     /// Whether `recent` holds every change after `seq`. Nothing seen yet (a fresh service):
     /// the feed cannot vouch for any gap.
-    fn covers(&self, recent: &VecDeque<Arc<Event>>, seq: i64) -> bool {
+    fn covers(&self, recent: &VecDeque<Arc<Event>>, seq: Seq) -> bool {
         recent.front().is_some_and(|first| {
-            seq <= self.last_seq.load(Ordering::Relaxed) && first.first_seq() <= seq + 1
+            seq <= Seq::from(self.last_seq.load(Ordering::Relaxed)) && first.first_seq() <= seq + 1
         })
     }
 
@@ -393,7 +394,7 @@ impl Feed {
         lookup: &Lookup,
         metrics: &Metrics,
         of: SnapshotOf,
-    ) -> Result<(i64, Parts), SnapshotError> {
+    ) -> Result<(Seq, Parts), SnapshotError> {
         // A spectators' snapshot behind the round is reused (its changes follow it from the
         // ring) only while a crowd is asking: a lone client gets a current one.
         let crowd = of == SnapshotOf::Summary && self.note_ask() >= CROWD;
@@ -456,7 +457,7 @@ impl Feed {
 
     /// A snapshot already encoded that can be sent: one of the view's current change number,
     /// or (for a crowd) one under a second old whose gap the ring covers.
-    fn cached(&self, of: SnapshotOf, crowd: bool) -> Option<(i64, Parts)> {
+    fn cached(&self, of: SnapshotOf, crowd: bool) -> Option<(Seq, Parts)> {
         let recent = crowd.then(|| self.recent.lock());
         let view = self.lock_view();
         let current = view.round.as_ref()?.seq;
@@ -495,7 +496,7 @@ pub enum SnapshotError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("game {game} is not in round {round}")]
-    NotInRound { game: i64, round: i64 },
+    NotInRound { game: GameId, round: RoundId },
     #[error("the round view is not ready")]
     NotReady,
 }
@@ -504,14 +505,19 @@ pub enum SnapshotError {
 mod tests {
     use super::*;
 
-    fn event(seq: i64, change: bool) -> Arc<Event> {
-        let mut e = Event::new(1, Some(7), seq, &ServerMessage::Heartbeat { at_ms: seq });
+    fn event(seq: Seq, change: bool) -> Arc<Event> {
+        let mut e = Event::new(
+            relay_store::RoundId::from(1),
+            Some(relay_store::GameId::from(7)),
+            seq,
+            &ServerMessage::Heartbeat { at_ms: seq.get() },
+        );
         e.change = change;
         Arc::new(e)
     }
 
     fn seqs(events: Option<Vec<Arc<Event>>>) -> Option<Vec<i64>> {
-        events.map(|v| v.iter().map(|e| e.seq).collect())
+        events.map(|v| v.iter().map(|e| e.seq.get()).collect())
     }
 
     #[test]
@@ -528,47 +534,59 @@ mod tests {
 
     #[test]
     fn the_ring_answers_only_for_what_it_still_has() {
-        let feed = Feed::new(1, 0);
+        let feed = Feed::new(relay_store::RoundId::from(1), 0);
         // Nothing seen yet: the feed cannot vouch for any gap.
-        assert_eq!(seqs(feed.since(0)), None);
+        assert_eq!(seqs(feed.since(relay_store::Seq::from(0))), None);
         for seq in 1..=3 {
-            feed.push(event(seq, true));
+            feed.push(event(relay_store::Seq::from(seq), true));
         }
         // A running clock repeats the last number and is not kept.
-        feed.push(event(3, false));
-        assert_eq!(seqs(feed.since(0)), Some(vec![1, 2, 3]));
-        assert_eq!(seqs(feed.since(1)), Some(vec![2, 3]));
-        assert_eq!(seqs(feed.since(3)), Some(vec![]));
+        feed.push(event(relay_store::Seq::from(3), false));
+        assert_eq!(
+            seqs(feed.since(relay_store::Seq::from(0))),
+            Some(vec![1, 2, 3])
+        );
+        assert_eq!(
+            seqs(feed.since(relay_store::Seq::from(1))),
+            Some(vec![2, 3])
+        );
+        assert_eq!(seqs(feed.since(relay_store::Seq::from(3))), Some(vec![]));
         for seq in 4..=(RECENT as i64 + 10) {
-            feed.push(event(seq, true));
+            feed.push(event(relay_store::Seq::from(seq), true));
         }
         // The oldest fell out of the ring: a client that far behind needs a snapshot.
-        assert_eq!(seqs(feed.since(1)), None);
+        assert_eq!(seqs(feed.since(relay_store::Seq::from(1))), None);
         let last = RECENT as i64 + 10;
-        assert_eq!(seqs(feed.since(last - 2)), Some(vec![last - 1, last]));
+        assert_eq!(
+            seqs(feed.since(relay_store::Seq::from(last) - 2)),
+            Some(vec![last - 1, last])
+        );
     }
 
     #[tokio::test]
     async fn a_subscriber_gets_every_event_pushed_after_it_subscribed() {
-        let feed = Feed::new(1, 0);
-        feed.push(event(1, true));
+        let feed = Feed::new(relay_store::RoundId::from(1), 0);
+        feed.push(event(relay_store::Seq::from(1), true));
         let mut rx = feed.subscribe();
-        feed.push(event(2, true));
-        feed.push(event(2, false));
+        feed.push(event(relay_store::Seq::from(2), true));
+        feed.push(event(relay_store::Seq::from(2), false));
         let first = rx.recv().await.expect("an event");
         let second = rx.recv().await.expect("an event");
-        assert_eq!((first.seq, first.change), (2, true));
-        assert_eq!((second.seq, second.change), (2, false));
+        assert_eq!((first.seq.get(), first.change), (2, true));
+        assert_eq!((second.seq.get(), second.change), (2, false));
         assert!(rx.try_recv().is_err());
     }
 
     #[tokio::test]
     async fn a_crowd_gets_its_events_together_at_the_sweep() {
-        let feed = Feed::new(1, 0);
+        let feed = Feed::new(relay_store::RoundId::from(1), 0);
         let mut first = feed.subscribe();
-        feed.push(event(1, true));
+        feed.push(event(relay_store::Seq::from(1), true));
         // A few clients: at once.
-        assert_eq!(first.try_recv().expect("sent at once").seq, 1);
+        assert_eq!(
+            first.try_recv().expect("sent at once").seq,
+            relay_store::Seq::from(1)
+        );
         let mut crowd: Vec<_> = (1..CROWD_FANOUT).map(|_| feed.subscribe()).collect();
         // Spread over every channel, and counted over all of them.
         assert!(
@@ -577,88 +595,108 @@ mod tests {
                 .all(|tx| tx.receiver_count() >= CROWD_FANOUT / SHARDS)
         );
         assert_eq!(feed.clients(), CROWD_FANOUT);
-        feed.push(event(2, true));
-        feed.push(event(2, false));
-        feed.push(event(3, true));
+        feed.push(event(relay_store::Seq::from(2), true));
+        feed.push(event(relay_store::Seq::from(2), false));
+        feed.push(event(relay_store::Seq::from(3), true));
         assert!(
             first.try_recv().is_err(),
             "a crowd's events wait for the sweep"
         );
         // Not in the ring either: a client joining now is not told of them twice.
-        assert_eq!(seqs(feed.since(1)), Some(vec![]));
+        assert_eq!(seqs(feed.since(relay_store::Seq::from(1))), Some(vec![]));
         feed.release_paced();
         // In one send: a client woken by it has all three to write at once.
         assert_eq!(first.rx.len(), 1, "one batch");
         for rx in std::iter::once(&mut first).chain(crowd.iter_mut()) {
             let got: Vec<(i64, bool)> = std::iter::from_fn(|| rx.try_recv().ok())
-                .map(|e| (e.seq, e.change))
+                .map(|e| (e.seq.get(), e.change))
                 .collect();
             assert_eq!(got, vec![(2, true), (2, false), (3, true)]);
         }
-        assert_eq!(seqs(feed.since(1)), Some(vec![2, 3]));
+        assert_eq!(
+            seqs(feed.since(relay_store::Seq::from(1))),
+            Some(vec![2, 3])
+        );
         // The crowd leaves: events go out at once again.
         drop(crowd);
-        feed.push(event(4, true));
-        assert_eq!(first.try_recv().expect("sent at once").seq, 4);
+        feed.push(event(relay_store::Seq::from(4), true));
+        assert_eq!(
+            first.try_recv().expect("sent at once").seq,
+            relay_store::Seq::from(4)
+        );
     }
 
     #[tokio::test]
     async fn a_smaller_crowd_of_a_busy_feed_is_paced_too() {
-        let feed = Feed::new(1, 0);
+        let feed = Feed::new(relay_store::RoundId::from(1), 0);
         let mut clients: Vec<_> = (0..PACE_MIN).map(|_| feed.subscribe()).collect();
         let seqs_of = |rx: &mut Receiver| -> Vec<i64> {
             std::iter::from_fn(|| rx.try_recv().ok())
                 .filter(|e| !e.arbiters)
-                .map(|e| e.seq)
+                .map(|e| e.seq.get())
                 .collect()
         };
         // 2000 clients, 2 events in the last second: 4,000 writes a second, at once.
         for seq in 1..=2 {
-            feed.push(event(seq, true));
+            feed.push(event(relay_store::Seq::from(seq), true));
         }
         feed.release_paced();
-        feed.push(event(3, true));
-        assert_eq!(clients[0].try_recv().expect("sent at once").seq, 1);
+        feed.push(event(relay_store::Seq::from(3), true));
+        assert_eq!(
+            clients[0].try_recv().expect("sent at once").seq,
+            relay_store::Seq::from(1)
+        );
         // 19 in the last second (and e-board news, which only the console writes): 38,000
         // writes, still at once.
         for seq in 4..=19 {
-            feed.push(event(seq, true));
+            feed.push(event(relay_store::Seq::from(seq), true));
         }
-        let mut news = Event::new(1, Some(7), 19, &ServerMessage::Heartbeat { at_ms: 0 });
+        let mut news = Event::new(
+            relay_store::RoundId::from(1),
+            Some(relay_store::GameId::from(7)),
+            relay_store::Seq::from(19),
+            &ServerMessage::Heartbeat { at_ms: 0 },
+        );
         news.arbiters = true;
         news.change = false;
         feed.push(Arc::new(news));
         feed.release_paced();
-        feed.push(event(20, true));
+        feed.push(event(relay_store::Seq::from(20), true));
         assert!(feed.paced.lock().is_empty());
         // 21 (42,000 writes): paced from then on.
-        feed.push(event(21, true));
+        feed.push(event(relay_store::Seq::from(21), true));
         feed.release_paced();
-        feed.push(event(22, true));
+        feed.push(event(relay_store::Seq::from(22), true));
         assert_eq!(
             seqs_of(&mut clients[0]),
             (2..=21).collect::<Vec<_>>(),
             "22 waits for the sweep"
         );
         feed.release_paced();
-        assert_eq!(clients[0].try_recv().expect("at the sweep").seq, 22);
+        assert_eq!(
+            clients[0].try_recv().expect("at the sweep").seq,
+            relay_store::Seq::from(22)
+        );
         // A quiet second later the feed goes out at once again.
         for _ in 0..4 {
             feed.release_paced();
         }
-        feed.push(event(23, true));
-        assert_eq!(clients[0].try_recv().expect("sent at once").seq, 23);
+        feed.push(event(relay_store::Seq::from(23), true));
+        assert_eq!(
+            clients[0].try_recv().expect("sent at once").seq,
+            relay_store::Seq::from(23)
+        );
         // Fewer than PACE_MIN clients: at once however busy.
         clients.truncate(PACE_MIN - 1);
         for seq in 24..=103 {
-            feed.push(event(seq, true));
+            feed.push(event(relay_store::Seq::from(seq), true));
         }
         feed.release_paced();
-        feed.push(event(104, true));
+        feed.push(event(relay_store::Seq::from(104), true));
         assert_eq!(seqs_of(&mut clients[1]), (1..=104).collect::<Vec<_>>());
     }
 
-    fn press(seq: i64, game: i64) -> Arc<Event> {
+    fn press(seq: Seq, game: GameId) -> Arc<Event> {
         let m = ServerMessage::MoveClock {
             seq,
             game_id: game,
@@ -667,34 +705,45 @@ mod tests {
             emt_ms: Some(2_000),
             clock: None,
         };
-        Arc::new(Event::new(1, Some(game), seq, &m))
+        Arc::new(Event::new(
+            relay_store::RoundId::from(1),
+            Some(game),
+            seq,
+            &m,
+        ))
     }
 
     #[tokio::test]
     async fn a_lever_press_rides_on_the_next_change_or_goes_alone_after_a_second() {
-        let feed = Feed::new(1, 0);
+        let feed = Feed::new(relay_store::RoundId::from(1), 0);
         let mut rx = feed.subscribe();
-        feed.push(press(5, 7));
-        feed.push(event(5, false));
+        feed.push(press(
+            relay_store::Seq::from(5),
+            relay_store::GameId::from(7),
+        ));
+        feed.push(event(relay_store::Seq::from(5), false));
         // Held: only the running-clock event went out.
         assert!(!rx.recv().await.expect("an event").change);
         assert!(rx.try_recv().is_err());
-        feed.push(event(6, true));
+        feed.push(event(relay_store::Seq::from(6), true));
         let carrier = rx.recv().await.expect("an event");
-        assert_eq!((carrier.seq, carrier.presses.len()), (6, 1));
+        assert_eq!((carrier.seq.get(), carrier.presses.len()), (6, 1));
         let v: serde_json::Value = serde_json::from_str(carrier.text.json()).expect("JSON");
         assert_eq!(v["presses"][0]["type"], "move_clock");
         assert_eq!(v["presses"][0]["seq"], 5);
-        assert_eq!(carrier.press_texts[0].0, 7);
+        assert_eq!(carrier.press_texts[0].0, relay_store::GameId::from(7));
         // The ring holds what went out: the carrier, not the press alone.
-        assert_eq!(seqs(feed.since(4)), Some(vec![6]));
+        assert_eq!(seqs(feed.since(relay_store::Seq::from(4))), Some(vec![6]));
 
-        feed.push(press(7, 7));
+        feed.push(press(
+            relay_store::Seq::from(7),
+            relay_store::GameId::from(7),
+        ));
         feed.release_due(now_ms());
         assert!(rx.try_recv().is_err(), "held for a second");
         feed.release_due(now_ms() + PRESS_HOLD_MS);
         let alone = rx.recv().await.expect("an event");
-        assert_eq!((alone.seq, alone.presses.len()), (7, 0));
+        assert_eq!((alone.seq.get(), alone.presses.len()), (7, 0));
         assert!(matches!(alone.message, ServerMessage::MoveClock { .. }));
     }
 }

@@ -21,13 +21,14 @@ use crate::serve::lookup::Lookup;
 use feed::until_next_sweep;
 use parking_lot::Mutex;
 use relay_store::now_ms;
+use relay_store::{GameId, RoundId};
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 /// Every feed of the service, made when first asked for.
 #[derive(Debug)]
 pub struct Feeds {
-    map: Mutex<HashMap<(i64, i64), Arc<Feed>>>,
+    map: Mutex<HashMap<(RoundId, i64), Arc<Feed>>>,
     /// What delay lines read the changes before their start from.
     lookup: Lookup,
 }
@@ -64,7 +65,7 @@ impl Feeds {
     }
 
     /// The live feed of a round.
-    pub fn live(&self, round: i64) -> Arc<Feed> {
+    pub fn live(&self, round: RoundId) -> Arc<Feed> {
         self.map
             .lock()
             .entry((round, 0))
@@ -74,7 +75,7 @@ impl Feeds {
 
     /// The feed of a round with `delay_ms` (the live one for 0), its delay line started when
     /// it is new.
-    pub fn get(&self, round: i64, delay_ms: i64) -> Arc<Feed> {
+    pub fn get(&self, round: RoundId, delay_ms: i64) -> Arc<Feed> {
         if delay_ms <= 0 {
             return self.live(round);
         }
@@ -97,15 +98,15 @@ impl Feeds {
     }
 
     /// The rounds that have feeds.
-    pub fn rounds(&self) -> Vec<i64> {
-        let mut r: Vec<i64> = self.map.lock().keys().map(|(round, _)| *round).collect();
+    pub fn rounds(&self) -> Vec<RoundId> {
+        let mut r: Vec<RoundId> = self.map.lock().keys().map(|(round, _)| *round).collect();
         r.sort_unstable();
         r.dedup();
         r
     }
 
     /// The round a game is in, when a feed's view holds it.
-    pub fn round_of(&self, game: i64) -> Option<i64> {
+    pub fn round_of(&self, game: GameId) -> Option<RoundId> {
         self.all().iter().find_map(|f| {
             f.lock_view()
                 .round

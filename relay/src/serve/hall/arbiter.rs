@@ -7,6 +7,7 @@ use super::state::Hall;
 use crate::serve::jobs::{EditAction, GameEdit, Job, Refusal};
 use relay_core::game::GameResult;
 use relay_core::recorder::Outcome;
+use relay_store::GameId;
 use relay_store::StoredMove;
 
 impl Hall {
@@ -74,7 +75,7 @@ impl Hall {
     pub(super) fn adopt(
         &mut self,
         serial: &str,
-        game_id: i64,
+        game_id: GameId,
         moves: &[StoredMove],
         result: GameResult,
     ) {
@@ -87,7 +88,7 @@ impl Hall {
 
     /// The desk of `serial` when its recorder's game is `game_id` (a new game set up on the
     /// board may not be stored yet, and is not that game).
-    pub(super) fn desk_playing(&mut self, serial: &str, game_id: i64) -> Option<&mut Desk> {
+    pub(super) fn desk_playing(&mut self, serial: &str, game_id: GameId) -> Option<&mut Desk> {
         let on = self.boards.game_of(serial);
         self.desks
             .get_mut(serial)

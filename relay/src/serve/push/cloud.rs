@@ -19,7 +19,10 @@ use super::status::Slot;
 use crate::serve::instance::instance_name;
 use crate::serve::live::Boards;
 use crate::serve::lookup::Lookup;
-use relay_store::{PushBatch, PushConflict, PushReply, Store, StoreError, TournamentInfo, now_ms};
+use relay_store::{
+    GameId, PushBatch, PushConflict, PushReply, RoundId, Seq, Store, StoreError, TournamentInfo,
+    now_ms,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
@@ -72,8 +75,8 @@ pub async fn push(pushing: Pushing, target: PushTarget) {
 /// The next delivery: the games to send and how far each round will then be delivered.
 #[derive(Debug, Default)]
 struct Plan {
-    games: BTreeSet<i64>,
-    upto: Vec<(i64, i64)>,
+    games: BTreeSet<GameId>,
+    upto: Vec<(RoundId, Seq)>,
     /// Changes the delivery covers.
     changes: i64,
     /// Changes waiting in all (these and beyond).
@@ -83,11 +86,15 @@ struct Plan {
 /// Reads the outbox: the rounds whose changes were not all delivered, and every game those
 /// changes touched (reading at most `most` changes: a round beyond that is delivered up to
 /// where the reading stopped, and the rest comes in the next plan).
-async fn plan(store: &Store, sent: &HashMap<i64, i64>, most: usize) -> Result<Plan, StoreError> {
+async fn plan(
+    store: &Store,
+    sent: &HashMap<RoundId, Seq>,
+    most: usize,
+) -> Result<Plan, StoreError> {
     let mut plan = Plan::default();
     let mut read = 0usize;
     for (round, seq) in store.round_seqs().await? {
-        let from = sent.get(&round).copied().unwrap_or(0);
+        let from = sent.get(&round).copied().unwrap_or_default();
         if seq <= from {
             continue;
         }
@@ -156,7 +163,7 @@ fn store_failed(e: StoreError, wait: Wait) -> Failure {
 /// (and the e-boards, when due) in the first.
 #[derive(Debug)]
 struct Pass {
-    chunks: VecDeque<Vec<i64>>,
+    chunks: VecDeque<Vec<GameId>>,
     tournaments: Vec<TournamentInfo>,
     /// A hash of the tournaments as sent.
     meta: u64,
@@ -191,7 +198,7 @@ pub struct Cloud {
     /// How far each round was delivered: read from the store when this relay starts pushing
     /// (at start, or taking over from another relay that moved the marks on), kept here,
     /// written back now and then.
-    sent: Option<HashMap<i64, i64>>,
+    sent: Option<HashMap<RoundId, Seq>>,
     /// When the marks were last written to the store, and whether they moved on since.
     noted_ms: i64,
     unnoted: bool,
@@ -245,11 +252,11 @@ impl Cloud {
 
     /// The marks moved on (`sent`) are written to the store, at most every
     /// [`NOTE_DELIVERED_MS`].
-    async fn note_delivered(&mut self, sent: &HashMap<i64, i64>, slot: &Slot) {
+    async fn note_delivered(&mut self, sent: &HashMap<RoundId, Seq>, slot: &Slot) {
         if !self.unnoted || now_ms() - self.noted_ms < NOTE_DELIVERED_MS {
             return;
         }
-        let upto: Vec<(i64, i64)> = sent.iter().map(|(r, s)| (*r, *s)).collect();
+        let upto: Vec<(RoundId, Seq)> = sent.iter().map(|(r, s)| (*r, *s)).collect();
         match self
             .store()
             .upstream_delivered(&self.target.url, &upto)
@@ -342,7 +349,7 @@ impl Target for Cloud {
             .map_err(|e| store_failed(e, Wait::For(STORE_WAIT)))?;
         // Change numbers are the venue's own; the cloud has its own.
         for r in tournaments.iter_mut().flat_map(|t| t.rounds.iter_mut()) {
-            r.seq = 0;
+            r.seq = Seq::default();
         }
         let meta = hash_of(&serde_json::to_string(&tournaments).unwrap_or_default());
         // The e-boards are looked at only when they may be sent (every commit wakes the
@@ -357,12 +364,14 @@ impl Target for Cloud {
         {
             return Ok(());
         }
-        let ids: Vec<i64> = plan.games.iter().copied().collect();
+        let ids: Vec<GameId> = plan.games.iter().copied().collect();
         let chunks = if ids.is_empty() {
             // The tournaments, the e-boards or a heartbeat alone.
             VecDeque::from([Vec::new()])
         } else {
-            ids.chunks(GAMES_PER_BATCH).map(<[i64]>::to_vec).collect()
+            ids.chunks(GAMES_PER_BATCH)
+                .map(<[GameId]>::to_vec)
+                .collect()
         };
         self.pass = Some(Pass {
             chunks,
@@ -535,7 +544,7 @@ impl Target for Cloud {
         // The whole plan is delivered: its rounds' marks move on.
         if let Some(marks) = self.sent.as_mut() {
             for (round, seq) in &plan.upto {
-                let e = marks.entry(*round).or_insert(0);
+                let e = marks.entry(*round).or_default();
                 *e = (*e).max(*seq);
                 self.unnoted = true;
             }

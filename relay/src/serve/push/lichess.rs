@@ -25,6 +25,7 @@ use super::run::{self, Failure, Next, Pace, Pushing, Report, Request, Target, Ve
 use super::status::Slot;
 use crate::serve::lookup::Lookup;
 use crate::serve::views::cut_game;
+use relay_store::{GameId, RoundId, Seq};
 use relay_store::{PushConflict, RoundInfo, StoreError, StoredGame, TournamentInfo, now_ms};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -55,7 +56,7 @@ pub struct LichessTarget {
     /// `https://lichess.org`, or a stand-in for tests.
     pub url: String,
     /// The relay's round to push (default: the newest open round when the service starts).
-    pub local_round: Option<i64>,
+    pub local_round: Option<RoundId>,
 }
 
 /// Pushes one round to Lichess for the life of the service.
@@ -67,7 +68,7 @@ pub async fn push(pushing: Pushing, target: LichessTarget) {
 /// One game's PGN as Lichess gets it.
 #[derive(Clone, Debug)]
 pub struct Entry {
-    pub game_id: i64,
+    pub game_id: GameId,
     pub board_no: u32,
     pub pgn: String,
 }
@@ -167,17 +168,17 @@ pub struct Lichess {
     target: LichessTarget,
     base: String,
     /// The relay's round pushed (found at start).
-    round: i64,
+    round: RoundId,
     /// What Lichess took of each game (a hash of the PGN sent).
-    taken: HashMap<i64, u64>,
+    taken: HashMap<GameId, u64>,
     /// The games Lichess refused, with why.
-    errors: HashMap<i64, PushConflict>,
+    errors: HashMap<GameId, PushConflict>,
     /// When each Lichess round was last sent a request.
     last_request: HashMap<usize, i64>,
     warned_beyond: bool,
     /// The round's change number (and a hash of the tags its games take from the tournament
     /// and round) when Lichess last had every game as it stood.
-    settled: Option<(i64, u64)>,
+    settled: Option<(Seq, u64)>,
     /// This look's games due, by Lichess round, in order.
     due: VecDeque<(usize, Vec<Entry>)>,
     /// The requests to one Lichess round still to go, and its index.
@@ -191,7 +192,7 @@ impl Lichess {
             lookup,
             base: target.url.trim_end_matches('/').to_string(),
             target,
-            round: 0,
+            round: RoundId::default(),
             taken: HashMap::new(),
             errors: HashMap::new(),
             last_request: HashMap::new(),
@@ -219,7 +220,7 @@ impl Lichess {
                     self.errors.insert(
                         e.game_id,
                         PushConflict {
-                            game_id: e.game_id,
+                            game_id: e.game_id.get(),
                             cloud_game_id: 0,
                             board_no: e.board_no,
                             message: format!("Lichess refused board {}: {err}", e.board_no),
@@ -268,7 +269,7 @@ impl Target for Lichess {
                 Err(e) => return Err(format!("the store: {e}")),
             },
         };
-        tracing::info!(round = self.round, lichess = %self.target.rounds.join(","), "pushing the round to Lichess");
+        tracing::info!(round = %self.round, lichess = %self.target.rounds.join(","), "pushing the round to Lichess");
         Ok(())
     }
 
@@ -487,7 +488,7 @@ mod tests {
     }
 
     fn ids(entries: &[Entry]) -> Vec<i64> {
-        entries.iter().map(|e| e.game_id).collect()
+        entries.iter().map(|e| e.game_id.get()).collect()
     }
 
     /// As if the last request to each Lichess round were long ago.
@@ -497,7 +498,7 @@ mod tests {
 
     fn entry(board: u32, bytes: usize) -> Entry {
         Entry {
-            game_id: i64::from(board),
+            game_id: GameId::from(i64::from(board)),
             board_no: board,
             pgn: "x".repeat(bytes),
         }
@@ -534,8 +535,8 @@ mod tests {
             fen_after: String::new(),
         };
         let g = StoredGame {
-            id: 42,
-            round_id: 1,
+            id: relay_store::GameId::from(42),
+            round_id: relay_store::RoundId::from(1),
             pairing: relay_store::Pairing {
                 board_no: 7,
                 white: relay_store::Player {
@@ -613,7 +614,7 @@ mod tests {
             }))
         );
         assert!(look(&mut lichess, &slot).await.is_empty());
-        play(&store, games[1], 1, "e4", "e2e4").await;
+        play(&store, relay_store::GameId::from(games[1]), 1, "e4", "e2e4").await;
         let sent = look(&mut lichess, &slot).await;
         assert!(
             sent.is_empty(),
@@ -664,7 +665,7 @@ mod tests {
         // conflict any more.
         a_second_later(&mut lichess);
         assert!(look(&mut lichess, &slot).await.is_empty());
-        play(&store, games[0], 1, "d4", "d2d4").await;
+        play(&store, relay_store::GameId::from(games[0]), 1, "d4", "d2d4").await;
         a_second_later(&mut lichess);
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
@@ -766,7 +767,7 @@ mod tests {
             .update_round(lichess.round, &patch)
             .await
             .expect("delay");
-        play(&store, games[0], 1, "e4", "e2e4").await;
+        play(&store, relay_store::GameId::from(games[0]), 1, "e4", "e2e4").await;
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
         assert!(!chunk[0].pgn.contains("1. e4"), "{}", chunk[0].pgn);

@@ -1,5 +1,6 @@
 //! What the targets' tests share: a store of its own with a round of paired boards.
 
+use relay_store::{GameId, RoundId};
 use relay_store::{Pairing, Store, StoredMove, now_ms};
 
 /// A store in a directory of its own (`name`), with a round of `boards` paired boards:
@@ -14,11 +15,11 @@ pub async fn store_with_round(name: &str, boards: u32) -> (Store, i64, Vec<i64>)
         .await
         .expect("round");
     let games = pair(&store, round.id, boards).await;
-    (store, round.id, games)
+    (store, round.id.get(), games)
 }
 
 /// A move stored in `game` (no clock, no position): its change number.
-pub async fn play(store: &Store, game: i64, ply: u32, san: &str, uci: &str) -> i64 {
+pub async fn play(store: &Store, game: GameId, ply: u32, san: &str, uci: &str) -> i64 {
     let m = StoredMove {
         ply,
         san: san.into(),
@@ -28,11 +29,11 @@ pub async fn play(store: &Store, game: i64, ply: u32, san: &str, uci: &str) -> i
         accepted_at_ms: now_ms(),
         fen_after: String::new(),
     };
-    store.record_move(game, &m).await.expect("move")
+    store.record_move(game, &m).await.expect("move").get()
 }
 
 /// Boards 1 to `boards` of `round` paired (with nobody named): their games.
-pub async fn pair(store: &Store, round: i64, boards: u32) -> Vec<i64> {
+pub async fn pair(store: &Store, round: RoundId, boards: u32) -> Vec<i64> {
     let pairings: Vec<Pairing> = (1..=boards)
         .map(|b| Pairing {
             board_no: b,
@@ -44,6 +45,6 @@ pub async fn pair(store: &Store, round: i64, boards: u32) -> Vec<i64> {
         .await
         .expect("pairings")
         .into_iter()
-        .map(|(g, _)| g)
+        .map(|(g, _)| g.get())
         .collect()
 }

@@ -4,14 +4,15 @@
 use crate::serve::jobs::{Resume, parse_orientation};
 use crate::serve::views::{GameStatus, stored_result};
 use relay_core::game::GameResult;
+use relay_store::{GameId, RoundId};
 use relay_store::{Store, StoreError, StoredGame, StoredMove};
 use std::collections::HashMap;
 
 /// Where an e-board's game is stored, and what the store has of it.
 #[derive(Debug, Clone)]
 pub struct Slot {
-    pub game_id: i64,
-    pub round_id: i64,
+    pub game_id: GameId,
+    pub round_id: RoundId,
     pub board_no: u32,
     pub game_no: u64,
     pub moves: Vec<StoredMove>,
@@ -31,7 +32,7 @@ pub async fn load_carry(
 ) -> Result<(HashMap<String, Slot>, HashMap<String, Resume>), StoreError> {
     let mut slots = HashMap::new();
     let mut resume = HashMap::new();
-    let mut rounds: HashMap<i64, Vec<StoredGame>> = HashMap::new();
+    let mut rounds: HashMap<RoundId, Vec<StoredGame>> = HashMap::new();
     for (round, board_no, serial) in store.open_assignments().await? {
         if slots.contains_key(&serial) {
             continue;

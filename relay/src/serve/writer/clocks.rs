@@ -8,6 +8,7 @@ use crate::serve::views::{ClockView, EboardView, GameClock};
 use crate::serve::wire::ServerMessage;
 use relay_core::game::GameResult;
 use relay_core::recorder::ColorName;
+use relay_store::GameId;
 use std::time::Duration;
 
 /// How often the round's running-clock readings are announced (see `run`).
@@ -23,7 +24,7 @@ impl Writer {
                 continue;
             }
             let seq = self.seq(round);
-            let mut all: Vec<(i64, ClockView)> = clocks.into_iter().collect();
+            let mut all: Vec<(GameId, ClockView)> = clocks.into_iter().collect();
             all.sort_unstable_by_key(|(g, _)| *g);
             // In messages of a few KiB: every socket's write buffer keeps the size of the
             // largest message it sent, and a 1000-board round's clocks in one were 95 KiB.
@@ -103,7 +104,7 @@ impl Writer {
     }
 
     /// Whether `running` is another side to move than the game's last reading.
-    pub(super) fn side_changed(&self, game: i64, running: Option<ColorName>) -> bool {
+    pub(super) fn side_changed(&self, game: GameId, running: Option<ColorName>) -> bool {
         self.parts
             .boards
             .clock(game)

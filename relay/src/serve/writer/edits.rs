@@ -6,11 +6,11 @@ use super::state::Writer;
 use crate::serve::events::Event;
 use crate::serve::jobs::{EditAction, GameEdit};
 use crate::serve::wire::ServerMessage;
-use relay_store::{Op, Store, StoreError};
+use relay_store::{Op, Seq, Store, StoreError};
 
 /// An arbiter's change committed with its guard: refused when the game's edit count is no
 /// longer the one the change was made on. Returns the change's number.
-async fn guarded(store: &Store, edit: &GameEdit, op: Op) -> Result<i64, StoreError> {
+async fn guarded(store: &Store, edit: &GameEdit, op: Op) -> Result<Seq, StoreError> {
     let game = op.game();
     let ops = match edit.edits {
         Some(edits) => vec![Op::Guard { game, edits }, op],
@@ -22,17 +22,18 @@ async fn guarded(store: &Store, edit: &GameEdit, op: Op) -> Result<i64, StoreErr
         .last()
         .copied()
         .flatten()
+        .map(Seq::from)
         .ok_or_else(|| StoreError::Conflict(format!("game {game}: the change was not stored")))
 }
 
 impl Writer {
-    pub(super) async fn edit(&mut self, edit: &GameEdit) -> Result<i64, StoreError> {
+    pub(super) async fn edit(&mut self, edit: &GameEdit) -> Result<Seq, StoreError> {
         match self.edit_stored(edit).await {
             Err(StoreError::Conflict(m)) => {
                 // Another arbiter's edit came first: the hall has already given the board's
                 // recorder this one, so it takes the stored game back.
                 if let Err(e) = self.foreign(edit.game_id, true).await {
-                    tracing::warn!(game = edit.game_id, error = %e, "stored game not re-read after a conflict");
+                    tracing::warn!(game = %edit.game_id, error = %e, "stored game not re-read after a conflict");
                 }
                 Err(StoreError::Conflict(m))
             }
@@ -40,7 +41,7 @@ impl Writer {
         }
     }
 
-    pub(super) async fn edit_stored(&mut self, edit: &GameEdit) -> Result<i64, StoreError> {
+    pub(super) async fn edit_stored(&mut self, edit: &GameEdit) -> Result<Seq, StoreError> {
         let store = self.store.clone();
         let g = store.game(edit.game_id).await?;
         let (game, round) = (g.id, g.round_id);
@@ -73,7 +74,7 @@ impl Writer {
                 let seq = store
                     .replace_moves_on(game, edit.edits, &edit.moves, "arbiter")
                     .await?;
-                tracing::info!(game, %what, "game corrected by the arbiter");
+                tracing::info!(%game, %what, "game corrected by the arbiter");
                 self.publish_game(game, seq, true).await?;
                 seq
             }

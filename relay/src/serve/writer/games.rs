@@ -12,6 +12,7 @@ use crate::serve::views::{GameStatus, game_view, stored_result};
 use crate::serve::wire::ServerMessage;
 use relay_core::game::GameResult;
 use relay_store::StoreError;
+use relay_store::{GameId, RoundId, Seq};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -39,7 +40,7 @@ impl Writer {
         };
         let (game, seq) = store.assign(round, board_no, serial, Some(port)).await?;
         self.committed(round, seq);
-        tracing::info!(%serial, board_no, round, "e-board placed on a board");
+        tracing::info!(%serial, board_no, %round, "e-board placed on a board");
         let g = store.game(game).await?;
         let slot = Slot {
             game_id: game,
@@ -77,7 +78,7 @@ impl Writer {
                     .set_result(slot.game_id, "*", None, "finished", "recorder")
                     .await?;
                 self.committed(slot.round_id, seq);
-                tracing::info!(serial = %snap.serial, game = slot.game_id, "the board began a new game: the last one awaits its result");
+                tracing::info!(serial = %snap.serial, game = %slot.game_id, "the board began a new game: the last one awaits its result");
             }
             // The board was set up again after a game: the new game is the next round's.
             slot = self.next_round_slot(&slot, snap).await?;
@@ -168,8 +169,8 @@ impl Writer {
 
     pub(super) async fn publish_game(
         &mut self,
-        game: i64,
-        seq: i64,
+        game: GameId,
+        seq: Seq,
         fresh: bool,
     ) -> Result<(), StoreError> {
         let g = self.store.game(game).await?;
@@ -196,10 +197,10 @@ impl Writer {
     /// board is taken off it.
     pub(super) async fn assign(
         &mut self,
-        round: i64,
+        round: RoundId,
         board_no: u32,
         serial: &str,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<GameId, StoreError> {
         let store = self.store.clone();
         let (game, seq) = store.assign(round, board_no, serial, None).await?;
         self.committed(round, seq);
@@ -278,7 +279,7 @@ impl Writer {
     /// A change to `game` committed by another relay: when one of our boards plays the game
     /// and the store no longer holds what we stored (an arbiter corrected it there), our
     /// picture takes the stored game and the board's recorder carries on from it.
-    pub(super) async fn foreign(&mut self, game: i64, force: bool) -> Result<(), StoreError> {
+    pub(super) async fn foreign(&mut self, game: GameId, force: bool) -> Result<(), StoreError> {
         let Some(serial) = self.serial_playing(game) else {
             return Ok(());
         };
@@ -293,7 +294,7 @@ impl Writer {
             // Our own change, read back before we announced it.
             return Ok(());
         }
-        tracing::info!(game, %serial, "another relay changed this board's game: the board carries on from the stored game");
+        tracing::info!(%game, %serial, "another relay changed this board's game: the board carries on from the stored game");
         slot.moves = g.moves.clone();
         slot.result = result;
         slot.status = status;

@@ -10,6 +10,7 @@ use crate::serve::metrics::seconds_between;
 use crate::serve::views::{ClockView, GameStatus};
 use crate::serve::wire::ServerMessage;
 use relay_core::game::GameResult;
+use relay_store::{GameId, RoundId, Seq};
 use relay_store::{IncidentKind, Op, RawEntry, StoreError, now_ms};
 use std::collections::HashMap;
 
@@ -28,8 +29,8 @@ pub(super) enum After {
     /// A board's game planned into the group; `ops` are its indexes in the group's ops.
     Sync {
         snap: Box<Snapshot>,
-        game: i64,
-        round: i64,
+        game: GameId,
+        round: RoundId,
         ops: Vec<usize>,
     },
     /// A job that only needs the group committed before it (running clocks, e-board news).
@@ -286,6 +287,7 @@ impl Writer {
                         .publish(Event::incident(round, latest, stored));
                     continue;
                 }
+                let seq = Seq::from(seq);
                 self.committed(round, seq);
                 let Some(mut message) = ServerMessage::from_change(seq, game, op.record()) else {
                     continue;
@@ -318,7 +320,7 @@ impl Writer {
     pub(super) fn press_with(
         &mut self,
         serial: &str,
-        game: i64,
+        game: GameId,
         press: ClockView,
         carried: bool,
     ) -> Option<ClockView> {
@@ -370,8 +372,8 @@ mod tests {
 
     fn stored(ucis: &[&str]) -> Slot {
         Slot {
-            game_id: 1,
-            round_id: 1,
+            game_id: relay_store::GameId::from(1),
+            round_id: relay_store::RoundId::from(1),
             board_no: 1,
             game_no: 1,
             moves: played(ucis, None),

@@ -5,7 +5,6 @@
 use super::clocks::CLOCK_READINGS_EVERY;
 use super::group::{After, Group, only_clocks};
 use super::state::{Writer, retrying};
-use crate::serve::id::{GameId, Seq};
 use crate::serve::jobs::{HallCommand, Job, Refusal};
 use relay_core::game::GameResult;
 use std::time::Duration;
@@ -146,13 +145,11 @@ impl Writer {
             Job::Eboard(view) => self.eboard_news(*view),
             Job::Edit(edit) => {
                 let result = retrying!(self, self.edit(&edit).await);
-                let _ = edit
-                    .reply
-                    .send(result.map(Seq::from).map_err(Refusal::from));
+                let _ = edit.reply.send(result.map_err(Refusal::from));
             }
             Job::Foreign { game } => {
                 if let Err(e) = self.foreign(game, false).await {
-                    tracing::warn!(game, error = %e, "another relay's edit could not be read");
+                    tracing::warn!(%game, error = %e, "another relay's edit could not be read");
                 }
             }
             Job::Adopted { serial } => {
@@ -169,7 +166,7 @@ impl Writer {
                 reply,
             } => {
                 let result = retrying!(self, self.assign(round_id, board_no, &serial).await);
-                let _ = reply.send(result.map(GameId::from).map_err(Refusal::from));
+                let _ = reply.send(result.map_err(Refusal::from));
             }
         }
     }

@@ -10,6 +10,7 @@ use crate::serve::live::Boards;
 use crate::serve::metrics::Metrics;
 use crate::serve::publish::Publisher;
 use crate::serve::views::{ClockView, EboardView};
+use relay_store::{GameId, RoundId, Seq};
 use relay_store::{RoundInfo, SqliteCommits, Store, StoreError, now_ms};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -39,13 +40,13 @@ pub struct Writer {
     pub(super) slots: HashMap<String, Slot>,
     pub(super) current: RoundInfo,
     /// Latest change number per round (clock and e-board messages carry it).
-    pub(super) seqs: HashMap<i64, i64>,
+    pub(super) seqs: HashMap<RoundId, Seq>,
     pub(super) backoff: Duration,
     pub(super) jobs: mpsc::UnboundedReceiver<Job>,
     /// Jobs taken from the queue and not done yet.
     pub(super) in_hand: usize,
     /// Running-clock readings waiting to be announced together, per round and game.
-    pub(super) bundled: HashMap<i64, BTreeMap<i64, ClockView>>,
+    pub(super) bundled: HashMap<RoundId, BTreeMap<GameId, ClockView>>,
     /// Boards whose recorder is taking another relay's edit of their game: what the hall
     /// sends before it has (built on the game as it was) is not stored.
     pub(super) adopting: HashSet<String>,
@@ -182,12 +183,12 @@ impl Writer {
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
     }
 
-    pub(super) fn seq(&self, round: i64) -> i64 {
-        self.seqs.get(&round).copied().unwrap_or(0)
+    pub(super) fn seq(&self, round: RoundId) -> Seq {
+        self.seqs.get(&round).copied().unwrap_or_default()
     }
 
-    pub(super) fn committed(&mut self, round: i64, seq: i64) {
-        let s = self.seqs.entry(round).or_insert(0);
+    pub(super) fn committed(&mut self, round: RoundId, seq: Seq) {
+        let s = self.seqs.entry(round).or_default();
         *s = (*s).max(seq);
         self.parts.metrics.changes_committed.inc();
     }
@@ -199,7 +200,7 @@ impl Writer {
     }
 
     /// The e-board whose stored game is `game`.
-    pub(super) fn serial_playing(&self, game: i64) -> Option<String> {
+    pub(super) fn serial_playing(&self, game: GameId) -> Option<String> {
         self.slots
             .iter()
             .find(|(_, s)| s.game_id == game)

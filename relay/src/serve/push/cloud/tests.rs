@@ -4,6 +4,7 @@
 use super::*;
 use crate::serve::push::status::Targets;
 use crate::serve::push::testing::{pair, play, store_with_round};
+use relay_store::GameId;
 use std::sync::Arc;
 
 const URL: &str = "http://cloud.test";
@@ -13,7 +14,7 @@ async fn venue(name: &str, boards: u32) -> (Store, i64, Vec<i64>) {
     store_with_round(&format!("push-cloud-{name}"), boards).await
 }
 
-async fn e4(store: &Store, game: i64) -> i64 {
+async fn e4(store: &Store, game: GameId) -> i64 {
     play(store, game, 1, "e4", "e2e4").await
 }
 
@@ -69,7 +70,7 @@ fn applied() -> Result<Reply, String> {
 }
 
 fn ids(batch: &PushBatch) -> Vec<i64> {
-    batch.games.iter().map(|g| g.id).collect()
+    batch.games.iter().map(|g| g.id.get()).collect()
 }
 
 #[tokio::test]
@@ -111,11 +112,18 @@ async fn a_delivered_plan_moves_the_marks_on_and_only_what_changed_goes_next() {
     // Nothing new: no request (the tournaments and e-boards are sent, the last answer
     // is recent); the marks are written to the store.
     nothing_to_send(&mut cloud, &slot).await;
-    let seq = store.round(round).await.expect("round").seq;
-    assert_eq!(store.upstream_sent(URL).await.expect("marks")[&round], seq);
+    let seq = store
+        .round(relay_store::RoundId::from(round))
+        .await
+        .expect("round")
+        .seq;
+    assert_eq!(
+        store.upstream_sent(URL).await.expect("marks")[&relay_store::RoundId::from(round)],
+        seq
+    );
 
     // A move: that game alone, with the next batch number.
-    e4(&store, games[0]).await;
+    e4(&store, relay_store::GameId::from(games[0])).await;
     let (batch, _) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(ids(&batch), [games[0]]);
     assert_eq!(batch.batch, 2);
@@ -125,7 +133,11 @@ async fn a_delivered_plan_moves_the_marks_on_and_only_what_changed_goes_next() {
 #[tokio::test]
 async fn a_plan_that_leaves_changes_waiting_asks_for_the_next_look_at_once() {
     let (store, first, games) = venue("backlog", 1).await;
-    let second = store.next_round(first).await.expect("round").id;
+    let second = store
+        .next_round(relay_store::RoundId::from(first))
+        .await
+        .expect("round")
+        .id;
     let later = pair(&store, second, 1).await;
     let (mut cloud, slot) = started(&store).await;
     // One page of changes a plan: the first round's, the second waits.
@@ -234,9 +246,15 @@ async fn taking_over_reads_the_marks_again_and_sends_the_tournaments_again() {
     cloud.answered(sent, applied()).await.expect("taken");
     nothing_to_send(&mut cloud, &slot).await;
     // Another relay pushes a move and moves the marks on.
-    let seq = e4(&store, games[1]).await;
+    let seq = e4(&store, relay_store::GameId::from(games[1])).await;
     store
-        .upstream_delivered(URL, &[(round, seq)])
+        .upstream_delivered(
+            URL,
+            &[(
+                relay_store::RoundId::from(round),
+                relay_store::Seq::from(seq),
+            )],
+        )
         .await
         .expect("marks");
     cloud.taken_over();
@@ -255,7 +273,7 @@ async fn a_resend_forgets_the_marks_and_every_game_goes_again() {
     nothing_to_send(&mut cloud, &slot).await;
     assert!(!store.upstream_sent(URL).await.expect("marks").is_empty());
     // The tournament joined an event on the cloud: it asks for everything again.
-    e4(&store, games[0]).await;
+    e4(&store, relay_store::GameId::from(games[0])).await;
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(ids(&batch), [games[0]]);
     let resend = PushReply {
@@ -270,7 +288,7 @@ async fn a_resend_forgets_the_marks_and_every_game_goes_again() {
     assert_eq!(batch.tournaments.len(), 1, "and the tournaments");
     assert!(batch.resent, "saying so");
     cloud.answered(sent, applied()).await.expect("delivered");
-    e4(&store, games[1]).await;
+    e4(&store, relay_store::GameId::from(games[1])).await;
     let (batch, _) = look_and_send(&mut cloud, &slot).await;
     assert!(!batch.resent, "the cloud stopped asking");
 }
@@ -282,7 +300,7 @@ async fn a_change_in_what_the_cloud_holds_back_sends_the_eboards_again() {
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert!(batch.eboards.is_some());
     cloud.answered(sent, applied()).await.expect("delivered");
-    e4(&store, games[0]).await;
+    e4(&store, relay_store::GameId::from(games[0])).await;
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(
         batch.eboards, None,
@@ -306,11 +324,18 @@ async fn a_change_in_what_the_cloud_holds_back_sends_the_eboards_again() {
         .answered(sent, answer(200, &held))
         .await
         .expect("taken");
-    play(&store, games[0], 2, "e5", "e7e5").await;
+    play(&store, relay_store::GameId::from(games[0]), 2, "e5", "e7e5").await;
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert!(batch.eboards.is_some(), "held back: the e-boards go again");
     cloud.answered(sent, applied()).await.expect("taken");
-    play(&store, games[0], 3, "Nf3", "g1f3").await;
+    play(
+        &store,
+        relay_store::GameId::from(games[0]),
+        3,
+        "Nf3",
+        "g1f3",
+    )
+    .await;
     let (batch, _) = look_and_send(&mut cloud, &slot).await;
     assert!(batch.eboards.is_some(), "placed: the e-boards go again");
 }
