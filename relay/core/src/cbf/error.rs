@@ -98,7 +98,7 @@ pub enum CbfError {
     VariationNotBegun { at: usize },
     #[error("unbalanced variants: {open} not ended at the end of the moves")]
     VariationNotEnded { open: usize },
-    /// Move byte `at` (from 0) of the main line or a variation.
+    /// `at` counts the move list's bytes from 0, variations included; `ply` the main line's moves.
     #[error(
         "move byte {at} (ply {ply}): move number {number} is not in the generator's list of {listed}"
     )]
