@@ -141,7 +141,8 @@ impl<W: Write> GameWriter<W> {
                 self.out.write_all(&bytes)?;
             }
             Format::Cbf | Format::Cbi => {
-                let bytes = crate::cbf::encode_game(g).map_err(|e| AddError::CannotHold(e.0))?;
+                let bytes =
+                    crate::cbf::encode_game(g).map_err(|e| AddError::CannotHold(e.to_string()))?;
                 let at = u32::try_from(self.cbf_len).map_err(|_| {
                     std::io::Error::new(std::io::ErrorKind::InvalidData, "a CBF file holds 4 GiB")
                 })?;

@@ -294,7 +294,7 @@ pub fn each_game(
             for g in games {
                 match g {
                     Ok(g) => each(&g, place(None))?,
-                    Err(e) => unread(e.0)?,
+                    Err(e) => unread(e.to_string())?,
                 }
             }
             return Ok(skipped);
