@@ -839,7 +839,8 @@ mod tests {
             Default::default(),
             Default::default(),
             1,
-        );
+        )
+        .expect("the writer's and the hall's threads");
         (core, round.id, games)
     }
 
@@ -908,7 +909,7 @@ mod tests {
             .await
             .expect("the socket task ends")
             .expect("no panic");
-        core.shared.close_clients();
+        core.shared.shut_down();
         assert_eq!(a.next().await, None);
         assert_eq!(current.next().await, None);
     }
@@ -939,7 +940,7 @@ mod tests {
         play(&core, games[0], 2, "e5").await;
         assert_eq!(last_san(&a.next().await.expect("change")), Some("e5"));
 
-        core.shared.close_clients();
+        core.shared.shut_down();
         assert_eq!(a.next().await, None);
     }
 
