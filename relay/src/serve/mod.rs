@@ -9,17 +9,9 @@
 //! The hall never waits for the database; the writer is the only part that changes games in
 //! the store and the only part that announces changes, always after the commit.
 //!
-//! The modules stand in layers, each importing only those below it (checked by
-//! `relay/tests/house_rules.rs`; ARCHITECTURE.md draws the map):
-//!
-//! 1. `views` (the views' shapes), `id` (the interface's ids), `health`, `instance`,
-//!    `metrics`: nothing of the service.
-//! 2. `wire` (the messages), `live` (the boards' live state), `jobs` (what the hall and the
-//!    writer ask of each other).
-//! 3. `events`, `lookup` (views read from the store), `order`; then `feeds`, `publish`.
-//! 4. The parts, each with its own handles: `writer`, `hall`, `follow`, `claims`, `push`
-//!    (to a cloud relay and to Lichess: one loop, `push::run`, and a state per target).
-//! 5. `service` puts them together; `api` answers HTTP on top; this file runs it all.
+//! The modules stand in layers, each importing only those below it: ARCHITECTURE.md ("The
+//! service's layers") is the one map of them, and `relay/tests/house_rules.rs` fails on an
+//! import circle.
 //!
 //! This file runs it all: [`start`] opens the store and starts every part, and
 //! [`Started::serve`] answers HTTP on a listener its caller bound until the caller's
