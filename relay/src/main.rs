@@ -1,7 +1,7 @@
 //! `relay`: the command-line entry point. Each subcommand lives in `cli/`.
 
 use clap::{Parser, Subcommand};
-use relay::{cli, serve};
+use relay::cli;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -29,7 +29,7 @@ enum Command {
     /// Emulated DGT boards on pseudo-terminals, playing real games like humans do.
     Emulate(cli::emulate::EmulateArgs),
     /// Serve boards, games and pages: read the boards, record, store, broadcast.
-    Serve(serve::ServeArgs),
+    Serve(cli::serve::ServeArgs),
     /// The service with emulated boards playing real games: no hardware, no configuration.
     Demo(cli::demo::DemoArgs),
     /// Measure the live service: board-to-WebSocket delay and PGN polling rate.
@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         Command::Sniff(a) => cli::sniff::run(a),
         Command::BoardMemory(a) => cli::board_memory::run(a),
         Command::Emulate(a) => cli::emulate::run(a),
-        Command::Serve(a) => serve::main(a),
+        Command::Serve(a) => cli::serve::main(a),
         Command::Demo(a) => cli::demo::run(a),
         Command::Replay(a) => cli::replay::run(a),
         Command::Bench(a) => cli::bench::run(a),

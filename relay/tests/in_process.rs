@@ -48,7 +48,8 @@ async fn start_with(cfg: RecorderConfig) -> (Core, Router) {
         cfg,
         Default::default(),
         1,
-    );
+    )
+    .expect("the writer's and the hall's threads");
     let router = app(core.shared.clone(), None, None);
     (core, router)
 }

@@ -40,22 +40,30 @@ pub enum AddError {
     Io(#[from] std::io::Error),
 }
 
-/// A format games can be written in.
+/// A format games can be written in. With the `clap` feature it is also the value of the
+/// commands' `--to` (`relay convert`, `relay export`), spelled as [`Format::parse`] reads it,
+/// with the doc comments below as the help; the CBI index is no choice there, as it is written
+/// beside its CBF file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// PGN export format, games in the order given.
     Pgn,
-    /// PGN export format in the archival order of §12 (the games are held until the end).
+    /// PGN export format in the standard's archival order (§12; the games are held until the
+    /// end).
     Archive,
-    /// EPD: a line per position of every game, in game order.
+    /// EPD: a line per position of every game, in game order (id, hmvc, fmvn, sm, cc where
+    /// clocked).
     Epd,
-    /// The one-byte move encoding in the container of `onebyte` (tags, start, result kept).
+    /// The one-byte move encoding, in its container (`onebyte`: tags, start, result kept).
+    #[cfg_attr(feature = "clap", value(name = "onebyte"))]
     OneByte,
-    /// PGC, the binary PGN of §20 (tags, start, moves, result kept).
+    /// PGC, the binary PGN of the PGN standard (§20: tags, start, moves, result kept).
     Pgc,
-    /// ChessBase CBF game records (its index is [`Format::Cbi`], written beside it).
+    /// ChessBase CBF; its CBI index is written beside it (same name, `.cbi`).
     Cbf,
     /// The CBI index of the CBF file the same games make.
+    #[cfg_attr(feature = "clap", value(skip))]
     Cbi,
 }
 

@@ -13,42 +13,13 @@
 //! it under a temporary name and renamed at the end.
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use relay_core::convert::{AddError, Format, GameWriter};
 use relay_core::game::Game;
 use relay_core::pgn::read_games;
 use relay_core::pgn::split::GamePieces;
 use std::io::{BufRead, BufReader, BufWriter, Read};
 use std::path::{Path, PathBuf};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum To {
-    /// PGN export format, games in file order.
-    Pgn,
-    /// PGN export format in the standard's archival order (§12).
-    Archive,
-    /// One EPD line per position of every game (id, hmvc, fmvn, sm, cc where clocked).
-    Epd,
-    /// The one-byte move encoding, in the container the README describes.
-    Onebyte,
-    /// PGC, the binary PGN of the PGN standard (§20).
-    Pgc,
-    /// ChessBase CBF; its CBI index is written beside OUT (same name, `.cbi`).
-    Cbf,
-}
-
-impl To {
-    pub fn format(self) -> Format {
-        match self {
-            To::Pgn => Format::Pgn,
-            To::Archive => Format::Archive,
-            To::Epd => Format::Epd,
-            To::Onebyte => Format::OneByte,
-            To::Pgc => Format::Pgc,
-            To::Cbf => Format::Cbf,
-        }
-    }
-}
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
@@ -58,7 +29,7 @@ pub struct ConvertArgs {
     output: PathBuf,
     /// The format to write.
     #[arg(long = "to", value_enum)]
-    to: To,
+    to: Format,
     /// EPD: the final position of each game only.
     #[arg(long = "final")]
     final_only: bool,
@@ -149,7 +120,7 @@ pub fn add_or_skip<W: std::io::Write>(
 /// `fill` returns how many games it skipped, for the summary; so does this.
 pub fn write_file(
     output: &Path,
-    to: To,
+    to: Format,
     final_only: bool,
     fill: impl FnOnce(&mut GameWriter<BufWriter<std::fs::File>>) -> Result<usize>,
 ) -> Result<usize> {
@@ -164,8 +135,8 @@ pub fn write_file(
     let written = (|| -> Result<(usize, usize)> {
         let file = std::fs::File::create(&tmp)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        let mut writer = GameWriter::new(BufWriter::new(file), to.format(), final_only);
-        if to == To::Archive {
+        let mut writer = GameWriter::new(BufWriter::new(file), to, final_only);
+        if to == Format::Archive {
             // The archival order holds every game until the end: on disk, beside the output,
             // so a file of any size sorts in the memory of its keys.
             let spill = std::fs::OpenOptions::new()
@@ -179,7 +150,7 @@ pub fn write_file(
         }
         let skipped = fill(&mut writer)?;
         let n = writer.games();
-        if to == To::Cbf {
+        if to == Format::Cbf {
             let index = writer.cbf_index()?;
             let mut file = std::fs::File::create(&cbi_tmp)
                 .with_context(|| format!("cannot write {}", cbi_tmp.display()))?;
@@ -196,7 +167,7 @@ pub fn write_file(
     let _ = std::fs::remove_file(&spill);
     match written {
         Ok((n, skipped)) => {
-            if to == To::Cbf {
+            if to == Format::Cbf {
                 std::fs::rename(&cbi_tmp, &cbi)
                     .with_context(|| format!("cannot write {}", cbi.display()))?;
             }

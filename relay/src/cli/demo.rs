@@ -190,7 +190,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
     };
     let boards = args.hall.boards;
     let speed = args.hall.speed;
-    let result = serve::run(settings, stop, |addr| {
+    let result = super::serve::run(settings, |addr| {
         println!(
             "relay demo: {boards} emulated board(s) at {speed}x speed, read through the serial path"
         );

@@ -6,11 +6,13 @@
 //! `--to trf` writes a tournament made from a pairing program's file back as FIDE's TRF16,
 //! with every result relay has, for the pairing program to read before the next pairing.
 
-use super::convert::To;
 use anyhow::{Context, Result, bail};
-use clap::Args;
+use clap::builder::PossibleValue;
+use clap::{Args, ValueEnum};
+use relay_core::convert::Format;
 use relay_store::{GameId, RoundId, Store, TournamentId};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
@@ -40,36 +42,34 @@ pub struct ExportArgs {
     output: PathBuf,
 }
 
-/// What `relay export` writes: a format of games, or a tournament's TRF.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// What `relay export` writes: a format of games, or a tournament's TRF. Its values are the
+/// formats' own (`relay convert`'s), and `trf`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportTo {
-    /// PGN export format, games in file order.
-    Pgn,
-    /// PGN in the standard's archival order (§12).
-    Archive,
-    /// One EPD line per position of every game.
-    Epd,
-    /// The one-byte move encoding.
-    Onebyte,
-    /// PGC, the binary PGN of the PGN standard (§20).
-    Pgc,
-    /// ChessBase CBF (and its CBI beside it).
-    Cbf,
-    /// FIDE's TRF16 of a tournament made from a pairing program's file (`--tournament` only).
+    Games(Format),
+    /// FIDE's TRF16 of a tournament made from a pairing program's file.
     Trf,
 }
 
-impl ExportTo {
-    fn games(self) -> Option<To> {
-        Some(match self {
-            ExportTo::Pgn => To::Pgn,
-            ExportTo::Archive => To::Archive,
-            ExportTo::Epd => To::Epd,
-            ExportTo::Onebyte => To::Onebyte,
-            ExportTo::Pgc => To::Pgc,
-            ExportTo::Cbf => To::Cbf,
-            ExportTo::Trf => return None,
+impl ValueEnum for ExportTo {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: OnceLock<Vec<ExportTo>> = OnceLock::new();
+        ALL.get_or_init(|| {
+            let games = Format::value_variants()
+                .iter()
+                .copied()
+                .map(ExportTo::Games);
+            games.chain([ExportTo::Trf]).collect()
         })
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        match self {
+            ExportTo::Games(f) => f.to_possible_value(),
+            ExportTo::Trf => Some(PossibleValue::new("trf").help(
+                "FIDE's TRF16 of a tournament made from a pairing program's file (`--tournament` only)",
+            )),
+        }
     }
 }
 
@@ -122,7 +122,7 @@ async fn games(store: &Store, a: &ExportArgs) -> Result<Vec<relay_core::game::Ga
 }
 
 pub fn main(a: ExportArgs) -> Result<()> {
-    let Some(to) = a.to.games() else {
+    let ExportTo::Games(to) = a.to else {
         return export_trf(&a);
     };
     let games = super::with_store(&a.db, |store| {

@@ -10,6 +10,7 @@ pub mod export;
 pub mod import;
 pub mod ports;
 pub mod replay;
+pub mod serve;
 pub mod sniff;
 
 use anyhow::Context;

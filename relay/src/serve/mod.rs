@@ -9,17 +9,14 @@
 //! The hall never waits for the database; the writer is the only part that changes games in
 //! the store and the only part that announces changes, always after the commit.
 //!
-//! The modules stand in layers, each importing only those below it (checked by
-//! `relay/tests/house_rules.rs`; ARCHITECTURE.md draws the map):
+//! The modules stand in layers, each importing only those below it: ARCHITECTURE.md ("The
+//! service's layers") is the one map of them, and `relay/tests/house_rules.rs` fails on an
+//! import circle.
 //!
-//! 1. `views` (the views' shapes), `id` (the interface's ids), `health`, `instance`,
-//!    `metrics`: nothing of the service.
-//! 2. `wire` (the messages), `live` (the boards' live state), `jobs` (what the hall and the
-//!    writer ask of each other).
-//! 3. `events`, `lookup` (views read from the store), `order`; then `feeds`, `publish`.
-//! 4. The parts, each with its own handles: `writer`, `hall`, `follow`, `claims`, `push`
-//!    (to a cloud relay and to Lichess: one loop, `push::run`, and a state per target).
-//! 5. `service` puts them together; `api` answers HTTP on top; this file runs it all.
+//! This file runs it all: [`start`] opens the store and starts every part, and
+//! [`Started::serve`] answers HTTP on a listener its caller bound until the caller's
+//! `shutdown` future resolves, then drains. What ends the service (Ctrl-C, SIGTERM) and the
+//! exit status are the caller's choice (`cli::serve`): nothing here ends the process.
 
 pub mod alarm;
 pub mod analysis;
@@ -43,6 +40,7 @@ pub mod pages;
 pub mod publish;
 pub mod push;
 pub mod service;
+pub mod shutdown;
 pub mod views;
 pub mod wire;
 pub mod writer;
@@ -52,12 +50,16 @@ pub use service::{Carry, Core, Limits, Shared, Stores};
 pub use writer::load_carry;
 
 use anyhow::{Context, Result};
-use clap::Args;
+use hall::PortInput;
 use relay_core::recorder::RecorderConfig;
-use relay_store::Store;
-use std::net::SocketAddr;
+use relay_store::{RoundInfo, Store};
+use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 pub fn today() -> String {
     // Days since the epoch to a civil date (proleptic Gregorian), without a date crate.
@@ -74,31 +76,32 @@ pub fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Runs the service until SIGINT/SIGTERM or until `stop` is set. `ready` gets the address
-/// actually listened on.
-pub fn run(
-    settings: Settings,
-    stop: Arc<AtomicBool>,
-    ready: impl FnOnce(SocketAddr),
-) -> Result<()> {
-    // Every spectator is an open socket: take all the open files the system allows (the soft
-    // limit is often 1024, the hard one far higher).
-    match rlimit::increase_nofile_limit(u64::MAX) {
-        Ok(n) => tracing::debug!(open_files = n, "open-file limit"),
-        Err(e) => tracing::warn!(error = %e, "open-file limit not raised"),
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    rt.block_on(serve(settings, stop, ready))
+/// How a service that was told to stop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Ended {
+    /// Everything read was stored.
+    Drained,
+    /// Told to quit while the writer still waited for the database: `pending` jobs (moves,
+    /// readings) were never stored.
+    Abandoned { pending: u64 },
 }
 
-async fn serve(
-    settings: Settings,
-    stop: Arc<AtomicBool>,
-    ready: impl FnOnce(SocketAddr),
-) -> Result<()> {
+/// The service with every part running (store, writer, hall, port readers, pushers), not
+/// yet answering HTTP: [`start`] makes it, [`Started::serve`] answers on a listener.
+#[derive(Debug)]
+pub struct Started {
+    shared: Arc<Shared>,
+    writer: JoinHandle<()>,
+    hall: JoinHandle<()>,
+    /// The thread that finds ports and starts a reader for each.
+    watcher: std::thread::JoinHandle<()>,
+    web_dir: Option<PathBuf>,
+    photos_dir: Option<PathBuf>,
+}
+
+/// Opens the store and starts every part the settings ask for.
+pub async fn start(settings: &Settings) -> Result<Started> {
     let store = Store::open(&settings.db)
         .await
         .with_context(|| format!("database {}", settings.db))?;
@@ -106,12 +109,51 @@ async fn serve(
     // Other relays' commits on the same PostgreSQL: listened for before the change numbers
     // are read, so nothing committed in between is missed.
     let listener = store.listen().await?;
-    // The round boards play in: the newest open one, or one made now (a relay without
-    // boards makes none: it has no boards to put in it).
-    let current = match store.current_round().await? {
+    let current = current_round(&store, settings).await?;
+    set_own_tournament(&store, &current, settings).await?;
+    let core = start_core(store, listener, current, settings).await?;
+    start_options(&core.shared, settings);
+    let watcher = watch_boards(&core.shared, settings, core.ports);
+    Ok(Started {
+        shared: core.shared,
+        writer: core.writer,
+        hall: core.hall,
+        watcher,
+        web_dir: settings.web_dir.clone(),
+        photos_dir: settings.photos_dir.clone(),
+    })
+}
+
+impl Started {
+    /// Answers HTTP on `listener` until `shutdown` resolves; then clients are closed, readings
+    /// stop, the hall flushes its recorders and the writer stores everything it was given.
+    /// `quit` is first polled once the service waits for the writer and ends that wait (an
+    /// operator's second interrupt while the database is down): [`Ended::Abandoned`].
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+        quit: impl Future<Output = ()>,
+    ) -> Ended {
+        let app = api::app(self.shared.clone(), self.web_dir, self.photos_dir);
+        let closing = self.shared.clone();
+        connections::serve(listener, app, async move {
+            shutdown.await;
+            tracing::info!("shutting down: closing clients, flushing the store");
+            closing.shut_down();
+        })
+        .await;
+        drain(&self.shared, self.watcher, self.hall, self.writer, quit).await
+    }
+}
+
+/// The round boards play in: the newest open one, or one made now (a relay without boards
+/// makes none: it has no boards to put in it).
+async fn current_round(store: &Store, settings: &Settings) -> Result<RoundInfo> {
+    Ok(match store.current_round().await? {
         Some(r) => r,
         // (No round: id 0, which the writer only uses for boards.)
-        None if settings.no_boards => relay_store::RoundInfo::default(),
+        None if settings.no_boards => RoundInfo::default(),
         None => {
             let date = today();
             let r = store
@@ -120,12 +162,16 @@ async fn serve(
             tracing::info!(round = %r.id, "no round configured: made one for the boards");
             r
         }
-    };
-    // --delay sets the delay of the tournament the service made itself; an arbiter's
-    // setting of a configured one is never overwritten.
-    if let Some(d) = settings.delay
-        && current.auto
-    {
+    })
+}
+
+/// `--delay` and `--event-key` set the tournament the service made itself; an arbiter's
+/// settings of a configured one are never overwritten.
+async fn set_own_tournament(store: &Store, current: &RoundInfo, settings: &Settings) -> Result<()> {
+    if !current.auto {
+        return Ok(());
+    }
+    if let Some(d) = settings.delay {
         store
             .update_tournament(
                 current.tournament_id,
@@ -136,31 +182,40 @@ async fn serve(
             )
             .await?;
     }
-    // --event-key names the event of the tournament the service made itself (several halls
-    // pushing one event to a cloud relay); a configured tournament's key is the arbiter's.
-    if let Some(key) = &settings.event_key
-        && current.auto
-    {
-        let named = store
-            .update_tournament(
-                current.tournament_id,
-                &relay_store::TournamentPatch {
-                    event_key: Some(Some(key.clone())),
-                    ..Default::default()
-                },
-            )
-            .await;
-        match named {
-            Ok(()) => {}
-            // An earlier tournament of this relay has it (its rounds all final, the boards
-            // went to a new one): the key stays there, so the new tournament's rounds do not
-            // land on the old ones in the cloud. An arbiter moves it if that is wanted.
-            Err(relay_store::StoreError::Conflict(m)) => {
-                tracing::warn!(key = %key, tournament = %current.tournament_id, "--event-key not given to this relay's new tournament: {m}");
-            }
-            Err(e) => return Err(e).context("--event-key"),
+    // The event key: several halls pushing one event to a cloud relay.
+    let Some(key) = &settings.event_key else {
+        return Ok(());
+    };
+    let named = store
+        .update_tournament(
+            current.tournament_id,
+            &relay_store::TournamentPatch {
+                event_key: Some(Some(key.clone())),
+                ..Default::default()
+            },
+        )
+        .await;
+    match named {
+        Ok(()) => Ok(()),
+        // An earlier tournament of this relay has it (its rounds all final, the boards went
+        // to a new one): the key stays there, so the new tournament's rounds do not land on
+        // the old ones in the cloud. An arbiter moves it if that is wanted.
+        Err(relay_store::StoreError::Conflict(m)) => {
+            tracing::warn!(key = %key, tournament = %current.tournament_id, "--event-key not given to this relay's new tournament: {m}");
+            Ok(())
         }
+        Err(e) => Err(e).context("--event-key"),
     }
+}
+
+/// The shared state, the writer and the hall, started on the store and carrying on with the
+/// game each e-board was playing.
+async fn start_core(
+    store: Store,
+    listener: Option<relay_store::Listener>,
+    current: RoundInfo,
+    settings: &Settings,
+) -> Result<Core> {
     // Games to carry on with: each e-board's game in the newest open round it is assigned in
     // (boards still finishing the previous round carry on there).
     let (slots, resume) = if settings.no_boards {
@@ -176,42 +231,40 @@ async fn serve(
         settle_ms: settings.settle_ms,
         ..RecorderConfig::default()
     };
+    let carry = Carry {
+        slots,
+        resume,
+        seqs: Some(store_seqs),
+        listener,
+    };
+    let limits = Limits {
+        client_silence: settings.client_silence,
+    };
+    let admin_token = settings.admin_token.clone();
     let core = Core::start(
         stores,
-        settings.admin_token.clone(),
+        admin_token,
         current,
-        Carry {
-            slots,
-            resume,
-            seqs: Some(store_seqs),
-            listener,
-        },
+        carry,
         cfg,
-        Limits {
-            client_silence: settings.client_silence,
-        },
+        limits,
         settings.first_board,
-    );
-    let Core {
-        shared,
-        writer: writer_task,
-        hall: hall_task,
-        ports: ports_tx,
-    } = core;
+    )?;
+    Ok(core)
+}
+
+/// What the options switch on besides the boards: pushes taken from venues, evaluation, and
+/// pushing to a cloud relay and to Lichess.
+fn start_options(shared: &Shared, settings: &Settings) {
     if let Some(token) = settings.accept_push_token.clone() {
         shared.accept_pushes(token);
         tracing::info!("taking pushes from venue relays (POST /api/push)");
     }
     if let Some(eval) = settings.eval.clone() {
-        shared.evaluate(
-            analysis::desk::EvalTerms {
-                movetime_ms: eval.movetime_ms,
-            },
-            eval.local_workers,
-            &eval.engine,
-            eval.token,
-            stop.clone(),
-        );
+        let terms = analysis::desk::EvalTerms {
+            movetime_ms: eval.movetime_ms,
+        };
+        shared.evaluate(terms, eval.local_workers, &eval.engine, eval.token);
         tracing::info!(
             local_workers = eval.local_workers,
             engine = %eval.engine.display(),
@@ -224,6 +277,16 @@ async fn serve(
     if let Some(target) = settings.lichess.clone() {
         tokio::spawn(push::lichess::push(shared.pushing(), target));
     }
+}
+
+/// Starts watching for the ports (none with `--no-boards`); their readings go to the hall
+/// through `ports_tx`. On PostgreSQL a port is read only under its lock: a second relay
+/// started on the same ports waits as a standby and takes over when this one dies (`claims`).
+fn watch_boards(
+    shared: &Shared,
+    settings: &Settings,
+    ports_tx: mpsc::UnboundedSender<PortInput>,
+) -> std::thread::JoinHandle<()> {
     let ports = if settings.no_boards {
         tracing::info!("reading no ports (--no-boards)");
         if matches!(shared.store, Store::Sqlite(_)) {
@@ -235,11 +298,9 @@ async fn serve(
     } else {
         settings.ports.clone()
     };
-    // On PostgreSQL a port is read only under its lock: a second relay started on the same
-    // ports waits as a standby and takes over when this one dies (`claims`).
     let claims = Arc::new(claims::PortClaims::new(
         matches!(shared.store, Store::Postgres(_)),
-        stop.clone(),
+        shared.stop_flag(),
     ));
     let _ = shared.claims.set(claims.clone());
     tokio::spawn(claims::keep(
@@ -247,31 +308,20 @@ async fn serve(
         shared.hall.clone(),
         claims.clone(),
     ));
-    let watcher = hall::watch_ports(ports, settings.mode, ports_tx, stop.clone(), claims);
+    hall::watch_ports(ports, settings.mode, ports_tx, shared.stop_flag(), claims)
+}
 
-    let listener = tokio::net::TcpListener::bind(settings.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", settings.listen))?;
-    let addr = listener.local_addr()?;
-    ready(addr);
-    let app = api::app(
-        shared.clone(),
-        settings.web_dir.clone(),
-        settings.photos_dir.clone(),
-    );
-    let stop_http = stop.clone();
-    let closing = shared.clone();
-    connections::serve(listener, app, async move {
-        shutdown_signal(stop_http.clone()).await;
-        stop_http.store(true, Ordering::Relaxed);
-        tracing::info!("shutting down: closing clients, flushing the store");
-        closing.close_clients();
-    })
-    .await;
-    // Stop readings, let the hall flush its recorders, then the writer empty its queue.
-    stop.store(true, Ordering::Relaxed);
+/// After the shutdown: the readers stop, the hall flushes its recorders, then the writer
+/// empties its queue, unless `quit` resolves first.
+async fn drain(
+    shared: &Shared,
+    watcher: std::thread::JoinHandle<()>,
+    hall: JoinHandle<()>,
+    writer: JoinHandle<()>,
+    quit: impl Future<Output = ()>,
+) -> Ended {
     let _ = tokio::task::spawn_blocking(move || watcher.join()).await;
-    let _ = hall_task.await;
+    let _ = hall.await;
     shared.writer.send(jobs::Job::Shutdown);
     let pending = shared.health.pending_writes.load(Ordering::Relaxed);
     if !shared.health.store_ok.load(Ordering::Relaxed) {
@@ -280,45 +330,13 @@ async fn serve(
             "the database is not answering: waiting to store what was read; interrupt again to quit without it"
         );
     }
-    // A second signal quits at once, whatever is still waiting for the database.
     tokio::select! {
-        _ = writer_task => {}
-        _ = shutdown_signal(Arc::new(AtomicBool::new(false))) => {
-            tracing::error!(
-                pending = shared.health.pending_writes.load(Ordering::Relaxed),
-                "quit before everything read was stored"
-            );
-            std::process::exit(1);
+        _ = writer => {
+            tracing::info!("stopped");
+            Ended::Drained
         }
+        () = quit => Ended::Abandoned {
+            pending: shared.health.pending_writes.load(Ordering::Relaxed),
+        },
     }
-    tracing::info!("stopped");
-    Ok(())
-}
-
-async fn shutdown_signal(stop: Arc<AtomicBool>) {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let flag = async {
-        while !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
-        _ = flag => {}
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct ServeArgs {
-    #[command(flatten)]
-    pub options: ServeOptions,
-}
-
-pub fn main(args: ServeArgs) -> Result<()> {
-    let settings = args.options.settle()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    run(settings, stop, |addr| {
-        println!("relay: serving on http://{addr}/");
-    })
 }

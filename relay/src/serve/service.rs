@@ -18,11 +18,12 @@ use super::order::Order;
 use super::publish::Publisher;
 use super::push::run::Pushing;
 use super::push::status::Targets;
+use super::shutdown::Shutdown;
 use super::writer::{self, Slot, Writer};
 use relay_core::recorder::RecorderConfig;
 use relay_store::{RoundId, RoundInfo, Seq, SqliteCommits, Store, StoreError, now_ms};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{mpsc, watch};
 
@@ -71,8 +72,8 @@ pub struct Shared {
     pub analysis: OnceLock<Arc<Analysis>>,
     tokens: Tokens,
     started_at_ms: i64,
-    /// Set when the service shuts down: live sockets close cleanly.
-    closing: watch::Sender<bool>,
+    /// Told when the service shuts down: live sockets close cleanly, readers and workers end.
+    shutdown: Shutdown,
 }
 
 /// The tokens requests are checked against: the arbiters' (fixed at start-up) and the one
@@ -125,7 +126,6 @@ impl Shared {
         local: usize,
         engine: &std::path::Path,
         token: Option<String>,
-        stop: Arc<std::sync::atomic::AtomicBool>,
     ) -> Arc<Analysis> {
         let analysis = desk::start(
             self.publisher.clone(),
@@ -139,7 +139,7 @@ impl Shared {
             let _ = self.tokens.eval.set(t);
         }
         if local > 0 {
-            start_local(analysis.clone(), local, engine, stop);
+            start_local(analysis.clone(), local, engine, self.stop_flag());
         }
         analysis
     }
@@ -153,14 +153,20 @@ impl Shared {
         (now_ms() - self.started_at_ms) / 1000
     }
 
-    /// Live sockets close cleanly: the service is shutting down.
-    pub fn close_clients(&self) {
-        let _ = self.closing.send(true);
+    /// The service is shutting down: live sockets close cleanly, port readers and engine
+    /// workers end.
+    pub fn shut_down(&self) {
+        self.shutdown.begin();
     }
 
     /// Changes to `true` when the service shuts down.
     pub fn closing(&self) -> watch::Receiver<bool> {
-        self.closing.subscribe()
+        self.shutdown.watch()
+    }
+
+    /// Set when the service shuts down, for threads, which cannot wait on [`Shared::closing`].
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.shutdown.flag()
     }
 
     /// What a pusher works with.
@@ -209,6 +215,15 @@ pub struct Carry {
     pub listener: Option<relay_store::Listener>,
 }
 
+/// A part of the ingest path whose thread could not be started: without the writer nothing
+/// can be stored, without the hall nothing is read, so the service does not start.
+#[derive(Debug, thiserror::Error)]
+#[error("the {part}'s thread could not be started: {source}")]
+pub struct PartNotStarted {
+    part: &'static str,
+    source: std::io::Error,
+}
+
 /// Runs a part of the ingest path (the writer, the hall) on a thread and runtime of its own;
 /// the handle ends when the part does.
 ///
@@ -219,33 +234,26 @@ pub struct Carry {
 /// work takes. (The store's connections may belong to the main runtime's I/O driver; they are
 /// only polled from the writer's thread, which tokio allows.)
 fn spawn_own_thread(
-    name: &str,
+    name: &'static str,
     part: impl std::future::Future<Output = ()> + Send + 'static,
-) -> tokio::task::JoinHandle<()> {
+) -> Result<tokio::task::JoinHandle<()>, PartNotStarted> {
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    let thread = runtime.map_err(|e| e.to_string()).and_then(|rt| {
-        std::thread::Builder::new()
-            .name(format!("relay-{name}"))
-            .spawn(move || {
-                rt.block_on(part);
-                let _ = done_tx.send(());
-            })
-            .map_err(|e| e.to_string())
-    });
-    match thread {
-        Ok(_) => tokio::spawn(async move {
-            let _ = done_rx.await;
-        }),
-        Err(e) => {
-            // Without the writer nothing can be stored, without the hall nothing is read:
-            // say so and stop.
-            tracing::error!(error = %e, "the {name}'s thread could not be started");
-            std::process::exit(1);
-        }
-    }
+    runtime
+        .and_then(|rt| {
+            std::thread::Builder::new()
+                .name(format!("relay-{name}"))
+                .spawn(move || {
+                    rt.block_on(part);
+                    let _ = done_tx.send(());
+                })
+        })
+        .map_err(|source| PartNotStarted { part: name, source })?;
+    Ok(tokio::spawn(async move {
+        let _ = done_rx.await;
+    }))
 }
 
 /// The service without its ports and listener: the shared state, the writer and the hall,
@@ -261,6 +269,7 @@ pub struct Core {
 
 impl Core {
     /// Makes every part and starts the writer and the hall (on the current tokio runtime).
+    /// Fails only when the system gives no thread for one of them.
     pub fn start(
         stores: Stores,
         admin_token: Option<String>,
@@ -269,7 +278,7 @@ impl Core {
         cfg: RecorderConfig,
         limits: Limits,
         first_board: u32,
-    ) -> Core {
+    ) -> Result<Core, PartNotStarted> {
         let boards = Arc::new(Boards::default());
         let health = Arc::new(Health::default());
         let metrics = Arc::new(Metrics::default());
@@ -305,7 +314,7 @@ impl Core {
                 eval: Arc::default(),
             },
             started_at_ms: now_ms(),
-            closing: watch::channel(false).0,
+            shutdown: Shutdown::default(),
         });
         let follower = Follow {
             publisher: publisher.clone(),
@@ -335,16 +344,16 @@ impl Core {
             jobs_rx,
         );
         let writer = writer.first_board(first_board);
-        let writer = spawn_own_thread("writer", writer.run());
+        let writer = spawn_own_thread("writer", writer.run())?;
         let (ports, ports_rx) = mpsc::unbounded_channel();
         let hall = Hall::new(boards, metrics, cfg, carry.resume, jobs_tx);
-        let hall = spawn_own_thread("hall", hall.run(ports_rx, hall_rx));
-        Core {
+        let hall = spawn_own_thread("hall", hall.run(ports_rx, hall_rx))?;
+        Ok(Core {
             shared,
             writer,
             hall,
             ports,
-        }
+        })
     }
 }
 

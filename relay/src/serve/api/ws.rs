@@ -838,7 +838,8 @@ mod tests {
             Default::default(),
             Default::default(),
             1,
-        );
+        )
+        .expect("the writer's and the hall's threads");
         (core, round.id.get(), games)
     }
 
@@ -911,7 +912,7 @@ mod tests {
             .await
             .expect("the socket task ends")
             .expect("no panic");
-        core.shared.close_clients();
+        core.shared.shut_down();
         assert_eq!(a.next().await, None);
         assert_eq!(current.next().await, None);
     }
@@ -946,7 +947,7 @@ mod tests {
         play(&core, relay_store::GameId::from(games[0]), 2, "e5").await;
         assert_eq!(last_san(&a.next().await.expect("change")), Some("e5"));
 
-        core.shared.close_clients();
+        core.shared.shut_down();
         assert_eq!(a.next().await, None);
     }
 
