@@ -24,7 +24,7 @@ mod support;
 use boards::protocol::{ClockSide, Command, Decoded, Decoder, LineMode, Orientation};
 use emulator::clock::TimeControl;
 use emulator::play::Table;
-use emulator::player::{GameScore, NoiseConfig, Script, read_games_each, script};
+use emulator::player::{GameScore, NoiseConfig, Script, ScriptOptions, read_games_each, script};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::{Received, replay};
 use std::hint::black_box;
@@ -145,7 +145,7 @@ fn sources(per_file: usize) -> Vec<(String, GameScore)> {
 /// stands with White on the right, every fifth board is turned round.
 fn build_streams(per_file: usize, base_seed: u64) -> Vec<Stream> {
     let default_tc: TimeControl = DEFAULT_TIME_CONTROL.parse().expect("default time control");
-    let noise = NoiseConfig::default();
+    let options = ScriptOptions::new(NoiseConfig::default());
     let mut streams = Vec::new();
     for (i, (label, mut game)) in sources(per_file).into_iter().enumerate() {
         if game.time_control.is_none() {
@@ -167,7 +167,7 @@ fn build_streams(per_file: usize, base_seed: u64) -> Vec<Stream> {
                 Orientation::Normal
             },
         };
-        let s = script(&game, seed, &noise);
+        let s = script(&game, seed, &options);
         let chunks = play(&game, &s, table, 1 + i as u16);
         let messages = count_messages(&chunks);
         let span_ms = chunks.last().map_or(0, |c| c.at_ms);

@@ -6,8 +6,8 @@
 //! moves never change.
 //!
 //! This module says what an incident is and which displacements a position offers; the
-//! player ([`crate::player::script_with`]) schedules them in the script, where its simulated
-//! clock stays in step with the board's.
+//! player ([`crate::player::script`], asked by [`crate::player::ScriptOptions::illegal`])
+//! schedules them in the script, where its simulated clock stays in step with the board's.
 
 use boards::rng::SplitMix64;
 use shakmaty::{Board, Chess, Color, Piece, Position, Rank, Role, Square};

@@ -177,7 +177,7 @@ pub fn play(
 mod tests {
     use super::*;
     use crate::board::BoardIdentity;
-    use crate::player::{IllegalKind, NoiseConfig, PlannedIllegal, read_games, script_with};
+    use crate::player::{IllegalKind, PlannedIllegal, ScriptOptions, read_games, script};
     use shakmaty::Position;
 
     #[test]
@@ -197,7 +197,7 @@ mod tests {
                 kind: IllegalKind::PressWithoutMove,
             },
         ];
-        let s = script_with(&game, 4, &NoiseConfig::default(), &plans);
+        let s = script(&game, 4, &ScriptOptions::default().with_illegal(&plans));
         assert_eq!(s.illegal.len(), 2);
         for white_clock in [ClockSide::Left, ClockSide::Right] {
             let table = Table {

@@ -9,7 +9,7 @@ use boards::protocol::eeprom::parse_records;
 use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::memory::FAST_PRESS_MS;
 use emulator::play::{Table, simulate};
-use emulator::player::{GameScore, NoiseConfig, Script, read_games, script};
+use emulator::player::{GameScore, NoiseConfig, Script, ScriptOptions, read_games, script};
 use relay_core::board_memory::{Recovery, latest_game, recover};
 use shakmaty::Position;
 
@@ -54,11 +54,11 @@ fn broadcast_games_come_back_from_the_boards_memory() {
             continue;
         }
         for seed in [1u64, 2] {
-            let noise = NoiseConfig {
+            let options = ScriptOptions::new(NoiseConfig {
                 probability: 0.3,
                 handling_ms: (250, 700),
-            };
-            let s = script(&game, seed, &noise);
+            });
+            let s = script(&game, seed, &options);
             let table = Table::varied(seed);
             let mut board = EmulatedBoard::new(BoardIdentity::from_number(7), table.clock_for(&s));
             let records = parse_records(&play(&mut board, &game, &s, table));
@@ -119,7 +119,7 @@ fn the_moves_missed_after_a_recorded_ply_are_recovered_and_a_wrapped_log_is_said
     else {
         return;
     };
-    let s = script(&game, 3, &NoiseConfig::clean());
+    let s = script(&game, 3, &ScriptOptions::new(NoiseConfig::clean()));
     let table = Table::default();
     let mut board = EmulatedBoard::new(BoardIdentity::from_number(8), table.clock_for(&s));
     let records = parse_records(&play(&mut board, &game, &s, table));
@@ -150,7 +150,7 @@ fn the_moves_missed_after_a_recorded_ply_are_recovered_and_a_wrapped_log_is_said
     assert_eq!(moves.len(), game.moves.len() - 10, "{label}");
     // The board goes on to play game after game until the memory holds this one no more.
     for k in 0..40u64 {
-        let s = script(&game, 10 + k, &NoiseConfig::default());
+        let s = script(&game, 10 + k, &ScriptOptions::default());
         simulate(&mut board, &[], game.start.board(), &s, table, 500);
     }
     let records = parse_records(&board.memory().dump());

@@ -9,7 +9,7 @@ mod support;
 
 use boards::protocol::LineMode;
 use emulator::play::Table;
-use emulator::player::{GameScore, NoiseConfig, read_games, script};
+use emulator::player::{GameScore, NoiseConfig, ScriptOptions, read_games, script};
 use relay_core::recorder::{Outcome, RecorderConfig};
 use relay_core::replay::replay;
 use shakmaty::Position;
@@ -20,11 +20,11 @@ fn check_game(game: &GameScore, seed: u64, label: &str) -> (usize, usize) {
 }
 
 fn check_game_with(game: &GameScore, seed: u64, noise: f64, label: &str) -> (usize, usize) {
-    let noise = NoiseConfig {
+    let options = ScriptOptions::new(NoiseConfig {
         probability: noise,
         handling_ms: (250, 700),
-    };
-    let s = script(game, seed, &noise);
+    });
+    let s = script(game, seed, &options);
     let table = Table::varied(seed);
     let chunks = support::play_sans_io(game, &s, table, 7, &support::single_startup(), 200);
     let (games, outcomes) = replay(&chunks, LineMode::Single, RecorderConfig::default());

@@ -10,8 +10,8 @@ mod support;
 use boards::protocol::LineMode;
 use emulator::play::Table;
 use emulator::player::{
-    Action, GameScore, IllegalKind, NoiseConfig, PlannedIllegal, Script, read_games, script,
-    script_with,
+    Action, GameScore, IllegalKind, NoiseConfig, PlannedIllegal, Script, ScriptOptions, read_games,
+    script,
 };
 use relay_core::recorder::{ColorName, Outcome, RecorderConfig};
 use relay_core::replay::replay;
@@ -177,18 +177,18 @@ fn broadcast_games_with_illegal_moves_are_recorded_exactly() {
             }
             for (seed, noise) in [(1u64, 0.0), (2, 0.3)] {
                 let label = format!("{} game {} seed {seed}", f.display(), gi + 1);
-                let noise = NoiseConfig {
+                let plain_options = ScriptOptions::new(NoiseConfig {
                     probability: noise,
                     handling_ms: (250, 700),
-                };
+                });
                 let plans = plan(game.moves.len());
-                let with = script_with(&game, seed, &noise, &plans);
+                let with = script(&game, seed, &plain_options.clone().with_illegal(&plans));
                 let (i, c, mut undone) = check(&game, &with, seed, &label);
                 illegal += i;
                 corrections += c;
                 games_played += 1;
                 // The same game without them: nothing invented.
-                let plain = script(&game, seed, &noise);
+                let plain = script(&game, seed, &plain_options);
                 let (i, c, mut straight) = check(&game, &plain, seed, &format!("{label} (clean)"));
                 assert_eq!((i, c), (0, 0));
                 // A move whose think had no room for both the illegal move and its untidy
@@ -207,7 +207,8 @@ fn broadcast_games_with_illegal_moves_are_recorded_exactly() {
                 undone.retain(|o| !of_plainly(o));
                 straight.retain(|o| !of_plainly(o));
                 assert_eq!(undone, straight, "{label}: moves read on the way");
-                let s = script_with(&game, seed, &NoiseConfig::clean(), &plans);
+                let clean = ScriptOptions::new(NoiseConfig::clean()).with_illegal(&plans);
+                let s = script(&game, seed, &clean);
                 for x in &s.illegal {
                     *kinds.entry(x.kind.name()).or_insert(0) += 1;
                 }

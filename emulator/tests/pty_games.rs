@@ -12,7 +12,7 @@ use boards::transport::{PortEvent, SessionConfig};
 use emulator::board::{BoardIdentity, EmulatedBoard};
 use emulator::line::{Line, VirtualClock};
 use emulator::play::{Table, play};
-use emulator::player::{GameScore, NoiseConfig, read_games, script};
+use emulator::player::{GameScore, NoiseConfig, ScriptOptions, read_games, script};
 use relay_core::game::Game;
 use relay_core::recorder::{Recorder, RecorderConfig};
 use shakmaty::Position;
@@ -37,11 +37,11 @@ enum Reading {
 
 /// Plays one game on its own emulated line and records it through the serial path.
 fn play_over_pty(game: &GameScore, seed: u64, reading: Reading) -> (Game, Vec<bool>) {
-    let noise = NoiseConfig {
+    let options = ScriptOptions::new(NoiseConfig {
         probability: 0.3,
         handling_ms: (250, 700),
-    };
-    let s = script(game, seed, &noise);
+    });
+    let s = script(game, seed, &options);
     let table = Table::varied(seed);
     let clock = table.clock_for(&s);
     let board = EmulatedBoard::new(

@@ -10,8 +10,8 @@ use emulator::clock::{ChessClock, TimeControl};
 use emulator::line::{Line, VirtualClock};
 use emulator::play::{Table, play};
 use emulator::player::{
-    ArbiterConfig, GameScore, NoiseConfig, PlannedIllegal, parse_plan, read_games,
-    script_with_arbiter,
+    ArbiterConfig, GameScore, NoiseConfig, PlannedIllegal, ScriptOptions, parse_plan, read_games,
+    script,
 };
 use shakmaty::Position;
 use std::path::{Path, PathBuf};
@@ -227,20 +227,22 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
             let serial = line
                 .act(index, |b| (b.identity().serial.clone(), Vec::new()))
                 .unwrap_or_default();
-            let (seed, noise) = (args.seed.wrapping_add(board_no as u64 * 7919), args.noise);
+            let seed = args.seed.wrapping_add(board_no as u64 * 7919);
             let hold_ms = args.hold_secs.saturating_mul(1000);
             let start_file = args.start_file.clone();
-            let illegal = args.illegal.clone().map(|p| p.0).unwrap_or_default();
-            let arbiter = ArbiterConfig {
-                extra_ms: args.illegal_extra_secs.saturating_mul(1000),
+            let options = ScriptOptions {
+                noise: NoiseConfig {
+                    probability: args.noise,
+                    handling_ms: (250, 700),
+                },
+                illegal: args.illegal.clone().map(|p| p.0).unwrap_or_default(),
+                arbiter: ArbiterConfig {
+                    extra_ms: args.illegal_extra_secs.saturating_mul(1000),
+                },
             };
             let first = board_no;
             board_no += 1;
             players.push(std::thread::spawn(move || {
-                let noise = NoiseConfig {
-                    probability: noise,
-                    handling_ms: (250, 700),
-                };
                 let mut k = 0usize;
                 while !stop.load(Ordering::Relaxed) {
                     let game = &games[(first + k) % games.len()];
@@ -258,13 +260,7 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             Orientation::Normal
                         },
                     };
-                    let s = script_with_arbiter(
-                        game,
-                        seed.wrapping_add(k as u64),
-                        &noise,
-                        &illegal,
-                        &arbiter,
-                    );
+                    let s = script(game, seed.wrapping_add(k as u64), &options);
                     if let Some(log) = &press_log {
                         let mut text = String::new();
                         for i in &s.illegal {

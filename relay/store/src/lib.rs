@@ -48,8 +48,10 @@ pub use model::{
     StoredGame, StoredMove, TournamentInfo,
 };
 pub use pool::{Store, now_ms};
-pub use push::halls::{Settled, check_event_key, event_key_from};
-pub use push::{Applied, LINK_SILENT_MS, MirrorSource, PushBatch, PushConflict, PushReply};
+pub use push::{
+    Applied, LINK_SILENT_MS, MirrorSource, PushBatch, PushConflict, PushReply, Settled,
+    check_event_key, event_key_from,
+};
 pub use relay_core::incident::Ruling;
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 pub use standings::{RankingTerms, known_codes};

@@ -454,7 +454,7 @@ impl Store {
                 .bind(serde_json::to_string(&terms).ok()).bind(records).bind(id).execute(&mut *tx).await?;
             // Every hall importing the same file names the same event (several halls
             // pushing one event to a cloud relay); a key set already is the arbiter's.
-            if let Some(key) = crate::push::halls::event_key_from(&t.name, t.start_date.as_deref()) {
+            if let Some(key) = crate::push::event_key_from(&t.name, t.start_date.as_deref()) {
                 sqlx::query("UPDATE tournaments SET event_key = $1 WHERE id = $2 AND event_key IS NULL
                              AND NOT EXISTS (SELECT 1 FROM tournaments WHERE event_key = $1)")
                     .bind(&key).bind(id).execute(&mut *tx).await?;

@@ -5,9 +5,16 @@
 //! venue and on this relay's `/health` and console, never written over the other game, until
 //! an arbiter here places it on a free board ([`Store::settle_clash`]) or the venue sends it
 //! with a free board number. (What `apply_push` itself needs of this, the clash's message
-//! and the clashes' listing, lives in `push` beside it.)
+//! and the clashes' listing, lives in `clashes`, below both.)
 
-use super::*;
+use super::game::{apply_game, game_in};
+use super::ids::map_id;
+use crate::batch::{Touched, bump, notify};
+use crate::error::{Result, StoreError};
+use crate::model::StoredGame;
+use crate::pool::{Store, now_ms, on_pool};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 /// What an event key may be: what people type and URLs carry without escaping.
 pub fn check_event_key(key: &str) -> std::result::Result<(), String> {
