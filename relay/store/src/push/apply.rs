@@ -141,7 +141,7 @@ impl Store {
             }
             for t in &b.tournaments {
                 let local_t = tournament_of!(tx, pg, b, t, out);
-                out.ids.insert(("tournament", t.id), local_t);
+                out.ids.insert(("tournament", t.id.get()), local_t);
                 // An event's tournament (a key, or another venue fills it too: several halls,
                 // one event) has the event's settings, which an arbiter here may have prepared:
                 // a venue only fills in what is missing and never lowers the delay. A venue of
@@ -208,12 +208,12 @@ impl Store {
                             .execute(&mut *tx).await?;
                         out.meta_changed = true;
                     }
-                    out.ids.insert(("round", r.id), local_r);
+                    out.ids.insert(("round", r.id.get()), local_r);
                 }
             }
             let mut game_rounds = std::collections::BTreeSet::new();
             for g in &b.games {
-                let Some(round) = out.ids.get(&("round", g.round_id)).copied() else {
+                let Some(round) = out.ids.get(&("round", g.round_id.get())).copied() else {
                     return Err(StoreError::Conflict(format!(
                         "game {} is in round {}, which the batch does not carry", g.id, g.round_id
                     )));
@@ -254,7 +254,7 @@ impl Store {
                         (id, None)
                     }
                 };
-                out.ids.insert(("game", g.id), local);
+                out.ids.insert(("game", g.id.get()), local);
                 let old = game_in!(tx, local);
                 if differs(&old, g) {
                     if baseline.is_some_and(|e| e != old.edits) {

@@ -4,6 +4,7 @@
 //! a transaction, for both backends' types.
 
 use crate::error::Result;
+use crate::id::GameId;
 use crate::pool::{Store, on_pool};
 use std::collections::HashMap;
 
@@ -70,11 +71,11 @@ impl Store {
 
     /// The board numbers here of these games (a venue's e-board names its own board, which
     /// an arbiter here may have moved to another, settling a clash).
-    pub async fn board_numbers(&self, games: &[i64]) -> Result<HashMap<i64, u32>> {
+    pub async fn board_numbers(&self, games: &[GameId]) -> Result<HashMap<GameId, u32>> {
         if games.is_empty() {
             return Ok(HashMap::new());
         }
-        let rows: Vec<(i64, i64)> = on_pool!(self, pool => {
+        let rows: Vec<(GameId, i64)> = on_pool!(self, pool => {
             let mut q = sqlx::QueryBuilder::new("SELECT id, board_no FROM games WHERE id IN (");
             let mut list = q.separated(", ");
             for g in games {

@@ -4,6 +4,7 @@
 //! answer, so that what was committed is sent again after a restart of either side.
 
 use crate::error::{Result, StoreError};
+use crate::id::{GameId, RoundId, Seq};
 use crate::pool::{Store, now_ms, on_pool};
 use std::collections::HashMap;
 
@@ -60,16 +61,16 @@ impl Store {
     }
 
     /// How far each round's changes were delivered to `target`.
-    pub async fn upstream_sent(&self, target: &str) -> Result<HashMap<i64, i64>> {
+    pub async fn upstream_sent(&self, target: &str) -> Result<HashMap<RoundId, Seq>> {
         on_pool!(self, pool => {
-            let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT round_id, seq FROM upstream_sent WHERE target = $1")
+            let rows: Vec<(RoundId, Seq)> = sqlx::query_as("SELECT round_id, seq FROM upstream_sent WHERE target = $1")
                 .bind(target).fetch_all(pool).await?;
             Ok(rows.into_iter().collect())
         })
     }
 
     /// Notes rounds' changes as delivered to `target` up to the given numbers (never back).
-    pub async fn upstream_delivered(&self, target: &str, upto: &[(i64, i64)]) -> Result<()> {
+    pub async fn upstream_delivered(&self, target: &str, upto: &[(RoundId, Seq)]) -> Result<()> {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             for (round, seq) in upto {
@@ -95,10 +96,10 @@ impl Store {
     /// `limit`.
     pub async fn change_games_since(
         &self,
-        round: i64,
-        after: i64,
+        round: RoundId,
+        after: Seq,
         limit: u32,
-    ) -> Result<Vec<(i64, Option<i64>)>> {
+    ) -> Result<Vec<(Seq, Option<GameId>)>> {
         Ok(on_pool!(self, pool => sqlx::query_as(
             "SELECT seq, game_id FROM changes WHERE round_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
             .bind(round).bind(after).bind(i64::from(limit)).fetch_all(pool).await?))
