@@ -1,5 +1,5 @@
 //! Rules of the code's shape that a change could break quietly, checked on the source itself:
-//! the modules of each crate import one another without a circle, and no file of the service
+//! the modules of each crate import one another without a circle, and no file of any crate
 //! grows past what a reader can hold (ARCHITECTURE.md, "The service's layers").
 //!
 //! The import graph is read from the `use` declarations and the paths written inline
@@ -20,7 +20,8 @@ const CRATES: &[&str] = &[
     "relay/src",
 ];
 
-/// A file of the service may hold this many lines before its tests.
+/// A file of any crate may hold this many lines before its tests (files of tests only are
+/// not counted: see `test_only`).
 const MAX_LINES: usize = 800;
 
 fn workspace() -> PathBuf {
@@ -380,13 +381,21 @@ fn the_circle_check_sees_circles() {
     assert!(circles(&chain).is_empty());
 }
 
+/// Whether a file holds only tests: a test module of its own file (`tests.rs`) or the
+/// test support a parent includes under `#[cfg(test)]` (`testing.rs`).
+fn test_only(file: &Path) -> bool {
+    file.file_name()
+        .is_some_and(|n| n == "tests.rs" || n == "testing.rs")
+}
+
 #[test]
-fn no_file_of_the_relay_is_longer_than_a_reader_can_hold() {
-    let src = workspace().join("relay/src");
+fn no_file_of_any_crate_is_longer_than_a_reader_can_hold() {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    for krate in CRATES {
+        rust_files(&workspace().join(krate), &mut files);
+    }
     let mut long = Vec::new();
-    for f in files {
+    for f in files.into_iter().filter(|f| !test_only(f)) {
         let text = std::fs::read_to_string(&f).unwrap_or_default();
         let n = before_tests(&text).lines().count();
         if n > MAX_LINES {
@@ -397,5 +406,72 @@ fn no_file_of_the_relay_is_longer_than_a_reader_can_hold() {
         long.is_empty(),
         "files over {MAX_LINES} lines: split them by concern:\n{}",
         long.join("\n")
+    );
+}
+
+/// The store's methods that change games or their moves, results or boards.
+const GAME_WRITES: &[&str] = &[
+    "commit",
+    "commit_one",
+    "record_move",
+    "truncate_moves",
+    "set_result",
+    "replace_moves",
+    "replace_moves_on",
+    "set_pairing",
+    "set_pairings",
+    "assign",
+    "start_game",
+    "set_move_clock",
+    "renumber_board",
+    "import_trf",
+    "apply_push",
+    "take_held",
+    "settle_clash",
+];
+
+/// Every file of `relay/src` that may call them (ARCHITECTURE.md, invariant 14): the writer,
+/// the routes that change games in one transaction of their own and announce it after, and
+/// the command-line tools that fill a store before or beside a service.
+const GAME_WRITERS: &[&str] = &[
+    "serve/writer/edits.rs",
+    "serve/writer/games.rs",
+    "serve/writer/group.rs",
+    "serve/api/pairings.rs",
+    "serve/api/trf.rs",
+    "serve/api/push.rs",
+    "cli/import.rs",
+    "cli/demo.rs",
+    "cli/bench/push.rs",
+];
+
+#[test]
+fn only_the_writer_and_the_named_routes_change_games() {
+    let src = workspace().join("relay/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut strays = Vec::new();
+    for f in files.into_iter().filter(|f| !test_only(f)) {
+        let rel = f
+            .strip_prefix(&src)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        // Calls on a store: `store.m(`, `self.store.m(`, `lookup.store\n    .m(`, `store().m(`.
+        let code: String = code_of(&text).split_whitespace().collect();
+        for m in GAME_WRITES {
+            let call = format!(".{m}(");
+            let on_store = ["store", "store()"]
+                .iter()
+                .any(|r| code.contains(&format!("{r}{call}")));
+            if on_store && !GAME_WRITERS.contains(&rel.as_str()) {
+                strays.push(format!("{rel} calls Store::{m}"));
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "games change only through the writer and the routes ARCHITECTURE.md's invariant 14 names; add the file there and here only with a reason:\n{}",
+        strays.join("\n")
     );
 }
