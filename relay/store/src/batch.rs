@@ -134,6 +134,22 @@ pub(crate) mod same {
 /// The SQL of a group commit, written once for sqlx's path (both backends) and SQLite's direct
 /// one (`crate::direct`); placeholders are `$n`, which both backends read.
 pub(crate) mod sql {
+    /// A game's pairing on its board, made or replaced (its moves and result untouched):
+    /// the players, their start ranks and teams, and, when `$18` is 1, the team match (a
+    /// pairing program's file sets it; the API's pairings leave it as it is).
+    pub const PAIRING: &str = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
+                                      black, black_title, black_elo, black_fide_id, black_fed,
+                                      white_rank, black_rank, white_team, black_team, match_no)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+         ON CONFLICT (round_id, board_no) DO UPDATE SET
+           white = excluded.white, white_title = excluded.white_title, white_elo = excluded.white_elo,
+           white_fide_id = excluded.white_fide_id, white_fed = excluded.white_fed,
+           black = excluded.black, black_title = excluded.black_title, black_elo = excluded.black_elo,
+           black_fide_id = excluded.black_fide_id, black_fed = excluded.black_fed,
+           white_rank = excluded.white_rank, black_rank = excluded.black_rank,
+           white_team = excluded.white_team, black_team = excluded.black_team,
+           match_no = CASE WHEN $18 = 1 THEN excluded.match_no ELSE games.match_no END
+         RETURNING id";
     /// One reading of the black box (the direct path; sqlx's builds a many-row INSERT).
     pub const RAW: &str =
         "INSERT INTO raw_log (port, serial, received_at, bytes) VALUES ($1, $2, $3, $4)";

@@ -432,18 +432,7 @@ impl Store {
         round: RoundId,
         pairings: &[Pairing],
     ) -> Result<Vec<(GameId, Seq)>> {
-        let sql = "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
-                                      black, black_title, black_elo, black_fide_id, black_fed,
-                                      white_rank, black_rank, white_team, black_team)
-                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-                   ON CONFLICT (round_id, board_no) DO UPDATE SET
-                     white = excluded.white, white_title = excluded.white_title, white_elo = excluded.white_elo,
-                     white_fide_id = excluded.white_fide_id, white_fed = excluded.white_fed,
-                     black = excluded.black, black_title = excluded.black_title, black_elo = excluded.black_elo,
-                     black_fide_id = excluded.black_fide_id, black_fed = excluded.black_fed,
-                     white_rank = excluded.white_rank, black_rank = excluded.black_rank,
-                     white_team = excluded.white_team, black_team = excluded.black_team
-                   RETURNING id";
+        let sql = crate::batch::sql::PAIRING;
         self.round(round).await?;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -459,6 +448,8 @@ impl Store {
                     .bind(p.black.fide_id.map(|v| v as i64)).bind(&p.black.federation)
                     .bind(p.white.start_rank.map(i64::from)).bind(p.black.start_rank.map(i64::from))
                     .bind(&p.white.team).bind(&p.black.team)
+                    // No team match: the one the game has (if any) stays.
+                    .bind(None::<i64>).bind(0_i64)
                     .fetch_one(&mut *tx)
                     .await?;
                 let payload = serde_json::json!({"board_no": p.board_no}).to_string();

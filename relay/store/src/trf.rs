@@ -532,19 +532,7 @@ impl Store {
                     if unchanged {
                         continue;
                     }
-                    let (game,): (i64,) = sqlx::query_as(
-                        "INSERT INTO games (round_id, board_no, white, white_title, white_elo, white_fide_id, white_fed,
-                                            black, black_title, black_elo, black_fide_id, black_fed,
-                                            white_rank, black_rank, white_team, black_team, match_no)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-                         ON CONFLICT (round_id, board_no) DO UPDATE SET
-                           white = excluded.white, white_title = excluded.white_title, white_elo = excluded.white_elo,
-                           white_fide_id = excluded.white_fide_id, white_fed = excluded.white_fed,
-                           black = excluded.black, black_title = excluded.black_title, black_elo = excluded.black_elo,
-                           black_fide_id = excluded.black_fide_id, black_fed = excluded.black_fed,
-                           white_rank = excluded.white_rank, black_rank = excluded.black_rank,
-                           white_team = excluded.white_team, black_team = excluded.black_team, match_no = excluded.match_no
-                         RETURNING id")
+                    let (game,): (i64,) = sqlx::query_as(crate::batch::sql::PAIRING)
                         .bind(round).bind(i64::from(put.board_no))
                         .bind(w.map(|p| p.name.clone())).bind(w.and_then(|p| p.title.clone())).bind(w.and_then(|p| p.rating).map(i64::from))
                         .bind(w.and_then(|p| p.fide_id).map(|v| v as i64)).bind(w.and_then(|p| p.federation.clone()))
@@ -552,7 +540,7 @@ impl Store {
                         .bind(b.and_then(|p| p.fide_id).map(|v| v as i64)).bind(b.and_then(|p| p.federation.clone()))
                         .bind(i64::from(put.white)).bind(i64::from(put.black))
                         .bind(team_name(&put.white)).bind(team_name(&put.black))
-                        .bind(match_no.map(i64::from))
+                        .bind(match_no.map(i64::from)).bind(1_i64)
                         .fetch_one(&mut *tx).await?;
                     if let Some((res, term)) = put.result {
                         sqlx::query("UPDATE games SET result = $1, termination = $2, status = 'confirmed', result_at = $3 WHERE id = $4")
