@@ -4,7 +4,7 @@
 
 use crate::serve::analysis::desk::Answer;
 use crate::serve::analysis::engine::default_engine;
-use crate::serve::analysis::worker::{Job, Source, WorkerSettings, work};
+use crate::serve::analysis::worker::{Job, Source, SourceFailed, WorkerSettings, work};
 use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
@@ -76,7 +76,7 @@ fn refusal(status: u16, text: &str) -> String {
 }
 
 impl Source for Remote {
-    fn next(&self) -> Result<Option<Job>, String> {
+    fn next(&self) -> Result<Option<Job>, SourceFailed> {
         let (status, text) = self.post(&format!("/api/eval/next?wait_secs={WAIT_SECS}"), None)?;
         match status {
             204 => Ok(None),
@@ -87,7 +87,7 @@ impl Source for Remote {
                     v["fen"].as_str(),
                     v["movetime_ms"].as_u64(),
                 ) else {
-                    return Err(format!("the relay's task does not read: {text}"));
+                    return Err(format!("the relay's task does not read: {text}").into());
                 };
                 Ok(Some(Job {
                     lease,
@@ -95,11 +95,11 @@ impl Source for Remote {
                     movetime_ms,
                 }))
             }
-            _ => Err(refusal(status, &text)),
+            _ => Err(refusal(status, &text).into()),
         }
     }
 
-    fn answer(&self, a: Answer) -> Result<(), String> {
+    fn answer(&self, a: Answer) -> Result<(), SourceFailed> {
         let body = json!({
             "fen": a.fen, "cp": a.score.cp(), "mate": a.score.mate(), "depth": a.depth,
             "line": a.line, "engine": a.engine,
@@ -109,7 +109,7 @@ impl Source for Remote {
             200 => Ok(()),
             // Taken back on the board meanwhile: nothing to keep, nothing wrong.
             409 => Ok(()),
-            _ => Err(refusal(status, &text)),
+            _ => Err(refusal(status, &text).into()),
         }
     }
 

@@ -19,11 +19,23 @@ pub struct Job {
     pub movetime_ms: u64,
 }
 
+/// Why the source of positions could not be asked (the relay away, its answer refused or
+/// unreadable), in words for the worker's log; the worker waits and asks again.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceFailed(pub String);
+
+impl From<String> for SourceFailed {
+    fn from(why: String) -> Self {
+        SourceFailed(why)
+    }
+}
+
 /// Where a worker gets positions and takes its answers.
 pub trait Source {
     /// The next position, or `None` when there was none for a while (ask again).
-    fn next(&self) -> Result<Option<Job>, String>;
-    fn answer(&self, a: Answer) -> Result<(), String>;
+    fn next(&self) -> Result<Option<Job>, SourceFailed>;
+    fn answer(&self, a: Answer) -> Result<(), SourceFailed>;
     /// A position the worker could not finish (its engine failed).
     fn give_back(&self, lease: u64);
 }
@@ -130,7 +142,7 @@ struct Local {
 }
 
 impl Source for Local {
-    fn next(&self) -> Result<Option<Job>, String> {
+    fn next(&self) -> Result<Option<Job>, SourceFailed> {
         let terms = self.analysis.terms;
         let task = self
             .runtime
@@ -142,11 +154,11 @@ impl Source for Local {
         }))
     }
 
-    fn answer(&self, a: Answer) -> Result<(), String> {
+    fn answer(&self, a: Answer) -> Result<(), SourceFailed> {
         match self.runtime.block_on(self.analysis.answer(a)) {
             // Taken back on the board while the engine thought: nothing to keep.
             Ok(_) | Err(Refused::Unplayed) => Ok(()),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(SourceFailed(e.to_string())),
         }
     }
 

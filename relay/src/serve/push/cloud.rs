@@ -13,8 +13,10 @@
 //! after 250 ms, doubling up to 5 s, so live moves flow again within seconds of the link
 //! coming back.
 
-use super::http::{Post, Reply};
-use super::run::{self, Failure, Next, Pace, Pushing, Report, Request, Target, Verdict, Wait};
+use super::http::{Post, Reply, Unanswered};
+use super::run::{
+    self, Failure, Next, NotStarted, Pace, Pushing, Report, Request, Target, Verdict, Wait,
+};
 use super::status::Slot;
 use crate::serve::instance::instance_name;
 use crate::serve::live::Boards;
@@ -302,7 +304,7 @@ impl Target for Cloud {
         format!("relay-push:{}", self.target.url.trim_end_matches('/'))
     }
 
-    async fn start(&mut self) -> Result<(), String> {
+    async fn start(&mut self) -> Result<(), NotStarted> {
         self.origin = self
             .store()
             .upstream_origin(&self.target.url)
@@ -448,14 +450,14 @@ impl Target for Cloud {
     async fn answered(
         &mut self,
         sent: Sent,
-        answer: Result<Reply, String>,
+        answer: Result<Reply, Unanswered>,
     ) -> Result<Verdict, Failure> {
         let unreachable = |e: String| Failure {
             error: format!("cannot reach {}: {e}", self.target.url),
             wait: BACK_OFF,
         };
         let reply = match answer {
-            Err(e) => return Err(unreachable(e)),
+            Err(e) => return Err(unreachable(e.0)),
             Ok(r) if r.status == 200 => match serde_json::from_str::<PushReply>(&r.text) {
                 Ok(reply) => reply,
                 Err(e) => return Err(unreachable(format!("the answer does not read: {e}"))),

@@ -37,15 +37,27 @@ impl Reply {
     }
 }
 
-/// Sends `post` and waits for the answer, off the async threads. Every status is an answer;
-/// only a failed exchange is an error (why, in words).
-pub async fn send(post: Post) -> Result<Reply, String> {
-    tokio::task::spawn_blocking(move || blocking(&post))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()))
+/// Why a request got no answer at all (the address, the network, TLS, the time running out),
+/// in words for the console; an answer of any status is a [`Reply`], not this.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unanswered(pub String);
+
+impl From<&str> for Unanswered {
+    fn from(why: &str) -> Self {
+        Unanswered(why.to_string())
+    }
 }
 
-fn blocking(post: &Post) -> Result<Reply, String> {
+/// Sends `post` and waits for the answer, off the async threads. Every status is an answer;
+/// only a failed exchange is an error (why, in words).
+pub async fn send(post: Post) -> Result<Reply, Unanswered> {
+    tokio::task::spawn_blocking(move || blocking(&post))
+        .await
+        .unwrap_or_else(|e| Err(Unanswered(e.to_string())))
+}
+
+fn blocking(post: &Post) -> Result<Reply, Unanswered> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(TIMEOUT))
         .http_status_as_error(false)
@@ -60,7 +72,7 @@ fn blocking(post: &Post) -> Result<Reply, String> {
             &format!("relay/{} (DGT live relay)", env!("CARGO_PKG_VERSION")),
         )
         .send(&post.body[..])
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Unanswered(e.to_string()))?;
     let status = resp.status().as_u16();
     let text = resp
         .body_mut()

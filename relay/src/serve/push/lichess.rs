@@ -20,8 +20,10 @@
 //! more (Lichess matches them by `[GameId]`, so nothing is doubled). The round's broadcast
 //! delay applies: Lichess gets what spectators here see.
 
-use super::http::{Post, Reply};
-use super::run::{self, Failure, Next, Pace, Pushing, Report, Request, Target, Verdict, Wait};
+use super::http::{Post, Reply, Unanswered};
+use super::run::{
+    self, Failure, Next, NotStarted, Pace, Pushing, Report, Request, Target, Verdict, Wait,
+};
 use super::status::Slot;
 use crate::serve::lookup::Lookup;
 use crate::serve::views::cut_game;
@@ -260,13 +262,13 @@ impl Target for Lichess {
         format!("relay-push:lichess:{}", self.target.rounds.join(","))
     }
 
-    async fn start(&mut self) -> Result<(), String> {
+    async fn start(&mut self) -> Result<(), NotStarted> {
         self.round = match self.target.local_round {
             Some(r) => r,
             None => match self.lookup.store.current_round().await {
                 Ok(Some(r)) => r.id,
                 Ok(None) => return Err("no round to push yet".into()),
-                Err(e) => return Err(format!("the store: {e}")),
+                Err(e) => return Err(format!("the store: {e}").into()),
             },
         };
         tracing::info!(round = %self.round, lichess = %self.target.rounds.join(","), "pushing the round to Lichess");
@@ -377,7 +379,7 @@ impl Target for Lichess {
     async fn answered(
         &mut self,
         chunk: Vec<Entry>,
-        answer: Result<Reply, String>,
+        answer: Result<Reply, Unanswered>,
     ) -> Result<Verdict, Failure> {
         let reply = match answer {
             Ok(r) => r,
@@ -473,7 +475,7 @@ mod tests {
     }
 
     /// Lichess's answer: per game, taken (`None`) or its error.
-    fn answer(games: &[Option<&str>]) -> Result<Reply, String> {
+    fn answer(games: &[Option<&str>]) -> Result<Reply, Unanswered> {
         let games: Vec<serde_json::Value> = games
             .iter()
             .map(|g| match g {

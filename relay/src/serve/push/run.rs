@@ -10,7 +10,7 @@
 //! requests go out one at a time ([`Target::next`], [`Target::answered`]) until it has nothing
 //! more or one fails. The requests are sent on tokio's blocking threads (`http::send`).
 
-use super::http::{self, Post, Reply};
+use super::http::{self, Post, Reply, Unanswered};
 use super::status::{Slot, Targets};
 use crate::serve::claims::Duty;
 use crate::serve::lookup::Lookup;
@@ -103,6 +103,24 @@ pub enum Wait {
     Until(i64),
 }
 
+/// Why a target cannot be pushed yet (no round to push, the store not answering), in words
+/// for `/health`; the loop asks again a second later.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotStarted(pub String);
+
+impl From<String> for NotStarted {
+    fn from(why: String) -> Self {
+        NotStarted(why)
+    }
+}
+
+impl From<&str> for NotStarted {
+    fn from(why: &str) -> Self {
+        NotStarted(why.to_string())
+    }
+}
+
 /// A push target: what to send next and what an answer means. The loop ([`push`]) calls
 /// [`look`](Target::look) once a look, then [`next`](Target::next) until it has nothing
 /// more, sending each request and handing its answer to [`answered`](Target::answered).
@@ -119,7 +137,7 @@ pub trait Target: Send {
     fn duty(&self) -> String;
     /// What the target needs before its first look; asked again every second until it is
     /// there (why not, for `/health`).
-    fn start(&mut self) -> impl Future<Output = Result<(), String>> + Send;
+    fn start(&mut self) -> impl Future<Output = Result<(), NotStarted>> + Send;
     /// Another relay pushes to the target now.
     fn standing_by(&mut self);
     /// This relay pushes again after another did: what that one sent is not known here.
@@ -133,7 +151,7 @@ pub trait Target: Send {
     fn answered(
         &mut self,
         carries: Self::Carries,
-        answer: Result<Reply, String>,
+        answer: Result<Reply, Unanswered>,
     ) -> impl Future<Output = Result<Verdict, Failure>> + Send;
 }
 
@@ -182,7 +200,7 @@ impl Waits {
 pub async fn push<T: Target>(pushing: Pushing, mut target: T) {
     let slot = pushing.targets.register(target.name(), T::KIND);
     while let Err(e) = target.start().await {
-        slot.failed(e);
+        slot.failed(e.0);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     let store = pushing.lookup.store;

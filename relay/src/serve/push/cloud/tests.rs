@@ -58,14 +58,14 @@ async fn nothing_to_send(cloud: &mut Cloud, slot: &Slot) {
     assert!(matches!(next, Next::Idle), "sent {next:?}");
 }
 
-fn answer(status: u16, body: &impl serde::Serialize) -> Result<Reply, String> {
+fn answer(status: u16, body: &impl serde::Serialize) -> Result<Reply, Unanswered> {
     Ok(Reply {
         status,
         text: serde_json::to_string(body).expect("JSON"),
     })
 }
 
-fn applied() -> Result<Reply, String> {
+fn applied() -> Result<Reply, Unanswered> {
     answer(200, &PushReply::default())
 }
 
@@ -200,7 +200,7 @@ async fn a_refusal_waits_five_seconds_and_a_cut_link_backs_off_and_neither_moves
     );
     assert_eq!(failure.wait, Wait::For(Duration::from_secs(5)));
     for answer in [
-        Err("connection refused".to_string()),
+        Err(Unanswered::from("connection refused")),
         Ok(Reply {
             status: 200,
             text: "<html>".into(),
