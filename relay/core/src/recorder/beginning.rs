@@ -4,7 +4,7 @@
 
 use super::clocks::{Clocks, START_VOTE};
 use super::outcome::{Outcome, RecorderConfig};
-use super::phase::LateBoard;
+use super::phase::{BoardRead, LateBoard, Phase};
 use super::state::Recorder;
 use crate::game::{Game, GameResult};
 use boards::protocol::{Orientation, Placement};
@@ -113,7 +113,9 @@ impl Recorder {
     /// Carries on with a stored game (after a restart), the board lying in `orientation`.
     pub fn resume(cfg: RecorderConfig, game: Game, orientation: Orientation) -> Recorder {
         let mut r = Recorder::new(cfg);
-        r.finished = game.result != GameResult::Ongoing;
+        if game.result != GameResult::Ongoing {
+            r.phase = Phase::Finished { out_of_sync: false };
+        }
         r.set_game(game);
         r.orientation = Some(orientation);
         // Whatever happened on the board while nobody recorded it is unknown: moves made
@@ -187,8 +189,7 @@ impl Recorder {
         };
         self.orientation = Some(orientation);
         self.set_game(game);
-        self.finished = false;
-        self.out_of_sync = false;
+        self.phase = Phase::Playing;
         self.clocks = Clocks {
             last: self.clocks.last,
             last_at_ms: self.clocks.last_at_ms,
@@ -216,7 +217,7 @@ impl Recorder {
     /// With no game yet (the relay started in the middle of one), a game starts from the
     /// position on the board.
     pub fn continue_from_board(&mut self, turn: Color) -> Result<Vec<Outcome>, String> {
-        if !self.have_board {
+        if self.read == BoardRead::Unread {
             return Err("the board has not been read yet".into());
         }
         let board = self.board_as_read();
@@ -248,7 +249,7 @@ impl Recorder {
         game.moves.clear();
         let g = game.clone();
         self.set_game(g);
-        self.out_of_sync = false;
+        self.phase = self.phase.in_sync();
         self.clocks.pending.clear();
         Ok(vec![
             Outcome::InSync,

@@ -47,7 +47,7 @@ impl Recorder {
         // Votes: while a side runs, it is usually the side to move. Not at the reading that
         // shows a press: the board of the move just made may not have settled yet.
         if let (Some(s), Some(pos)) = (running, self.positions.last())
-            && !self.finished
+            && !self.phase.is_over()
             && running == prev_running
             // Moves on the board not judged yet (a bus poll brings several at once) would make
             // the game's side to move a stale one.
@@ -96,7 +96,7 @@ impl Recorder {
         // A flag fell: the other side wins, unless it cannot mate (then a draw).
         for side in [ClockSide::Left, ClockSide::Right] {
             if r.side(side).flag_fallen
-                && !self.finished
+                && !self.phase.is_over()
                 && let (Some(w), Some(pos)) = (self.clocks.white_side(), self.positions.last())
             {
                 let loser = if side == w {
@@ -218,7 +218,7 @@ impl Recorder {
         let Some(white) = self.clocks.white_side_sure() else {
             return out;
         };
-        if self.finished || self.clocks.gap.is_some() || self.positions.len() < 2 {
+        if self.phase.is_over() || self.clocks.gap.is_some() || self.positions.len() < 2 {
             return out;
         }
         let (was, now) = (prev.running_side(), r.running_side());
@@ -274,7 +274,7 @@ impl Recorder {
         black: ClockTime,
         running: Option<Color>,
     ) {
-        let finished = self.finished;
+        let finished = self.phase.is_over();
         let start = self.clocks.start_reading;
         let white_side = self.clocks.white_side();
         let to_move = self.positions.last().map_or(Color::White, |p| p.turn());

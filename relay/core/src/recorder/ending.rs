@@ -3,6 +3,7 @@
 //! a magic piece, a fallen flag), and results an arbiter gives or confirms.
 
 use super::outcome::{DrawCondition, GameEnd, Outcome, ProposalReason};
+use super::phase::Phase;
 use super::state::Recorder;
 use crate::game::{Game, GameResult};
 use shakmaty::zobrist::Zobrist64;
@@ -56,8 +57,7 @@ impl Recorder {
             });
         }
         if let Some(Outcome::GameOver { result, .. }) = out.first() {
-            self.finished = true;
-            self.ended_on_board = true;
+            self.phase = Phase::EndedOnBoard;
             if let Some(g) = self.game.as_mut() {
                 g.result = *result;
             }
@@ -110,8 +110,7 @@ impl Recorder {
         if let Some(g) = self.game.as_mut() {
             g.result = result;
         }
-        self.finished = result != GameResult::Ongoing;
-        self.ended_on_board = false;
+        self.phase = self.phase.with_result(result != GameResult::Ongoing);
         self.proposal = None;
     }
 }

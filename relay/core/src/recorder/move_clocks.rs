@@ -116,7 +116,7 @@ impl Recorder {
     pub(super) fn settle_gap(&mut self) -> Option<Vec<Outcome>> {
         let gap = self.clocks.gap?;
         let first = gap.first?;
-        if self.readings_missed || self.out_of_sync || self.awaiting_judgement() {
+        if self.readings_missed || self.phase.is_out_of_sync() || self.awaiting_judgement() {
             return None;
         }
         let mut out = Vec::new();

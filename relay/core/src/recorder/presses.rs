@@ -22,7 +22,7 @@ impl Recorder {
         let Some(p) = self.clocks.presses.get(index) else {
             return;
         };
-        let ok = !self.finished
+        let ok = !self.phase.is_over()
             && self.clocks.gap.is_none()
             && !self.readings_missed
             && self.orientation.is_some();
@@ -83,7 +83,7 @@ impl Recorder {
             };
             // A move took the press, or the game went back before it (a takeback, a new
             // game), or it ended.
-            if press.used || self.positions.len() < c.ply || (self.finished && !made) {
+            if press.used || self.positions.len() < c.ply || (self.phase.is_over() && !made) {
                 continue;
             }
             let Some(pos) = self

@@ -5,6 +5,7 @@
 use super::beginning::reaches;
 use super::clocks::Clocks;
 use super::outcome::{Outcome, ProposalReason};
+use super::phase::Phase;
 use super::state::Recorder;
 use crate::game::{Game, GameResult};
 use crate::infer::{History, Inference, infer};
@@ -26,7 +27,7 @@ impl Recorder {
         // reading it so would wipe the game: it keeps its moves for the arbiter's result).
         // Only a false start of a ply or two goes back to the start as a takeback.
         // (A start position the game's own moves lead to, knights going back home, is moves.)
-        let ended = self.game.is_none() || self.finished || self.proposal.is_some();
+        let ended = self.game.is_none() || self.phase.is_over() || self.proposal.is_some();
         let long_game = self
             .game
             .as_ref()
@@ -53,9 +54,7 @@ impl Recorder {
             self.replaced = self.game.take().filter(|g| !g.moves.is_empty());
             self.replaced_proposal = self.proposal.filter(|_| self.replaced.is_some());
             self.set_game(game);
-            self.finished = false;
-            self.ended_on_board = false;
-            self.out_of_sync = false;
+            self.phase = Phase::Playing;
             self.proposal = None;
             self.flagged.clear();
             // A new game keeps the last reading and whose turn began when (the clock may
@@ -90,7 +89,7 @@ impl Recorder {
         // After a result (proposed or set), pieces are put away or set up again: nothing to
         // record. After a mate or stalemate on the board, the last move can still turn out to
         // be another one (a queen slid past its square), so corrections and takebacks count.
-        if self.finished && !self.ended_on_board {
+        if matches!(self.phase, Phase::Finished { .. }) {
             return out;
         }
         let board = self.board.to_board(self.orientation.unwrap_or_default());
@@ -123,7 +122,7 @@ impl Recorder {
             seen: &seen,
         };
         let inference = infer(&history, &board, self.cfg.max_bridge);
-        if self.ended_on_board {
+        if self.phase == Phase::EndedOnBoard {
             // Only the end can be undone: the mating move corrected or taken back (with the
             // move before it at most). A board far back in the game after a mate is the next
             // game being set up, never a takeback of the whole game.
@@ -135,8 +134,7 @@ impl Recorder {
                 Inference::Rewrite { keep, .. } if near_end(keep) => {}
                 _ => return out,
             }
-            self.finished = false;
-            self.ended_on_board = false;
+            self.phase = Phase::Playing;
             if let Some(g) = self.game.as_mut() {
                 g.result = GameResult::Ongoing;
             }
@@ -146,7 +144,8 @@ impl Recorder {
             // Explained: the way here no longer matters.
             self.seen.clear();
         }
-        let was_out = std::mem::replace(&mut self.out_of_sync, false);
+        let was_out = self.phase.is_out_of_sync();
+        self.phase = self.phase.in_sync();
         match inference {
             Inference::Unchanged => {}
             Inference::Move(m) => out.extend(self.play(m)),
@@ -201,7 +200,7 @@ impl Recorder {
                 out.extend(self.propose(result, ProposalReason::KingsInCentre))
             }
             Inference::OutOfSync { candidates } => {
-                self.out_of_sync = true;
+                self.phase = Phase::OutOfSync;
                 let game_fen = self
                     .positions
                     .last()

@@ -5,7 +5,7 @@
 
 use super::clocks::Clocks;
 use super::outcome::{DrawCondition, Outcome, ProposalReason, RecorderConfig};
-use super::phase::LateBoard;
+use super::phase::{BoardRead, LateBoard, Phase};
 use crate::clock_time::ClockTime;
 use crate::game::{Game, GameResult};
 use boards::protocol::{ClockMessage, ClockSide, Message, Orientation, Placement};
@@ -59,20 +59,18 @@ const READING_GAP_MS: u64 = 2_500;
 pub struct Recorder {
     pub(super) cfg: RecorderConfig,
     pub(super) board: Placement,
-    pub(super) have_board: bool,
-    pub(super) last_change_ms: u64,
-    /// The current still board was already evaluated.
-    pub(super) evaluated: bool,
+    /// Whether the board has been read whole, and whether its last change has been judged.
+    pub(super) read: BoardRead,
     pub(super) orientation: Option<Orientation>,
     pub(super) game: Option<Game>,
     pub(super) positions: Vec<Chess>,
-    pub(super) finished: bool,
-    pub(super) out_of_sync: bool,
+    /// The game's phase: going on, out of sync, ended on the board or finished.
+    pub(super) phase: Phase,
+    /// The result the board proposes. Not a phase: play may go on after it (a flag fell and
+    /// nobody claimed it yet), whether the board agrees with the game or not.
     pub(super) proposal: Option<(GameResult, ProposalReason)>,
     pub(super) clocks: Clocks,
     pub(super) flagged: Vec<DrawCondition>,
-    /// The game ended by mate or stalemate on the board (not by a result given).
-    pub(super) ended_on_board: bool,
     /// The game a new one replaced, until the caller takes it.
     pub(super) replaced: Option<Game>,
     /// The result the board proposed for that game, if any.
@@ -83,6 +81,8 @@ pub struct Recorder {
     /// When the last message arrived.
     pub(super) last_message_ms: Option<u64>,
     /// Messages stopped for longer than a running clock allows: moves may have been missed.
+    /// Not a phase: readings can stop in any of them, and it is cleared only once a still
+    /// board is explained.
     pub(super) readings_missed: bool,
     /// With no game yet: the last still board that is a position of a game under way, and
     /// which clock side ran while it stood (see [`Recorder::join_late`]).
@@ -101,18 +101,14 @@ impl Recorder {
         Recorder {
             cfg,
             board: Placement::default(),
-            have_board: false,
-            last_change_ms: 0,
-            evaluated: true,
+            read: BoardRead::Unread,
             orientation: None,
             game: None,
             positions: Vec::new(),
-            finished: false,
-            out_of_sync: false,
+            phase: Phase::Playing,
             proposal: None,
             clocks: Clocks::default(),
             flagged: Vec::new(),
-            ended_on_board: false,
             replaced: None,
             replaced_proposal: None,
             seen: Vec::new(),
@@ -150,7 +146,7 @@ impl Recorder {
     }
 
     pub fn is_out_of_sync(&self) -> bool {
-        self.out_of_sync
+        self.phase.is_out_of_sync()
     }
 
     /// The board as read, in real squares (or as the board numbers them if the orientation is
@@ -206,11 +202,12 @@ impl Recorder {
         out.extend(self.tick(now_ms));
         match message {
             Message::BoardDump { placement } => {
-                if !self.have_board || *placement != self.board {
+                if self.read == BoardRead::Unread || *placement != self.board {
                     self.board = *placement;
+                    // The whole board read (at last, or anew): judged once it is still.
+                    self.read = BoardRead::Settling { since_ms: now_ms };
                     self.changed(now_ms);
                 }
-                self.have_board = true;
             }
             Message::FieldUpdate { square, piece } if self.board.get(*square) != *piece => {
                 self.board.set(*square, *piece);
@@ -258,7 +255,7 @@ impl Recorder {
     pub(super) fn shows_game(&self) -> bool {
         match (self.orientation, self.positions.last()) {
             (Some(o), Some(pos)) => {
-                !self.out_of_sync
+                !self.phase.is_out_of_sync()
                     && !self.awaiting_judgement()
                     && self.board.to_board(o) == *pos.board()
             }
@@ -267,8 +264,11 @@ impl Recorder {
     }
 
     pub(super) fn changed(&mut self, now_ms: u64) {
-        self.last_change_ms = now_ms;
-        self.evaluated = false;
+        // Before the first dump, field updates only keep the board as read up to date:
+        // there is no whole board to judge yet.
+        if self.read != BoardRead::Unread {
+            self.read = BoardRead::Settling { since_ms: now_ms };
+        }
         if self.orientation.is_some() && self.game.is_some() {
             // Bounded: a board left in disorder for hours must not grow without end.
             if self.seen.len() >= MAX_SEEN {
@@ -281,24 +281,25 @@ impl Recorder {
     /// Whether a board change is waiting to be judged (it has not been still for the settle
     /// time yet): a move may be about to come out of it.
     pub fn awaiting_judgement(&self) -> bool {
-        self.have_board && !self.evaluated
+        matches!(self.read, BoardRead::Settling { .. })
     }
 
     /// When the board change waiting to be judged will have been still for the settle time
     /// (ms, the clock of the messages' times); `None` when nothing waits.
     pub fn judge_at(&self) -> Option<u64> {
-        self.awaiting_judgement()
-            .then(|| self.last_change_ms.saturating_add(self.cfg.settle_ms))
+        match self.read {
+            BoardRead::Settling { since_ms } => Some(since_ms.saturating_add(self.cfg.settle_ms)),
+            BoardRead::Unread | BoardRead::Judged => None,
+        }
     }
 
     /// Time passes: a board that has been still for the settle time is evaluated.
     pub fn tick(&mut self, now_ms: u64) -> Vec<Outcome> {
         let mut out = Vec::new();
-        if !self.evaluated
-            && self.have_board
-            && now_ms.saturating_sub(self.last_change_ms) >= self.cfg.settle_ms
+        if let BoardRead::Settling { since_ms } = self.read
+            && now_ms.saturating_sub(since_ms) >= self.cfg.settle_ms
         {
-            self.evaluated = true;
+            self.read = BoardRead::Judged;
             out = self.evaluate();
         }
         if !self.clocks.checks.is_empty() {
@@ -310,8 +311,8 @@ impl Recorder {
     /// Evaluates the current board now, without waiting (end of a replay).
     pub fn flush(&mut self) -> Vec<Outcome> {
         let mut out = Vec::new();
-        if !self.evaluated && self.have_board {
-            self.evaluated = true;
+        if self.awaiting_judgement() {
+            self.read = BoardRead::Judged;
             out = self.evaluate();
         }
         out.extend(self.confirm_presses(Some(u64::MAX)));
