@@ -13,6 +13,11 @@ use shakmaty::{
     Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Position, Setup, Square,
 };
 
+/// The most plies taken back to the start position as a false start; the start position
+/// after a longer game is the next game.
+const MAX_FALSE_START: usize = 2;
+
+/// The Chess960 start position `board` is, if it is one.
 fn chess960_start(board: &Board) -> Option<Chess> {
     let back_white = Bitboard::from_rank(shakmaty::Rank::First);
     let pawns_ok = board.pawns()
@@ -97,7 +102,7 @@ fn position_with_turn(board: &Board, turn: Color) -> Option<Chess> {
 }
 
 /// Whether `target` is the board after at most `plies` legal moves from `pos`.
-pub(super) fn reaches(pos: &Chess, target: &Board, plies: usize) -> bool {
+fn reaches(pos: &Chess, target: &Board, plies: usize) -> bool {
     if pos.board() == target {
         return true;
     }
@@ -127,7 +132,75 @@ impl Recorder {
         r
     }
 
-    pub(super) fn start_position(&self) -> Option<(Orientation, Chess, bool)> {
+    /// The start position (standard or Chess960) on the board, when it begins a new game:
+    /// with its orientation and whether it is Chess960.
+    pub(super) fn new_game_on_board(&self) -> Option<(Orientation, Chess, bool)> {
+        // A new game: the start position set up with no game yet, after a finished one, after
+        // one whose result the board proposed, or after one of more than two plies (players
+        // who resign set the pieces up again; taking back a whole game is not done, and
+        // reading it so would wipe the game: it keeps its moves for the arbiter's result).
+        // Only a false start of a ply or two goes back to the start as a takeback.
+        // (A start position the game's own moves lead to, knights going back home, is moves.)
+        let ended = self.game.is_none() || self.phase.is_over() || self.proposal.is_some();
+        let long_game = self
+            .game
+            .as_ref()
+            .is_some_and(|g| g.moves.len() > MAX_FALSE_START);
+        if (ended || long_game)
+            && let Some((orientation, start, chess960)) = self.start_position()
+            && (ended
+                || !self
+                    .positions
+                    .last()
+                    .is_some_and(|p| reaches(p, start.board(), 2)))
+        {
+            return Some((orientation, start, chess960));
+        }
+        None
+    }
+
+    /// A new game from `start`, the board lying in `orientation`; the game it replaces is
+    /// kept for the caller (with the result the board proposed for it).
+    pub(super) fn begin_game(
+        &mut self,
+        orientation: Orientation,
+        start: Chess,
+        chess960: bool,
+    ) -> Outcome {
+        let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
+        let game = Game {
+            start,
+            castling_mode: if chess960 {
+                CastlingMode::Chess960
+            } else {
+                CastlingMode::Standard
+            },
+            ..Game::default()
+        };
+        self.orientation = Some(orientation);
+        self.replaced = self.game.take().filter(|g| !g.moves.is_empty());
+        self.replaced_proposal = self.proposal.filter(|_| self.replaced.is_some());
+        self.set_game(game);
+        self.phase = Phase::Playing;
+        self.proposal = None;
+        self.flagged.clear();
+        // A new game keeps the last reading and whose turn began when (the clock may
+        // already run), and forgets everything tied to the old game's moves.
+        self.clocks = Clocks {
+            last: self.clocks.last,
+            turn_start: self.clocks.turn_start,
+            start_reading: self.clocks.last,
+            ..Clocks::default()
+        };
+        self.seen.clear();
+        Outcome::NewGame {
+            orientation,
+            chess960,
+            fen,
+        }
+    }
+
+    fn start_position(&self) -> Option<(Orientation, Chess, bool)> {
         for o in [Orientation::Normal, Orientation::Rotated] {
             let b = self.board.to_board(o);
             if b == Board::default() {

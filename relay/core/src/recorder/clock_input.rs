@@ -3,11 +3,9 @@
 //! and the PGN clock tags.
 
 use super::clocks::{Press, START_VOTE, side_index};
-use super::ending::pos_cannot_mate;
-use super::outcome::{ColorName, Outcome, ProposalReason};
+use super::outcome::{ColorName, Outcome};
 use super::state::Recorder;
 use crate::clock_time::ClockTime;
-use crate::game::GameResult;
 use boards::protocol::{ClockReading, ClockSide};
 use shakmaty::{Color, Position};
 
@@ -16,11 +14,25 @@ use shakmaty::{Color, Position};
 const ADJUSTMENT_MIN_MS: i64 = 2_000;
 
 impl Recorder {
+    /// A clock reading received at `now_ms`: a correction made by hand, evidence for which
+    /// side is White, a lever press, a fallen flag, and the clock as it now stands.
     pub(super) fn on_clock(&mut self, r: &ClockReading, now_ms: u64) -> Vec<Outcome> {
-        let mut out = Vec::new();
         if r.status.no_clock {
-            return out;
+            return Vec::new();
         }
+        let prev = self.take_reading(r, now_ms);
+        self.vote_by_reading(r, prev);
+        self.press_by_reading(r, prev, now_ms);
+        let mut out = self.flag_fell(r);
+        out.extend(self.assign_clocks());
+        out.extend(self.clock_shown(r));
+        out
+    }
+
+    /// Makes `r` the last reading; returns the one before it. A clock correction between
+    /// the two is held (see `held`), and the reading is the first after a gap or the one a
+    /// game's start times are read from when it is.
+    fn take_reading(&mut self, r: &ClockReading, now_ms: u64) -> Option<ClockReading> {
         let prev = self.clocks.last.replace(*r);
         let elapsed = self
             .clocks
@@ -42,6 +54,11 @@ impl Recorder {
             // The first reading of a game, or the one standing when it began.
             self.clocks.start_reading = Some(prev.unwrap_or(*r));
         }
+        prev
+    }
+
+    /// What the reading `r` (after `prev`) says of which clock side is White.
+    fn vote_by_reading(&mut self, r: &ClockReading, prev: Option<ClockReading>) {
         let running = r.running_side();
         let prev_running = prev.and_then(|p| p.running_side());
         // Votes: while a side runs, it is usually the side to move. Not at the reading that
@@ -71,6 +88,13 @@ impl Recorder {
             }
             _ => {}
         }
+    }
+
+    /// The lever press the reading `r` shows (the running side changed since `prev`), and
+    /// when the turn it began started.
+    fn press_by_reading(&mut self, r: &ClockReading, prev: Option<ClockReading>, now_ms: u64) {
+        let running = r.running_side();
+        let prev_running = prev.and_then(|p| p.running_side());
         match (prev_running, running) {
             (Some(x), Some(y)) if x != y => {
                 let before_ms = prev.map(|p| u64::from(p.side(x).seconds) * 1000);
@@ -93,30 +117,13 @@ impl Recorder {
             }
             _ => {}
         }
-        // A flag fell: the other side wins, unless it cannot mate (then a draw).
-        for side in [ClockSide::Left, ClockSide::Right] {
-            if r.side(side).flag_fallen
-                && !self.phase.is_over()
-                && let (Some(w), Some(pos)) = (self.clocks.white_side(), self.positions.last())
-            {
-                let loser = if side == w {
-                    Color::White
-                } else {
-                    Color::Black
-                };
-                let winner = !loser;
-                let result =
-                    if pos.board().by_color(winner).count() == 1 || pos_cannot_mate(pos, winner) {
-                        GameResult::Draw
-                    } else if winner == Color::White {
-                        GameResult::WhiteWins
-                    } else {
-                        GameResult::BlackWins
-                    };
-                out.extend(self.propose(result, ProposalReason::TimeForfeit));
-            }
-        }
-        out.extend(self.assign_clocks());
+    }
+
+    /// The clock as it stands after the reading `r`: the clock tags, and the running clock
+    /// (held back behind clock corrections held), which releases the corrections once play
+    /// goes on from the game's position.
+    fn clock_shown(&mut self, r: &ClockReading) -> Vec<Outcome> {
+        let mut out = Vec::new();
         if let Some((white, black, running)) = self.running_clock() {
             self.clock_tags(white, black, running);
             let clock = Outcome::Clock {
@@ -208,12 +215,7 @@ impl Recorder {
     /// without its own lever press (the increment and a period's bonus come with the press),
     /// or fell by more than it ran. Only while a game with moves goes on (setting the clocks
     /// before a game is not a correction) and which side is White is known.
-    pub(super) fn adjustments(
-        &mut self,
-        prev: &ClockReading,
-        r: &ClockReading,
-        elapsed: u64,
-    ) -> Vec<Outcome> {
+    fn adjustments(&mut self, prev: &ClockReading, r: &ClockReading, elapsed: u64) -> Vec<Outcome> {
         let mut out = Vec::new();
         let Some(white) = self.clocks.white_side_sure() else {
             return out;
@@ -268,12 +270,7 @@ impl Recorder {
     /// Keeps the PGN clock tags (PGN clock supplement §5, §6): `[WhiteClock]`/`[BlackClock]`
     /// with the times at the start of play, and `[Clock]` with the running clock while the
     /// game goes on.
-    pub(super) fn clock_tags(
-        &mut self,
-        white: ClockTime,
-        black: ClockTime,
-        running: Option<Color>,
-    ) {
+    fn clock_tags(&mut self, white: ClockTime, black: ClockTime, running: Option<Color>) {
         let finished = self.phase.is_over();
         let start = self.clocks.start_reading;
         let white_side = self.clocks.white_side();

@@ -95,7 +95,7 @@ impl Clocks {
     }
 
     /// Which clock side is White, once the evidence for it leads by `margin` votes.
-    pub(super) fn white_side_by(&self, margin: u32) -> Option<ClockSide> {
+    fn white_side_by(&self, margin: u32) -> Option<ClockSide> {
         let left = self.white_votes[0] + self.black_votes[1];
         let right = self.white_votes[1] + self.black_votes[0];
         if left >= right + margin {

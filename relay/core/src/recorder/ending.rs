@@ -6,6 +6,8 @@ use super::outcome::{DrawCondition, GameEnd, Outcome, ProposalReason};
 use super::phase::Phase;
 use super::state::Recorder;
 use crate::game::{Game, GameResult};
+use crate::infer::Inference;
+use boards::protocol::{ClockReading, ClockSide, MagicPiece};
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, Color, EnPassantMode, Position};
 
@@ -18,11 +20,71 @@ pub fn apply_proposal(game: &mut Game, result: GameResult, reason: ProposalReaso
 }
 
 /// Whether `side` has too little material to ever mate (for a time forfeit, FIDE 6.9).
-pub(super) fn pos_cannot_mate(pos: &Chess, side: Color) -> bool {
+fn pos_cannot_mate(pos: &Chess, side: Color) -> bool {
     pos.has_insufficient_material(side)
 }
 
 impl Recorder {
+    /// The result a magic piece on the board proposes (the first one read, if several).
+    pub(super) fn magic_piece_result(&self) -> Option<GameResult> {
+        let placement_magic = self.board.magic_pieces();
+        let (_, magic) = placement_magic.first()?;
+        Some(match magic {
+            MagicPiece::Draw => GameResult::Draw,
+            MagicPiece::WhiteWins => GameResult::WhiteWins,
+            MagicPiece::BlackWins => GameResult::BlackWins,
+        })
+    }
+
+    /// A fallen flag in the reading `r`: the other side wins, unless it cannot mate (then a
+    /// draw). Proposed only while the game goes on and which side is White is known.
+    pub(super) fn flag_fell(&mut self, r: &ClockReading) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        for side in [ClockSide::Left, ClockSide::Right] {
+            if r.side(side).flag_fallen
+                && !self.phase.is_over()
+                && let (Some(w), Some(pos)) = (self.clocks.white_side(), self.positions.last())
+            {
+                let loser = if side == w {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                let winner = !loser;
+                let result =
+                    if pos.board().by_color(winner).count() == 1 || pos_cannot_mate(pos, winner) {
+                        GameResult::Draw
+                    } else if winner == Color::White {
+                        GameResult::WhiteWins
+                    } else {
+                        GameResult::BlackWins
+                    };
+                out.extend(self.propose(result, ProposalReason::TimeForfeit));
+            }
+        }
+        out
+    }
+
+    /// After a mate or stalemate on the board, whether `inference` undoes the end (and then
+    /// the game goes on, its result taken back). Only the end can be undone: the mating move
+    /// corrected or taken back (with the move before it at most). A board far back in the
+    /// game after a mate is the next game being set up, never a takeback of the whole game.
+    pub(super) fn reopen_end(&mut self, inference: &Inference) -> bool {
+        let n = self.positions.len().saturating_sub(1);
+        let near_end = |keep: usize| keep + 2 >= n;
+        match inference {
+            Inference::Correction(_) => {}
+            Inference::Takeback { ply } if near_end(*ply) => {}
+            Inference::Rewrite { keep, .. } if near_end(*keep) => {}
+            _ => return false,
+        }
+        self.phase = Phase::Playing;
+        if let Some(g) = self.game.as_mut() {
+            g.result = GameResult::Ongoing;
+        }
+        true
+    }
+
     pub(super) fn propose(&mut self, result: GameResult, reason: ProposalReason) -> Vec<Outcome> {
         if self.proposal == Some((result, reason)) {
             return Vec::new();

@@ -2,102 +2,65 @@
 //! missed, a takeback, a correction, a board it cannot explain) applied to the moves, and the
 //! game's position to restore when the board has left it.
 
-use super::beginning::reaches;
-use super::clocks::Clocks;
 use super::outcome::{Outcome, ProposalReason};
 use super::phase::Phase;
 use super::state::Recorder;
-use crate::game::{Game, GameResult};
 use crate::infer::{History, Inference, infer};
-use boards::protocol::MagicPiece;
-use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::{Board, CastlingMode, EnPassantMode, Move, Position};
-
-/// The most plies taken back to the start position as a false start; the start position
-/// after a longer game is the next game.
-const MAX_FALSE_START: usize = 2;
+use shakmaty::{Board, CastlingMode, Move, Position};
 
 impl Recorder {
+    /// The board has been still for the settle time: what it means for the game, in order of
+    /// precedence — a new game set up, a game joined late, a result proposed by a magic
+    /// piece, nothing after a result, and otherwise what inference makes of it.
     pub(super) fn evaluate(&mut self) -> Vec<Outcome> {
-        let mut out = Vec::new();
-        // A new game: the start position set up with no game yet, after a finished one, after
-        // one whose result the board proposed, or after one of more than two plies (players
-        // who resign set the pieces up again; taking back a whole game is not done, and
-        // reading it so would wipe the game: it keeps its moves for the arbiter's result).
-        // Only a false start of a ply or two goes back to the start as a takeback.
-        // (A start position the game's own moves lead to, knights going back home, is moves.)
-        let ended = self.game.is_none() || self.phase.is_over() || self.proposal.is_some();
-        let long_game = self
-            .game
-            .as_ref()
-            .is_some_and(|g| g.moves.len() > MAX_FALSE_START);
-        if (ended || long_game)
-            && let Some((orientation, start, chess960)) = self.start_position()
-            && (ended
-                || !self
-                    .positions
-                    .last()
-                    .is_some_and(|p| reaches(p, start.board(), 2)))
-        {
-            let fen = Fen::from_position(&start, EnPassantMode::Legal).to_string();
-            let game = Game {
-                start,
-                castling_mode: if chess960 {
-                    CastlingMode::Chess960
-                } else {
-                    CastlingMode::Standard
-                },
-                ..Game::default()
-            };
-            self.orientation = Some(orientation);
-            self.replaced = self.game.take().filter(|g| !g.moves.is_empty());
-            self.replaced_proposal = self.proposal.filter(|_| self.replaced.is_some());
-            self.set_game(game);
-            self.phase = Phase::Playing;
-            self.proposal = None;
-            self.flagged.clear();
-            // A new game keeps the last reading and whose turn began when (the clock may
-            // already run), and forgets everything tied to the old game's moves.
-            self.clocks = Clocks {
-                last: self.clocks.last,
-                turn_start: self.clocks.turn_start,
-                start_reading: self.clocks.last,
-                ..Clocks::default()
-            };
-            self.seen.clear();
-            out.push(Outcome::NewGame {
-                orientation,
-                chess960,
-                fen,
-            });
-            return out;
+        if let Some((orientation, start, chess960)) = self.new_game_on_board() {
+            return vec![self.begin_game(orientation, start, chess960)];
         }
         if self.game.is_none() {
             return self.join_late();
         }
-        let placement_magic = self.board.magic_pieces();
-        if let Some((_, magic)) = placement_magic.first() {
-            let result = match magic {
-                MagicPiece::Draw => GameResult::Draw,
-                MagicPiece::WhiteWins => GameResult::WhiteWins,
-                MagicPiece::BlackWins => GameResult::BlackWins,
-            };
-            out.extend(self.propose(result, ProposalReason::MagicPiece));
-            return out;
+        if let Some(result) = self.magic_piece_result() {
+            return self.propose(result, ProposalReason::MagicPiece);
         }
         // After a result (proposed or set), pieces are put away or set up again: nothing to
         // record. After a mate or stalemate on the board, the last move can still turn out to
         // be another one (a queen slid past its square), so corrections and takebacks count.
         if matches!(self.phase, Phase::Finished { .. }) {
-            return out;
+            return Vec::new();
         }
         let board = self.board.to_board(self.orientation.unwrap_or_default());
-        let Some(game) = self.game.as_ref() else {
-            return out;
+        let Some(inference) = self.infer_board(&board) else {
+            return Vec::new();
         };
+        if self.phase == Phase::EndedOnBoard && !self.reopen_end(&inference) {
+            return Vec::new();
+        }
+        self.apply(inference, &board)
+    }
+
+    /// What inference makes of the still `board` (in real squares), given the game, the
+    /// boards seen since its position was last confirmed and the presses the clock shows.
+    /// `None`: no game.
+    fn infer_board(&self, board: &Board) -> Option<Inference> {
+        let game = self.game.as_ref()?;
         let moves: Vec<Move> = game.moves.iter().map(|m| m.mv).collect();
         let presses_ahead = self.clocks.presses_ahead();
+        let orientation = self.orientation.unwrap_or_default();
+        let seen: Vec<Board> = self.seen.iter().map(|p| p.to_board(orientation)).collect();
+        let history = History {
+            positions: &self.positions,
+            moves: &moves,
+            presses_ahead,
+            bridge_limit: self.bridge_limit(presses_ahead),
+            seen: &seen,
+        };
+        Some(infer(&history, board, self.cfg.max_bridge))
+    }
+
+    /// The most moves a still board may add at once. While the clock is watched, the presses
+    /// it shows say how many moves were made; otherwise up to the configured bridge.
+    fn bridge_limit(&self, presses_ahead: usize) -> usize {
         // A clock stopped in the middle of a game (not by a flag) is an arbiter at the board
         // (an illegal move being put right): nobody plays, and a board half put back must
         // not be read as moves the presses do not account for.
@@ -107,38 +70,15 @@ impl Recorder {
         let clock_watched =
             self.clocks.last.is_some_and(|r| r.running_side().is_some()) || stopped_mid_game;
         let clock_watched = clock_watched && !self.readings_missed;
-        let bridge_limit = if clock_watched {
+        if clock_watched {
             presses_ahead + 1
         } else {
             self.cfg.max_bridge
-        };
-        let orientation = self.orientation.unwrap_or_default();
-        let seen: Vec<Board> = self.seen.iter().map(|p| p.to_board(orientation)).collect();
-        let history = History {
-            positions: &self.positions,
-            moves: &moves,
-            presses_ahead,
-            bridge_limit,
-            seen: &seen,
-        };
-        let inference = infer(&history, &board, self.cfg.max_bridge);
-        if self.phase == Phase::EndedOnBoard {
-            // Only the end can be undone: the mating move corrected or taken back (with the
-            // move before it at most). A board far back in the game after a mate is the next
-            // game being set up, never a takeback of the whole game.
-            let n = self.positions.len().saturating_sub(1);
-            let near_end = |keep: usize| keep + 2 >= n;
-            match inference {
-                Inference::Correction(_) => {}
-                Inference::Takeback { ply } if near_end(ply) => {}
-                Inference::Rewrite { keep, .. } if near_end(keep) => {}
-                _ => return out,
-            }
-            self.phase = Phase::Playing;
-            if let Some(g) = self.game.as_mut() {
-                g.result = GameResult::Ongoing;
-            }
         }
+    }
+
+    /// Applies what inference made of the still `board` to the game.
+    fn apply(&mut self, inference: Inference, board: &Board) -> Vec<Outcome> {
         if !matches!(inference, Inference::OutOfSync { .. }) {
             self.readings_missed = false;
             // Explained: the way here no longer matters.
@@ -146,85 +86,99 @@ impl Recorder {
         }
         let was_out = self.phase.is_out_of_sync();
         self.phase = self.phase.in_sync();
-        match inference {
-            Inference::Unchanged => {}
-            Inference::Move(m) => out.extend(self.play(m)),
+        let mut out = match inference {
+            Inference::Unchanged => Vec::new(),
+            Inference::Move(m) => self.play(m),
             Inference::Bridge(ms) => {
+                let mut out = Vec::new();
                 for m in ms {
                     out.extend(self.play(m));
                 }
+                out
             }
-            Inference::Takeback { ply } => out.extend(self.truncate(ply)),
-            Inference::Rewrite { keep, moves } => {
-                // Moves the rewrite keeps as they were stay untouched (with their clocks).
-                let n = self.positions.len() - 1;
-                let mut k = keep;
-                let mut rest = moves.into_iter().peekable();
-                while k < n
-                    && rest
-                        .peek()
-                        .is_some_and(|m| self.game.as_ref().is_some_and(|g| g.moves[k].mv == *m))
-                {
-                    rest.next();
-                    k += 1;
-                }
-                out.extend(self.truncate(k));
-                for m in rest {
-                    out.extend(self.play(m));
-                }
-            }
-            Inference::Correction(m) => {
-                let ply = self.positions.len() - 1;
-                let prev = self.positions[ply - 1].clone();
-                let san = SanPlus::from_move(prev.clone(), m);
-                let mut after = prev;
-                after.play_unchecked(m);
-                let mut replaced = String::new();
-                if let Some(g) = self.game.as_mut()
-                    && let Some(last) = g.moves.last_mut()
-                {
-                    replaced = last.san.to_string();
-                    // The press (if any) belongs to whatever move was finally made.
-                    last.mv = m;
-                    last.san = san;
-                }
-                self.positions[ply] = after;
-                out.push(Outcome::Correction {
-                    ply,
-                    san: san.to_string(),
-                    replaced,
-                });
-                out.extend(self.after_move());
-            }
-            Inference::KingsInCentre(result) => {
-                out.extend(self.propose(result, ProposalReason::KingsInCentre))
-            }
+            Inference::Takeback { ply } => self.truncate(ply),
+            Inference::Rewrite { keep, moves } => self.rewrite(keep, moves),
+            Inference::Correction(m) => self.correct(m),
+            Inference::KingsInCentre(result) => self.propose(result, ProposalReason::KingsInCentre),
             Inference::OutOfSync { candidates } => {
-                self.phase = Phase::OutOfSync;
-                let game_fen = self
-                    .positions
-                    .last()
-                    .map(|p| p.board().board_fen().to_string())
-                    .unwrap_or_default();
-                if !was_out {
-                    out.push(Outcome::OutOfSync {
-                        board_fen: board.board_fen().to_string(),
-                        game_fen,
-                        candidates,
-                    });
-                }
-                return out;
+                return self.lost_sync(board, candidates, was_out);
             }
-        }
+        };
         if was_out {
             out.insert(0, Outcome::InSync);
         }
         out
     }
 
+    /// The moves after the first `keep` replaced by `moves`.
+    fn rewrite(&mut self, keep: usize, moves: Vec<Move>) -> Vec<Outcome> {
+        // Moves the rewrite keeps as they were stay untouched (with their clocks).
+        let n = self.positions.len() - 1;
+        let mut k = keep;
+        let mut rest = moves.into_iter().peekable();
+        while k < n
+            && rest
+                .peek()
+                .is_some_and(|m| self.game.as_ref().is_some_and(|g| g.moves[k].mv == *m))
+        {
+            rest.next();
+            k += 1;
+        }
+        let mut out = self.truncate(k);
+        for m in rest {
+            out.extend(self.play(m));
+        }
+        out
+    }
+
+    /// The last move was `m`, not the one recorded (a piece put down on its square late).
+    fn correct(&mut self, m: Move) -> Vec<Outcome> {
+        let ply = self.positions.len() - 1;
+        let prev = self.positions[ply - 1].clone();
+        let san = SanPlus::from_move(prev.clone(), m);
+        let mut after = prev;
+        after.play_unchecked(m);
+        let mut replaced = String::new();
+        if let Some(g) = self.game.as_mut()
+            && let Some(last) = g.moves.last_mut()
+        {
+            replaced = last.san.to_string();
+            // The press (if any) belongs to whatever move was finally made.
+            last.mv = m;
+            last.san = san;
+        }
+        self.positions[ply] = after;
+        let mut out = vec![Outcome::Correction {
+            ply,
+            san: san.to_string(),
+            replaced,
+        }];
+        out.extend(self.after_move());
+        out
+    }
+
+    /// The still `board` is nothing the game explains: the game waits for it, said once
+    /// (`was_out`: it was said already).
+    fn lost_sync(&mut self, board: &Board, candidates: usize, was_out: bool) -> Vec<Outcome> {
+        self.phase = Phase::OutOfSync;
+        let game_fen = self
+            .positions
+            .last()
+            .map(|p| p.board().board_fen().to_string())
+            .unwrap_or_default();
+        if was_out {
+            return Vec::new();
+        }
+        vec![Outcome::OutOfSync {
+            board_fen: board.board_fen().to_string(),
+            game_fen,
+            candidates,
+        }]
+    }
+
     /// Takes the game back to `ply` moves. The presses of the removed moves are free again:
     /// the moves that replace them were ended by the same presses.
-    pub(super) fn truncate(&mut self, ply: usize) -> Vec<Outcome> {
+    fn truncate(&mut self, ply: usize) -> Vec<Outcome> {
         let n = self.positions.len() - 1;
         if ply >= n {
             return Vec::new();

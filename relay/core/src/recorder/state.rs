@@ -201,13 +201,13 @@ impl Recorder {
         };
         out.extend(self.tick(now_ms));
         match message {
-            Message::BoardDump { placement } => {
-                if self.read == BoardRead::Unread || *placement != self.board {
-                    self.board = *placement;
-                    // The whole board read (at last, or anew): judged once it is still.
-                    self.read = BoardRead::Settling { since_ms: now_ms };
-                    self.changed(now_ms);
-                }
+            Message::BoardDump { placement }
+                if self.read == BoardRead::Unread || *placement != self.board =>
+            {
+                self.board = *placement;
+                // The whole board read (at last, or anew): judged once it is still.
+                self.read = BoardRead::Settling { since_ms: now_ms };
+                self.changed(now_ms);
             }
             Message::FieldUpdate { square, piece } if self.board.get(*square) != *piece => {
                 self.board.set(*square, *piece);
@@ -221,7 +221,7 @@ impl Recorder {
     /// Held clock corrections and the clock after them (see `held`), given what `out` says
     /// of the game: placed before the first move made (the game went on: they stand), or
     /// dropped at a new game (the clock was set for it; its reading comes after the new game).
-    pub(super) fn settle_held(&mut self, mut out: Vec<Outcome>) -> Vec<Outcome> {
+    fn settle_held(&mut self, mut out: Vec<Outcome>) -> Vec<Outcome> {
         if self.held.is_empty() && self.held_clock.is_none() {
             return out;
         }
@@ -263,7 +263,7 @@ impl Recorder {
         }
     }
 
-    pub(super) fn changed(&mut self, now_ms: u64) {
+    fn changed(&mut self, now_ms: u64) {
         // Before the first dump, field updates only keep the board as read up to date:
         // there is no whole board to judge yet.
         if self.read != BoardRead::Unread {
