@@ -1,6 +1,7 @@
 //! The clock's bookkeeping, apart from the game: the last reading, the votes for which clock
 //! side is White, every lever press and which move it ended, and the stretches without
-//! readings. Nothing here knows the board; the recorder's clock files read and fill it.
+//! readings. Nothing here reads the game or what the board shows; the recorder's clock files
+//! fill it and read it.
 
 use boards::protocol::{ClockReading, ClockSide, Placement};
 use shakmaty::Color;
@@ -55,7 +56,7 @@ pub(super) struct Clocks {
     /// When `last` was received.
     pub(super) last_at_ms: Option<u64>,
     /// Presses by the side to move whose meaning is not known yet: the move they end, or
-    /// an illegal move, or nothing at all (see [`Recorder::confirm_presses`]).
+    /// an illegal move, or nothing at all (see `Recorder::confirm_presses`).
     pub(super) checks: Vec<PressCheck>,
 }
 

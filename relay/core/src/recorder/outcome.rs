@@ -124,8 +124,8 @@ pub enum Outcome {
         captured: Option<char>,
         clock_pressed: bool,
     },
-    /// The game just begun was joined in its middle (see [`Recorder::join_late`]): `color`
-    /// was to move in its start position, as the running clock said.
+    /// The game just begun was joined in its middle (recording began while it was under
+    /// way): `color` was to move in its start position, as the running clock said.
     JoinedLate { color: ColorName },
     /// A clock time changed by more than the clock itself explains (time given by an
     /// arbiter, a clock set right), before the move at `ply`.
