@@ -8,7 +8,7 @@
 //! that, not from the store, so a crowd joining costs the store nothing.
 
 use relay_core::game::GameResult;
-use relay_core::recorder::ColorName;
+use relay_core::recorder::{ColorName, ProposalReason};
 use relay_store::{GameId, RoundId, Seq, TournamentId};
 use relay_store::{MoveRecord, Player, RoundBye, RoundInfo, StoredGame, StoredMove};
 use schemars::JsonSchema;
@@ -83,7 +83,7 @@ pub fn stored_result(s: &str) -> GameResult {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Proposal {
     pub result: GameResult,
-    pub reason: String,
+    pub reason: ProposalReason,
     /// The game's length (plies) when the board proposed it.
     pub at_ply: u32,
     /// Plies played on the board since (players often go on after a flag fell): they are

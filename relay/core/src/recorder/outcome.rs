@@ -30,7 +30,7 @@ impl Default for RecorderConfig {
 }
 
 /// Why a result is proposed (an arbiter confirms it; it is never a move).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProposalReason {
     KingsInCentre,

@@ -16,6 +16,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use relay_core::pgn::read_game;
+use relay_core::recorder::ProposalReason;
 use relay_store::TournamentId;
 use relay_store::{Store, StoredGame, StoredMove};
 use schemars::JsonSchema;
@@ -186,7 +187,8 @@ pub async fn confirm_result(
         .and_then(|e| e.proposal);
     let (result, termination) = match (proposal, g.result.as_str()) {
         (Some(p), _) => {
-            let term = (p.reason == "time_forfeit").then(|| "time forfeit".to_string());
+            let term =
+                (p.reason == ProposalReason::TimeForfeit).then(|| "time forfeit".to_string());
             (p.result, term.or(g.termination.clone()))
         }
         (None, "*") => {

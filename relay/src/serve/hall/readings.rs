@@ -225,10 +225,7 @@ impl Hall {
                     });
                 }
                 Outcome::ResultProposed { result, reason } => {
-                    let reason = serde_json::to_value(reason)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
+                    let reason = *reason;
                     // The same signal again (a result changed by the moves since) keeps the
                     // moment it was first given.
                     let at_ply = match &d.view.proposal {
