@@ -17,6 +17,11 @@ export type Announcement = {
 } & (
   | {
       type: "snapshot";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       round?: RoundView | null;
       game?: GameView | null;
@@ -24,18 +29,39 @@ export type Announcement = {
     }
   | {
       type: "games";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       games: GameView[];
     }
   | {
       type: "moves";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       moves: MoveView[];
     }
   | {
       type: "move";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       move: MoveView;
       read_at_ms?: number | null;
@@ -43,7 +69,15 @@ export type Announcement = {
     }
   | {
       type: "move_clock";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       ply: number;
       clk_ms?: number | null;
@@ -52,13 +86,29 @@ export type Announcement = {
     }
   | {
       type: "truncate";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       from_ply: number;
     }
   | {
       type: "result";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       result: GameResult;
       termination?: string | null;
@@ -66,39 +116,83 @@ export type Announcement = {
     }
   | {
       type: "game";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       game: GameView;
     }
   | {
       type: "clock";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       clock: ClockView;
     }
   | {
       type: "clocks";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       clocks: GameClock[];
     }
   | {
       type: "eval";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       evals: EvalEntry[];
     }
   | {
       type: "eboard";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       eboard: EboardView;
     }
   | {
       type: "illegal_move";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       incident: Incident;
     }
   | {
       type: "clock_adjustment";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       incident: Incident;
     }
@@ -119,6 +213,11 @@ export type Announcement = {
 export type ServerMessage =
   | {
       type: "snapshot";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       round?: RoundView | null;
       game?: GameView | null;
@@ -126,18 +225,39 @@ export type ServerMessage =
     }
   | {
       type: "games";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       games: GameView[];
     }
   | {
       type: "moves";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       moves: MoveView[];
     }
   | {
       type: "move";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       move: MoveView;
       read_at_ms?: number | null;
@@ -145,7 +265,15 @@ export type ServerMessage =
     }
   | {
       type: "move_clock";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       ply: number;
       clk_ms?: number | null;
@@ -154,13 +282,29 @@ export type ServerMessage =
     }
   | {
       type: "truncate";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       from_ply: number;
     }
   | {
       type: "result";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       result: GameResult;
       termination?: string | null;
@@ -168,39 +312,83 @@ export type ServerMessage =
     }
   | {
       type: "game";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       game: GameView;
     }
   | {
       type: "clock";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       clock: ClockView;
     }
   | {
       type: "clocks";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       clocks: GameClock[];
     }
   | {
       type: "eval";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       evals: EvalEntry[];
     }
   | {
       type: "eboard";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
       eboard: EboardView;
     }
   | {
       type: "illegal_move";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       incident: Incident;
     }
   | {
       type: "clock_adjustment";
+      /**
+       * A round's change number: every change committed to a round gets the next one, and a
+       * client names the last it has (`?since=N`) to get only what came after. 0 (the
+       * default) is before the round's first change.
+       */
       seq: number;
+      /**
+       * A game's id.
+       */
       game_id: number;
       incident: Incident;
     }
@@ -225,12 +413,35 @@ export type GameResult = ("1-0" | "0-1" | "1/2-1/2") | "*";
  * A colour as the JSON and the PGN Clock tag name it.
  */
 export type ColorName = "white" | "black";
+/**
+ * Why a result is proposed (an arbiter confirms it; it is never a move).
+ */
+export type ProposalReason = "kings_in_centre" | "magic_piece" | "time_forfeit";
+/**
+ * What an incident of the record is.
+ */
+export type IncidentKind = "illegal_move" | "clock_adjustment" | "joined_late" | "recovered";
+/**
+ * What kind of illegal move a player completed by pressing the clock.
+ */
+export type IllegalKind =
+  "move_not_allowed" | "king_in_check" | "illegal_castling" | "pawn_not_promoted" | "press_without_move";
+/**
+ * The arbiter's answer to an illegal move on the record.
+ */
+export type Ruling = "dismissed" | "result";
 
 /**
  * A round with its games.
  */
 export interface RoundView {
+  /**
+   * A round's id.
+   */
   id: number;
+  /**
+   * A tournament's id.
+   */
   tournament_id: number;
   tournament: string;
   number: string;
@@ -260,7 +471,13 @@ export interface RoundView {
  * A game as pages, platforms and the console see it.
  */
 export interface GameView {
+  /**
+   * A game's id.
+   */
   id: number;
+  /**
+   * A round's id.
+   */
   round_id: number;
   board_no: number;
   white: unknown;
@@ -390,6 +607,9 @@ export interface TeamMatchView {
  * One game's running clock, in a bundle of readings.
  */
 export interface GameClock {
+  /**
+   * A game's id.
+   */
   game_id: number;
   clock: ClockView;
 }
@@ -397,6 +617,9 @@ export interface GameClock {
  * One evaluation in an `eval` message: the position after move `ply` of game `game_id`.
  */
 export interface EvalEntry {
+  /**
+   * A game's id.
+   */
   game_id: number;
   ply: number;
   cp?: number | null;
@@ -435,8 +658,14 @@ export interface EboardView {
    * The placement as read (real squares once the orientation is known).
    */
   board_fen: string;
+  /**
+   * A game's id.
+   */
   game_id?: number | null;
   board_no?: number | null;
+  /**
+   * A round's id.
+   */
   round_id?: number | null;
   proposal?: Proposal | null;
   /**
@@ -458,7 +687,7 @@ export interface EboardView {
 }
 export interface Proposal {
   result: GameResult;
-  reason: string;
+  reason: ProposalReason;
   /**
    * The game's length (plies) when the board proposed it.
    */
@@ -474,24 +703,23 @@ export interface Proposal {
  */
 export interface Incident {
   id: number;
-  game_id: number;
   /**
-   * `illegal_move` or `clock_adjustment`.
+   * A game's id.
    */
-  kind: string;
+  game_id: number;
+  kind: IncidentKind;
   /**
    * The move it came in place of (an illegal move) or before (a correction), from 1.
    */
   ply: number;
   /**
-   * Whose move or whose clock: `white` or `black`.
+   * Whose move or whose clock.
    */
-  color: string;
+  color: "white" | "black";
   /**
-   * An illegal move's kind: `move_not_allowed`, `king_in_check`, `illegal_castling`,
-   * `pawn_not_promoted` or `press_without_move`.
+   * An illegal move's kind.
    */
-  illegal?: string | null;
+  illegal?: IllegalKind | null;
   /**
    * The squares as seen (`g1g4`); none for a press without a move.
    */
@@ -508,9 +736,8 @@ export interface Incident {
   delta_ms?: number | null;
   at_ms: number;
   /**
-   * The arbiter's answer: `dismissed`, or `result` (the result the Laws prescribe was
-   * given); none yet.
+   * The arbiter's answer; none yet.
    */
-  ruling?: string | null;
+  ruling?: Ruling | null;
   ruled_at_ms?: number | null;
 }
