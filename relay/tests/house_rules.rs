@@ -436,6 +436,7 @@ const GAME_WRITES: &[&str] = &[
 const GAME_WRITERS: &[&str] = &[
     "serve/writer/edits.rs",
     "serve/writer/games.rs",
+    "serve/writer/flush.rs",
     "serve/writer/group.rs",
     "serve/api/pairings.rs",
     "serve/api/trf.rs",
@@ -474,4 +475,50 @@ fn only_the_writer_and_the_named_routes_change_games() {
         "games change only through the writer and the routes ARCHITECTURE.md's invariant 14 names; add the file there and here only with a reason:\n{}",
         strays.join("\n")
     );
+}
+
+/// The folders whose files are `impl` blocks of one type (the writer's and the hall's state):
+/// their files call one another through `self.`, which no import shows.
+const ONE_TYPE_FOLDERS: &[&str] = &["serve/writer", "serve/hall"];
+
+#[test]
+fn the_files_of_the_writer_and_the_hall_call_one_another_without_a_circle() {
+    let src = workspace().join("relay/src");
+    for folder in ONE_TYPE_FOLDERS {
+        let mut files = Vec::new();
+        rust_files(&src.join(folder), &mut files);
+        let code: BTreeMap<String, String> = files
+            .iter()
+            .map(|f| {
+                let name = f.file_stem().map(|s| s.to_string_lossy().to_string());
+                let text = std::fs::read_to_string(f).unwrap_or_default();
+                (name.unwrap_or_default(), code_of(&text))
+            })
+            .collect();
+        // Which file defines each method.
+        let mut home: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (file, text) in &code {
+            for part in text.split("fn ").skip(1) {
+                let name: String = part
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                home.entry(name).or_default().insert(file.clone());
+            }
+        }
+        let mut calls: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+        for (file, text) in &code {
+            let edges = calls.entry(vec![file.clone()]).or_default();
+            for (method, homes) in &home {
+                if !homes.contains(file) && text.contains(&format!("self.{method}(")) {
+                    edges.extend(homes.iter().map(|h| vec![h.clone()]));
+                }
+            }
+        }
+        let found = circles(&calls);
+        assert!(
+            found.is_empty(),
+            "the files of {folder} call one another in a circle (move the shared step below both): {found:?}"
+        );
+    }
 }

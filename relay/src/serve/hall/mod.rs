@@ -6,6 +6,7 @@ mod arbiter;
 mod desk;
 mod ids;
 mod memory;
+mod outcomes;
 mod ports;
 mod readings;
 mod run;

@@ -9,9 +9,11 @@
 //! writes a move twice, and a move the store refuses as already there (a commit whose answer
 //! was lost) only makes the writer read the game back and carry on.
 
+mod apply;
 mod carry;
 mod clocks;
 mod edits;
+mod flush;
 mod games;
 mod group;
 mod run;
