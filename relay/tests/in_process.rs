@@ -13,6 +13,7 @@ use relay::serve::hall::PortInput;
 use relay::serve::{Carry, Core, Stores};
 use relay_core::recorder::RecorderConfig;
 use relay_store::Store;
+use relay_store::{GameId, RoundId};
 use serde_json::{Value, json};
 use shakmaty::Position;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -195,12 +196,12 @@ async fn the_router_answers_bad_requests_clearly_and_changes_nothing() {
 
 /// Waits until the live feed's view stands at the store's change number of the round.
 async fn caught_up(core: &Core, round: i64) -> i64 {
-    let feed = core.shared.feeds.live(relay_store::RoundId::from(round));
+    let feed = core.shared.feeds.live(RoundId::from(round));
     for _ in 0..200 {
         let want = core
             .shared
             .store
-            .round(relay_store::RoundId::from(round))
+            .round(RoundId::from(round))
             .await
             .expect("round")
             .seq;
@@ -356,9 +357,9 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
     assert_eq!(put.status, StatusCode::OK, "{}", put.body);
 
     caught_up(&core, rid).await;
-    let feed = core.shared.feeds.live(relay_store::RoundId::from(rid));
+    let feed = core.shared.feeds.live(RoundId::from(rid));
     let stored = serde_json::to_value(
-        round_json(&core.shared.lookup, relay_store::RoundId::from(rid), true)
+        round_json(&core.shared.lookup, RoundId::from(rid), true)
             .await
             .expect("round"),
     )
@@ -402,7 +403,7 @@ async fn the_view_kept_in_memory_is_the_view_the_store_gives() {
             .snapshot(
                 &core.shared.lookup,
                 &core.shared.metrics,
-                SnapshotOf::Game(relay_store::GameId::from(*id)),
+                SnapshotOf::Game(GameId::from(*id)),
             )
             .await
             .expect("game");
@@ -1405,4 +1406,24 @@ async fn a_team_match_counts_the_boards_won_by_forfeit_against_nobody() {
         "{}",
         view.body["byes"]
     );
+}
+
+#[tokio::test]
+async fn an_arbiters_action_on_what_is_not_there_is_not_found_not_a_clash() {
+    let (_core, app) = start().await;
+    // The hall has never heard of this e-board: 404 (a refusal of the hall keeps its kind),
+    // where it was a clash (409) while refusals were words.
+    let path = "/api/eboards/00999/continue";
+    let gone = admin(&app, "POST", path, json!({"turn": "white"})).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+    assert!(
+        gone.body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("00999")),
+        "{}",
+        gone.body
+    );
+    // A side that is neither is refused before the hall is asked.
+    let bad = admin(&app, "POST", path, json!({"turn": "red"})).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
 }

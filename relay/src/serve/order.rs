@@ -144,18 +144,29 @@ impl Order {
 mod tests {
     use super::*;
     use crate::serve::wire::ServerMessage;
+    use relay_store::GameId;
 
-    fn ev(round: RoundId, seq: Seq) -> Event {
+    /// A change `seq` of round `round`, to game 1.
+    fn ev(round: i64, seq: i64) -> Event {
+        let (round, seq, game) = (RoundId::from(round), Seq::from(seq), GameId::from(1));
         Event::new(
             round,
-            Some(relay_store::GameId::from(1)),
+            Some(game),
             seq,
             &ServerMessage::Truncate {
                 seq,
-                game_id: relay_store::GameId::from(1),
+                game_id: game,
                 from_ply: 1,
             },
         )
+    }
+
+    fn r(n: i64) -> RoundId {
+        RoundId::from(n)
+    }
+
+    fn s(n: i64) -> Seq {
+        Seq::from(n)
     }
 
     fn seqs(v: &[Event]) -> Vec<i64> {
@@ -164,101 +175,37 @@ mod tests {
 
     #[test]
     fn changes_go_out_in_order_once_and_holes_are_asked_for() {
-        let (order, mut holes) = Order::new(Some(vec![(
-            relay_store::RoundId::from(7),
-            relay_store::Seq::from(10),
-        )]));
-        assert_eq!(
-            seqs(&order.offer(ev(
-                relay_store::RoundId::from(7),
-                relay_store::Seq::from(11)
-            ))),
-            [11]
-        );
+        let (order, mut holes) = Order::new(Some(vec![(r(7), s(10))]));
+        assert_eq!(seqs(&order.offer(ev(7, 11))), [11]);
         // 13 comes before 12: it waits, and the round is asked for.
-        assert!(
-            order
-                .offer(ev(
-                    relay_store::RoundId::from(7),
-                    relay_store::Seq::from(13)
-                ))
-                .is_empty()
-        );
-        assert_eq!(holes.try_recv().ok(), Some(relay_store::RoundId::from(7)));
+        assert!(order.offer(ev(7, 13)).is_empty());
+        assert_eq!(holes.try_recv().ok(), Some(r(7)));
         // 12 (read from the log) lets both out; 13 again is not sent twice.
-        assert_eq!(
-            seqs(&order.offer(ev(
-                relay_store::RoundId::from(7),
-                relay_store::Seq::from(12)
-            ))),
-            [12, 13]
-        );
-        assert!(
-            order
-                .offer(ev(
-                    relay_store::RoundId::from(7),
-                    relay_store::Seq::from(13)
-                ))
-                .is_empty()
-        );
-        assert!(
-            order
-                .offer(ev(relay_store::RoundId::from(7), relay_store::Seq::from(5)))
-                .is_empty()
-        );
+        assert_eq!(seqs(&order.offer(ev(7, 12))), [12, 13]);
+        assert!(order.offer(ev(7, 13)).is_empty());
+        assert!(order.offer(ev(7, 5)).is_empty());
         // A round made after start-up starts at 0.
-        assert!(
-            order
-                .offer(ev(relay_store::RoundId::from(8), relay_store::Seq::from(2)))
-                .is_empty()
-        );
-        assert_eq!(
-            seqs(&order.offer(ev(relay_store::RoundId::from(8), relay_store::Seq::from(1)))),
-            [1, 2]
-        );
-        assert_eq!(
-            order.last(relay_store::RoundId::from(9)),
-            Some(relay_store::Seq::from(0))
-        );
+        assert!(order.offer(ev(8, 2)).is_empty());
+        assert_eq!(seqs(&order.offer(ev(8, 1))), [1, 2]);
+        assert_eq!(order.last(r(9)), Some(s(0)));
     }
 
     #[test]
     fn a_change_that_cannot_be_shown_is_passed() {
-        let (order, _holes) = Order::new(Some(vec![(
-            relay_store::RoundId::from(1),
-            relay_store::Seq::from(0),
-        )]));
+        let (order, _holes) = Order::new(Some(vec![(r(1), s(0))]));
+        assert!(order.offer(ev(1, 2)).is_empty());
         assert!(
-            order
-                .offer(ev(relay_store::RoundId::from(1), relay_store::Seq::from(2)))
-                .is_empty()
-        );
-        assert!(
-            order
-                .skip(relay_store::RoundId::from(1), relay_store::Seq::from(3))
-                .is_empty(),
+            order.skip(r(1), s(3)).is_empty(),
             "only the next number is passed"
         );
-        assert_eq!(
-            seqs(&order.skip(relay_store::RoundId::from(1), relay_store::Seq::from(1))),
-            [2]
-        );
+        assert_eq!(seqs(&order.skip(r(1), s(1))), [2]);
     }
 
     #[test]
     fn without_start_numbers_a_round_starts_at_its_first_change() {
         let (order, _holes) = Order::new(None);
-        assert_eq!(order.last(relay_store::RoundId::from(4)), None);
-        assert_eq!(
-            seqs(&order.offer(ev(
-                relay_store::RoundId::from(4),
-                relay_store::Seq::from(40)
-            ))),
-            [40]
-        );
-        assert_eq!(
-            order.last(relay_store::RoundId::from(4)),
-            Some(relay_store::Seq::from(40))
-        );
+        assert_eq!(order.last(r(4)), None);
+        assert_eq!(seqs(&order.offer(ev(4, 40))), [40]);
+        assert_eq!(order.last(r(4)), Some(s(40)));
     }
 }

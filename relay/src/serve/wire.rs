@@ -521,6 +521,7 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relay_store::{GameId, RoundId, Seq, TournamentId};
 
     /// A frame reads back with tungstenite, the client side's own library, at each of the
     /// three length encodings (7 bits, 16 bits, 64 bits; RFC 6455, 5.2).
@@ -556,8 +557,8 @@ mod tests {
     #[test]
     fn a_frame_begins_with_its_type_then_its_seq() {
         let mv = ServerMessage::Move {
-            seq: relay_store::Seq::from(31),
-            game_id: relay_store::GameId::from(5),
+            seq: Seq::from(31),
+            game_id: GameId::from(5),
             mv: MoveView {
                 ply: 1,
                 san: "e4".into(),
@@ -573,7 +574,7 @@ mod tests {
         };
         assert!(mv.encode().starts_with(r#"{"type":"move","seq":31,"#));
         let snap = ServerMessage::Snapshot {
-            seq: relay_store::Seq::from(9),
+            seq: Seq::from(9),
             round: None,
             game: None,
             more: 0,
@@ -584,8 +585,8 @@ mod tests {
     #[test]
     fn messages_carry_their_type_and_the_schema_names_every_one() {
         let m = ServerMessage::Truncate {
-            seq: relay_store::Seq::from(4),
-            game_id: relay_store::GameId::from(2),
+            seq: Seq::from(4),
+            game_id: GameId::from(2),
             from_ply: 7,
         };
         assert_eq!(
@@ -616,14 +617,14 @@ mod tests {
     fn a_big_round_snapshot_comes_in_small_parts_that_add_up_to_it() {
         let game = |id: i64| GameView {
             status: GameStatus::Live,
-            ..GameView::empty(relay_store::GameId::from(id), id as u32)
+            ..GameView::empty(GameId::from(id), id as u32)
         };
         let round = RoundView {
-            id: relay_store::RoundId::from(1),
-            tournament_id: relay_store::TournamentId::from(1),
+            id: RoundId::from(1),
+            tournament_id: TournamentId::from(1),
             tournament: "T".into(),
             number: "1".into(),
-            seq: relay_store::Seq::from(9),
+            seq: Seq::from(9),
             delay_secs: 0,
             is_final: false,
             auto: false,
@@ -633,7 +634,7 @@ mod tests {
             evaluated: false,
         };
         let one_game = serde_json::to_vec(&game(1)).map(|v| v.len()).unwrap_or(0);
-        let parts = round_snapshot(relay_store::Seq::from(9), round.clone());
+        let parts = round_snapshot(Seq::from(9), round.clone());
         assert!(parts.len() > 5, "{} parts", parts.len());
         let mut whole: Value = serde_json::from_str(&parts[0]).expect("JSON");
         assert_eq!(whole["more"], parts.len() - 1);
@@ -656,7 +657,7 @@ mod tests {
             games: vec![game(1)],
             ..round
         };
-        let parts = round_snapshot(relay_store::Seq::from(9), small);
+        let parts = round_snapshot(Seq::from(9), small);
         assert_eq!(parts.len(), 1);
         assert!(!parts[0].contains("more"));
     }
@@ -675,9 +676,9 @@ mod tests {
         };
         let game = GameView {
             moves: (1..=120).map(mv).collect(),
-            ..GameView::empty(relay_store::GameId::from(3), 3)
+            ..GameView::empty(GameId::from(3), 3)
         };
-        let parts = game_snapshot(relay_store::Seq::from(4), game.clone());
+        let parts = game_snapshot(Seq::from(4), game.clone());
         assert!(parts.len() > 3, "{} parts", parts.len());
         let mut whole: Value = serde_json::from_str(&parts[0]).expect("JSON");
         assert_eq!(whole["more"], parts.len() - 1);
@@ -700,20 +701,21 @@ mod tests {
 #[cfg(test)]
 mod view_tests {
     use super::*;
+    use relay_store::{RoundId, TournamentId};
     use crate::serve::views::{ClockView, GameClock, GameView, MoveView, RoundView};
     use relay_core::recorder::ColorName;
 
     fn game(id: i64, board_no: u32) -> GameView {
-        GameView::empty(relay_store::GameId::from(id), board_no)
+        GameView::empty(GameId::from(id), board_no)
     }
 
     fn round() -> RoundView {
         RoundView {
-            id: relay_store::RoundId::from(1),
-            tournament_id: relay_store::TournamentId::from(1),
+            id: RoundId::from(1),
+            tournament_id: TournamentId::from(1),
             tournament: "T".into(),
             number: "1".into(),
-            seq: relay_store::Seq::from(10),
+            seq: Seq::from(10),
             delay_secs: 0,
             is_final: false,
             auto: false,
@@ -737,28 +739,28 @@ mod view_tests {
     fn a_view_follows_moves_clocks_takebacks_and_results_and_skips_what_it_has() {
         let mut r = round();
         let e4 = ServerMessage::Move {
-            seq: relay_store::Seq::from(11),
-            game_id: relay_store::GameId::from(5),
+            seq: Seq::from(11),
+            game_id: GameId::from(5),
             mv: MoveView::bare(1, "e4", "after e4"),
             read_at_ms: None,
             clock: Some(clock(900)),
         };
         r.apply(&e4, true);
-        let g = r.game(relay_store::GameId::from(5)).expect("game 5");
+        let g = r.game(GameId::from(5)).expect("game 5");
         assert_eq!(
             (g.status.as_str(), g.fen.as_str(), g.moves.len()),
             ("live", "after e4", 1)
         );
         assert_eq!(g.clock, Some(clock(900)));
-        assert_eq!(r.seq, relay_store::Seq::from(11));
+        assert_eq!(r.seq, Seq::from(11));
         // The same change again (a client's ring and the store overlapping) changes nothing.
         let before = r.clone();
         r.apply(&e4, true);
         assert_eq!(r, before);
         r.apply(
             &ServerMessage::Move {
-                seq: relay_store::Seq::from(12),
-                game_id: relay_store::GameId::from(5),
+                seq: Seq::from(12),
+                game_id: GameId::from(5),
                 mv: MoveView::bare(2, "e5", "after e5"),
                 read_at_ms: None,
                 clock: None,
@@ -767,8 +769,8 @@ mod view_tests {
         );
         r.apply(
             &ServerMessage::MoveClock {
-                seq: relay_store::Seq::from(13),
-                game_id: relay_store::GameId::from(5),
+                seq: Seq::from(13),
+                game_id: GameId::from(5),
                 ply: 2,
                 clk_ms: Some(55),
                 emt_ms: Some(3),
@@ -777,47 +779,46 @@ mod view_tests {
             true,
         );
         assert_eq!(
-            r.game(relay_store::GameId::from(5))
-                .map(|g| g.moves[1].clk_ms),
+            r.game(GameId::from(5)).map(|g| g.moves[1].clk_ms),
             Some(Some(55))
         );
         // A running-clock bundle repeats the seq: applied, the number stays.
         r.apply(
             &ServerMessage::Clocks {
-                seq: relay_store::Seq::from(13),
+                seq: Seq::from(13),
                 clocks: vec![GameClock {
-                    game_id: relay_store::GameId::from(5),
+                    game_id: GameId::from(5),
                     clock: clock(800),
                 }],
             },
             false,
         );
         assert_eq!(
-            r.game(relay_store::GameId::from(5)).and_then(|g| g.clock),
+            r.game(GameId::from(5)).and_then(|g| g.clock),
             Some(clock(800))
         );
-        assert_eq!(r.seq, relay_store::Seq::from(13));
+        assert_eq!(r.seq, Seq::from(13));
         r.apply(
             &ServerMessage::Truncate {
-                seq: relay_store::Seq::from(14),
-                game_id: relay_store::GameId::from(5),
+                seq: Seq::from(14),
+                game_id: GameId::from(5),
                 from_ply: 2,
             },
             true,
         );
-        let g = r.game(relay_store::GameId::from(5)).expect("game 5");
+        let g = r.game(GameId::from(5)).expect("game 5");
         assert_eq!((g.moves.len(), g.fen.as_str()), (1, "after e4"));
         r.apply(
             &ServerMessage::Result {
-                seq: relay_store::Seq::from(15),
-                game_id: relay_store::GameId::from(5),
+                seq: Seq::from(15),
+                game_id: GameId::from(5),
                 result: GameResult::WhiteWins,
                 termination: Some("resignation".into()),
                 status: GameStatus::Finished,
             },
             true,
         );
-        let g = r.game(relay_store::GameId::from(5)).expect("game 5");
+        let g = r.game(GameId::from(5)).expect("game 5");
         assert_eq!(
             (g.result.to_string(), g.status.as_str(), g.clock),
             ("1-0".to_string(), "finished", None)
@@ -825,23 +826,20 @@ mod view_tests {
         // A finished game's clock does not run again.
         r.apply(
             &ServerMessage::Clock {
-                seq: relay_store::Seq::from(15),
-                game_id: relay_store::GameId::from(5),
+                seq: Seq::from(15),
+                game_id: GameId::from(5),
                 clock: clock(1),
             },
             false,
         );
-        assert_eq!(
-            r.game(relay_store::GameId::from(5)).and_then(|g| g.clock),
-            None
-        );
+        assert_eq!(r.game(GameId::from(5)).and_then(|g| g.clock), None);
         // A game set up anew replaces the old one, in board order; the summary keeps the last
         // move of each game only.
         let mut board3 = game(7, 3);
         board3.moves = vec![MoveView::bare(1, "d4", "a"), MoveView::bare(2, "d5", "b")];
         r.apply(
             &ServerMessage::Game {
-                seq: relay_store::Seq::from(16),
+                seq: Seq::from(16),
                 game: Box::new(board3),
             },
             true,
@@ -851,21 +849,15 @@ mod view_tests {
             vec![5, 6, 7]
         );
         let s = r.summary();
-        assert_eq!(
-            s.game(relay_store::GameId::from(7)).map(|g| g.moves.len()),
-            Some(1)
-        );
-        assert_eq!(
-            r.game(relay_store::GameId::from(7)).map(|g| g.moves.len()),
-            Some(2)
-        );
+        assert_eq!(s.game(GameId::from(7)).map(|g| g.moves.len()), Some(1));
+        assert_eq!(r.game(GameId::from(7)).map(|g| g.moves.len()), Some(2));
     }
 
     #[test]
     fn an_eboard_is_on_one_game_at_a_time() {
         let mut r = round();
         let on = |game: Option<GameId>| ServerMessage::Eboard {
-            seq: relay_store::Seq::from(10),
+            seq: Seq::from(10),
             eboard: crate::serve::views::EboardView {
                 serial: "01025".into(),
                 port: "/dev/x".into(),
@@ -879,28 +871,24 @@ mod view_tests {
                 board_fen: String::new(),
                 game_id: game,
                 board_no: None,
-                round_id: Some(relay_store::RoundId::from(1)),
+                round_id: Some(RoundId::from(1)),
                 proposal: None,
                 warning: None,
                 memory: None,
                 read_by: String::new(),
             },
         };
-        r.apply(&on(Some(relay_store::GameId::from(5))), false);
+        r.apply(&on(Some(GameId::from(5))), false);
         assert_eq!(
-            r.game(relay_store::GameId::from(5))
+            r.game(GameId::from(5))
                 .and_then(|g| g.eboard.clone())
                 .as_deref(),
             Some("01025")
         );
-        r.apply(&on(Some(relay_store::GameId::from(6))), false);
+        r.apply(&on(Some(GameId::from(6))), false);
+        assert_eq!(r.game(GameId::from(5)).and_then(|g| g.eboard.clone()), None);
         assert_eq!(
-            r.game(relay_store::GameId::from(5))
-                .and_then(|g| g.eboard.clone()),
-            None
-        );
-        assert_eq!(
-            r.game(relay_store::GameId::from(6))
+            r.game(GameId::from(6))
                 .and_then(|g| g.eboard.clone())
                 .as_deref(),
             Some("01025")

@@ -7,6 +7,7 @@
 
 mod pg;
 
+use relay_store::{GameId, RoundId};
 use relay_store::{PushBatch, PushReply, Store, StoreError};
 use serde_json::{Value, json};
 
@@ -53,7 +54,7 @@ async fn push(store: &Store, b: &PushBatch) -> PushReply {
 /// (board, white, plies) of every game of the store's only round numbered `number`.
 async fn boards(store: &Store, round: i64) -> Vec<(u32, String, usize)> {
     let mut out: Vec<_> = store
-        .round_games(relay_store::RoundId::from(round))
+        .round_games(RoundId::from(round))
         .await
         .expect("games")
         .into_iter()
@@ -72,7 +73,7 @@ async fn boards(store: &Store, round: i64) -> Vec<(u32, String, usize)> {
 /// The id here of the game on `board` of `round`.
 async fn settled_id(store: &Store, round: i64, board: u32) -> i64 {
     store
-        .round_games(relay_store::RoundId::from(round))
+        .round_games(RoundId::from(round))
         .await
         .expect("games")
         .into_iter()
@@ -330,7 +331,7 @@ async fn halls(store: &Store) {
     // So does one an arbiter here renumbers.
     let carlsen = settled_id(store, round.get(), 101).await;
     store
-        .renumber_board(relay_store::GameId::from(carlsen), 6, "arbiter")
+        .renumber_board(GameId::from(carlsen), 6, "arbiter")
         .await
         .expect("renumbered");
     push(store, &a(10, vec![game(72, 70, 3, "Carlsen", E4)])).await;
@@ -347,7 +348,7 @@ async fn halls(store: &Store) {
     );
     let yifan = settled_id(store, round.get(), 103).await;
     store
-        .renumber_board(relay_store::GameId::from(yifan), 8, "arbiter")
+        .renumber_board(GameId::from(yifan), 8, "arbiter")
         .await
         .expect("renumbered");
     let r = push(store, &b(8, vec![])).await;

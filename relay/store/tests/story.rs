@@ -14,6 +14,7 @@ mod pg;
 use pg::postgres_base;
 
 use relay_core::pgn::{WriteOptions, write_game};
+use relay_store::{GameId, RoundId, Seq, TournamentId};
 use relay_store::{
     NewTournament, Op, Pairing, Player, RawEntry, SqliteCommits, Store, StoreError, StoredMove,
     to_game,
@@ -77,7 +78,7 @@ async fn story(store: &Store) {
     );
     assert!(matches!(
         store
-            .create_round(relay_store::TournamentId::from(t.get() + 999), "1", None)
+            .create_round(TournamentId::from(t.get() + 999), "1", None)
             .await,
         Err(StoreError::NotFound { .. })
     ));
@@ -122,7 +123,7 @@ async fn story(store: &Store) {
         let seq = store.record_move(g1, m).await.expect("move");
         assert_eq!(
             seq,
-            relay_store::Seq::from(last_seq + 1),
+            Seq::from(last_seq + 1),
             "change numbers count up with each commit"
         );
         last_seq = seq.get();
@@ -136,9 +137,7 @@ async fn story(store: &Store) {
         Err(StoreError::Conflict(_))
     ));
     assert!(matches!(
-        store
-            .record_move(relay_store::GameId::from(9_999_999), &moves[0])
-            .await,
+        store.record_move(GameId::from(9_999_999), &moves[0]).await,
         Err(StoreError::NotFound { .. })
     ));
     // A group commit whose last move is refused writes none of the others: board 2's first
@@ -166,7 +165,7 @@ async fn story(store: &Store) {
     // Refused changes took no change number and left no record; each stored move left one,
     // saying which move it was.
     let log = store
-        .changes_since(r, relay_store::Seq::from(2), 1000)
+        .changes_since(r, Seq::from(2), 1000)
         .await
         .expect("changes");
     assert_eq!(log.last().map(|c| c.seq.get()), Some(last_seq));
@@ -183,7 +182,7 @@ async fn story(store: &Store) {
         .truncate_moves(g1, n, "arbiter", "board misread")
         .await
         .expect("truncate");
-    assert_eq!(seq, relay_store::Seq::from(last_seq + 1));
+    assert_eq!(seq, Seq::from(last_seq + 1));
     assert_eq!(
         store.game(g1).await.expect("game").moves.len(),
         moves.len() - 1
@@ -233,7 +232,7 @@ async fn story(store: &Store) {
 
     // A client that saw change 3 asks for the rest: exactly what followed, in order.
     let changes = store
-        .changes_since(r, relay_store::Seq::from(3), 1000)
+        .changes_since(r, Seq::from(3), 1000)
         .await
         .expect("changes");
     assert_eq!(changes.first().map(|c| c.seq.get()), Some(4));
@@ -438,7 +437,7 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
         ),
         // A refused batch (a ply stored already) writes none of it, readings included.
         (vec![raw("01025", 20)], vec![mv(g2, 1), mv(g1, 1)]),
-        (vec![], vec![mv(relay_store::GameId::from(9_999_999), 0)]),
+        (vec![], vec![mv(GameId::from(9_999_999), 0)]),
         // A clock of a stored move, and of one that is not there (no number).
         (
             vec![raw("01026", 30)],
@@ -498,7 +497,7 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
         (
             vec![],
             vec![Op::Result {
-                game: relay_store::GameId::from(9_999_999),
+                game: GameId::from(9_999_999),
                 result: "1-0".into(),
                 termination: None,
                 status: "finished".into(),
@@ -540,7 +539,7 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
         (
             vec![],
             vec![Op::Incident {
-                game: relay_store::GameId::from(9_999_999),
+                game: GameId::from(9_999_999),
                 incident: relay_store::Incident::default(),
             }],
         ),
@@ -587,13 +586,13 @@ async fn the_writers_own_sqlite_connection_commits_as_the_store_does() {
             .collect()
     };
     let log_a = log(store_a
-        .changes_since(round, relay_store::Seq::from(0), 1000)
+        .changes_since(round, Seq::from(0), 1000)
         .await
         .expect("a"));
     assert_eq!(
         log_a,
         log(store_b
-            .changes_since(round, relay_store::Seq::from(0), 1000)
+            .changes_since(round, Seq::from(0), 1000)
             .await
             .expect("b"))
     );
@@ -657,7 +656,7 @@ async fn the_story_on_sqlite() {
     let again = Store::open(&url).await.expect("reopen");
     assert_eq!(
         again
-            .round_games(relay_store::RoundId::from(1))
+            .round_games(RoundId::from(1))
             .await
             .expect("games")
             .len(),

@@ -291,6 +291,7 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relay_store::{GameId, RoundId, Seq};
 
     const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     const E4: &str = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
@@ -299,12 +300,12 @@ mod tests {
 
     fn reached(game: GameId, ply: u32, fen: &str, at_ms: i64) -> Reached {
         Reached {
-            round: relay_store::RoundId::from(1),
+            round: RoundId::from(1),
             game,
             ply,
             fen: fen.into(),
             at_ms,
-            seq: relay_store::Seq::from(at_ms),
+            seq: Seq::from(at_ms),
         }
     }
 
@@ -326,7 +327,7 @@ mod tests {
     #[test]
     fn nothing_goes_out_before_it_is_public_or_before_the_store_was_asked() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(relay_store::GameId::from(1), 1, E4, 1_000), 61_000);
+        q.reached(reached(GameId::from(1), 1, E4, 1_000), 61_000);
         assert_eq!(q.next(2_000), None, "the store was not asked yet");
         all_checked(&mut q);
         assert_eq!(q.next(60_999), None, "not public yet");
@@ -336,11 +337,11 @@ mod tests {
     #[test]
     fn newest_positions_first_and_each_position_once() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(relay_store::GameId::from(1), 1, E4, 100), 100);
-        q.reached(reached(relay_store::GameId::from(1), 2, E4E5, 300), 300);
-        q.reached(reached(relay_store::GameId::from(2), 1, D4, 200), 200);
+        q.reached(reached(GameId::from(1), 1, E4, 100), 100);
+        q.reached(reached(GameId::from(1), 2, E4E5, 300), 300);
+        q.reached(reached(GameId::from(2), 1, D4, 200), 200);
         // Game 3 reaches e4 too: one evaluation serves both games.
-        q.reached(reached(relay_store::GameId::from(3), 1, E4, 250), 250);
+        q.reached(reached(GameId::from(3), 1, E4, 250), 250);
         all_checked(&mut q);
         let order: Vec<String> = std::iter::from_fn(|| q.next(1_000).map(|t| t.fen)).collect();
         // Newest positions of games first (game 1's e4-e5, game 3's e4, game 2's d4); game
@@ -355,7 +356,7 @@ mod tests {
     #[test]
     fn a_vanished_workers_position_goes_to_the_next_worker() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(relay_store::GameId::from(1), 1, E4, 0), 0);
+        q.reached(reached(GameId::from(1), 1, E4, 0), 0);
         all_checked(&mut q);
         let first = q.next(0).expect("handed out");
         assert_eq!(q.next(4_999), None, "out with the first worker");
@@ -371,7 +372,7 @@ mod tests {
     #[test]
     fn known_positions_are_not_evaluated_again_and_strangers_are_refused() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(relay_store::GameId::from(1), 1, E4, 0), 0);
+        q.reached(reached(GameId::from(1), 1, E4, 0), 0);
         let keys = q.unchecked();
         let found = HashMap::from([(position_key(E4), eval(E4, 22))]);
         q.checked(&keys, found);
@@ -384,12 +385,12 @@ mod tests {
     #[test]
     fn a_takeback_cancels_what_was_owed_to_the_moves_taken_back() {
         let mut q = Queue::new(5_000);
-        q.reached(reached(relay_store::GameId::from(1), 1, E4, 0), 10_000);
-        q.reached(reached(relay_store::GameId::from(1), 2, E4E5, 0), 10_000);
+        q.reached(reached(GameId::from(1), 1, E4, 0), 10_000);
+        q.reached(reached(GameId::from(1), 2, E4E5, 0), 10_000);
         all_checked(&mut q);
-        assert!(q.stands(relay_store::GameId::from(1), 2, E4E5));
-        q.cut(relay_store::GameId::from(1), 2);
-        assert!(!q.stands(relay_store::GameId::from(1), 2, E4E5));
+        assert!(q.stands(GameId::from(1), 2, E4E5));
+        q.cut(GameId::from(1), 2);
+        assert!(!q.stands(GameId::from(1), 2, E4E5));
         assert!(q.done(eval(E4, 20)));
         assert!(!q.done(eval(E4E5, 20)), "e5 was taken back");
         assert!(q.due(9_999).is_empty(), "not public yet");

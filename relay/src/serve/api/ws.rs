@@ -709,6 +709,7 @@ mod tests {
     use crate::serve::{Carry, Core, Stores};
     use axum::body::Body;
     use axum::http::{Request, header};
+    use relay_store::{GameId, RoundId, Seq};
     use relay_store::{Pairing, Store};
     use serde_json::Value;
     use tokio::sync::mpsc;
@@ -871,13 +872,13 @@ mod tests {
     #[tokio::test]
     async fn a_spectator_gets_the_snapshot_then_each_change_once_and_a_close_at_shutdown() {
         let (core, round, games) = start().await;
-        let mut a = Client::follow(&core, relay_store::RoundId::from(round), None);
+        let mut a = Client::follow(&core, RoundId::from(round), None);
         let snap = a.next().await.expect("snapshot");
         assert_eq!(snap["type"], "snapshot");
         assert_eq!(snap["round"]["games"].as_array().map(Vec::len), Some(2));
         let seq0 = snap["seq"].as_i64().expect("seq");
 
-        play(&core, relay_store::GameId::from(games[0]), 1, "e4").await;
+        play(&core, GameId::from(games[0]), 1, "e4").await;
         let m = a.next().await.expect("change");
         assert_eq!(last_san(&m), Some("e4"), "{m}");
         let seq1 = m["seq"].as_i64().expect("seq");
@@ -885,8 +886,8 @@ mod tests {
 
         // A client coming back after the snapshot gets what it missed from the ring, and no
         // snapshot; one already up to date gets nothing until the next change.
-        play(&core, relay_store::GameId::from(games[1]), 1, "d4").await;
-        let mut back = Client::follow(&core, relay_store::RoundId::from(round), Some(seq0));
+        play(&core, GameId::from(games[1]), 1, "d4").await;
+        let mut back = Client::follow(&core, RoundId::from(round), Some(seq0));
         let first = back.next().await.expect("missed change");
         assert_eq!(
             (last_san(&first), first["seq"].as_i64()),
@@ -894,13 +895,9 @@ mod tests {
         );
         let second = back.next().await.expect("missed change");
         assert_eq!(last_san(&second), Some("d4"), "{second}");
-        let mut current = Client::follow(
-            &core,
-            relay_store::RoundId::from(round),
-            second["seq"].as_i64(),
-        );
+        let mut current = Client::follow(&core, RoundId::from(round), second["seq"].as_i64());
         assert_eq!(last_san(&a.next().await.expect("change")), Some("d4"));
-        play(&core, relay_store::GameId::from(games[0]), 2, "e5").await;
+        play(&core, GameId::from(games[0]), 2, "e5").await;
         for c in [&mut a, &mut back, &mut current] {
             let m = c.next().await.expect("change");
             assert_eq!(last_san(&m), Some("e5"), "{m}");
@@ -923,15 +920,15 @@ mod tests {
     #[tokio::test]
     async fn a_spectator_follows_each_edit_of_its_rounds_delay() {
         let (core, round, games) = start_in("delay-edit").await;
-        let mut a = Client::follow(&core, relay_store::RoundId::from(round), None);
+        let mut a = Client::follow(&core, RoundId::from(round), None);
         assert_eq!(a.next().await.expect("snapshot")["type"], "snapshot");
 
         core.shared
             .publisher
-            .round_edited([(relay_store::RoundId::from(round), 60_000)]);
+            .round_edited([(RoundId::from(round), 60_000)]);
         let delayed = a.next().await.expect("snapshot");
         assert_eq!(delayed["type"], "snapshot", "{delayed}");
-        play(&core, relay_store::GameId::from(games[0]), 1, "e4").await;
+        play(&core, GameId::from(games[0]), 1, "e4").await;
         let early = tokio::time::timeout(Duration::from_millis(300), a.from_service.recv()).await;
         assert!(
             !matches!(&early, Ok(Some(WsMessage::Text(t))) if t.as_str().contains("\"san\":\"e4\"")),
@@ -940,11 +937,11 @@ mod tests {
 
         core.shared
             .publisher
-            .round_edited([(relay_store::RoundId::from(round), 0)]);
+            .round_edited([(RoundId::from(round), 0)]);
         let live = a.next().await.expect("snapshot");
         assert_eq!(live["type"], "snapshot", "{live}");
         assert!(live.to_string().contains("\"e4\""), "{live}");
-        play(&core, relay_store::GameId::from(games[0]), 2, "e5").await;
+        play(&core, GameId::from(games[0]), 2, "e5").await;
         assert_eq!(last_san(&a.next().await.expect("change")), Some("e5"));
 
         core.shared.shut_down();
@@ -958,20 +955,15 @@ mod tests {
         let mv = |seq: Seq| {
             let m = ServerMessage::Move {
                 seq,
-                game_id: relay_store::GameId::from(1),
+                game_id: GameId::from(1),
                 mv: crate::serve::views::MoveView::bare(seq.get() as u32, "e4", ""),
                 read_at_ms: None,
                 clock: None,
             };
-            Event::new(
-                relay_store::RoundId::from(1),
-                Some(relay_store::GameId::from(1)),
-                seq,
-                &m,
-            )
+            Event::new(RoundId::from(1), Some(GameId::from(1)), seq, &m)
         };
         let mut me = Follower {
-            scope: Scope::Round(relay_store::RoundId::from(1)),
+            scope: Scope::Round(RoundId::from(1)),
             arbiter: false,
             wants: Wants {
                 eboards: false,
@@ -982,14 +974,14 @@ mod tests {
             moves_at: Vec::new(),
         };
         let mut out = Vec::new();
-        me.take(&mv(relay_store::Seq::from(1)), &mut out);
+        me.take(&mv(Seq::from(1)), &mut out);
         assert!(me.moves_at.is_empty(), "a move caught up on is not timed");
-        me.take_live(&mv(relay_store::Seq::from(2)), &mut out);
-        me.take_live(&mv(relay_store::Seq::from(2)), &mut out);
+        me.take_live(&mv(Seq::from(2)), &mut out);
+        me.take_live(&mv(Seq::from(2)), &mut out);
         assert_eq!(me.moves_at.len(), 1, "a fanned-out move once, not again");
         assert_eq!(out.len(), 2);
         me.timed = false;
-        me.take_live(&mv(relay_store::Seq::from(3)), &mut out);
+        me.take_live(&mv(Seq::from(3)), &mut out);
         assert_eq!(me.moves_at.len(), 1, "an untimed client times nothing");
     }
 
@@ -1021,22 +1013,18 @@ mod tests {
     #[tokio::test]
     async fn an_eboard_moving_to_another_round_is_told_to_the_round_it_left() {
         let (core, round, games) = start_in("eboard-moves").await;
-        let mut console = Client::follow_with(&core, relay_store::RoundId::from(round), None, true);
-        let mut spectator = Client::follow(&core, relay_store::RoundId::from(round), None);
+        let mut console = Client::follow_with(&core, RoundId::from(round), None, true);
+        let mut spectator = Client::follow(&core, RoundId::from(round), None);
         assert_eq!(console.next().await.expect("snapshot")["type"], "snapshot");
         assert_eq!(
             spectator.next().await.expect("snapshot")["type"],
             "snapshot"
         );
 
-        let seq = |_| relay_store::Seq::from(0);
-        core.shared.publisher.announce_eboard(
-            eboard_in(
-                relay_store::RoundId::from(round),
-                relay_store::GameId::from(games[0]),
-            ),
-            seq,
-        );
+        let seq = |_| Seq::from(0);
+        core.shared
+            .publisher
+            .announce_eboard(eboard_in(RoundId::from(round), GameId::from(games[0])), seq);
         let m = console.next().await.expect("e-board news");
         assert_eq!(
             (m["type"].as_str(), m["eboard"]["round_id"].as_i64()),
@@ -1046,13 +1034,9 @@ mod tests {
 
         // Its next game is in the next round (no such round needs to be stored for the feed).
         let next = round + 1;
-        core.shared.publisher.announce_eboard(
-            eboard_in(
-                relay_store::RoundId::from(next),
-                relay_store::GameId::from(999),
-            ),
-            seq,
-        );
+        core.shared
+            .publisher
+            .announce_eboard(eboard_in(RoundId::from(next), GameId::from(999)), seq);
         let m = console
             .next()
             .await
@@ -1063,13 +1047,10 @@ mod tests {
             "{m}"
         );
         // Once gone, its news goes to its new round only.
-        let mut again = eboard_in(
-            relay_store::RoundId::from(next),
-            relay_store::GameId::from(999),
-        );
+        let mut again = eboard_in(RoundId::from(next), GameId::from(999));
         again.in_sync = false;
         core.shared.publisher.announce_eboard(again, seq);
-        play(&core, relay_store::GameId::from(games[1]), 1, "d4").await;
+        play(&core, GameId::from(games[1]), 1, "d4").await;
         let m = console.next().await.expect("a move");
         assert_eq!(
             last_san(&m),

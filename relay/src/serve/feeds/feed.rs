@@ -504,11 +504,12 @@ pub enum SnapshotError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relay_store::{GameId, RoundId, Seq};
 
     fn event(seq: Seq, change: bool) -> Arc<Event> {
         let mut e = Event::new(
-            relay_store::RoundId::from(1),
-            Some(relay_store::GameId::from(7)),
+            RoundId::from(1),
+            Some(GameId::from(7)),
             seq,
             &ServerMessage::Heartbeat { at_ms: seq.get() },
         );
@@ -534,42 +535,36 @@ mod tests {
 
     #[test]
     fn the_ring_answers_only_for_what_it_still_has() {
-        let feed = Feed::new(relay_store::RoundId::from(1), 0);
+        let feed = Feed::new(RoundId::from(1), 0);
         // Nothing seen yet: the feed cannot vouch for any gap.
-        assert_eq!(seqs(feed.since(relay_store::Seq::from(0))), None);
+        assert_eq!(seqs(feed.since(Seq::from(0))), None);
         for seq in 1..=3 {
-            feed.push(event(relay_store::Seq::from(seq), true));
+            feed.push(event(Seq::from(seq), true));
         }
         // A running clock repeats the last number and is not kept.
-        feed.push(event(relay_store::Seq::from(3), false));
-        assert_eq!(
-            seqs(feed.since(relay_store::Seq::from(0))),
-            Some(vec![1, 2, 3])
-        );
-        assert_eq!(
-            seqs(feed.since(relay_store::Seq::from(1))),
-            Some(vec![2, 3])
-        );
-        assert_eq!(seqs(feed.since(relay_store::Seq::from(3))), Some(vec![]));
+        feed.push(event(Seq::from(3), false));
+        assert_eq!(seqs(feed.since(Seq::from(0))), Some(vec![1, 2, 3]));
+        assert_eq!(seqs(feed.since(Seq::from(1))), Some(vec![2, 3]));
+        assert_eq!(seqs(feed.since(Seq::from(3))), Some(vec![]));
         for seq in 4..=(RECENT as i64 + 10) {
-            feed.push(event(relay_store::Seq::from(seq), true));
+            feed.push(event(Seq::from(seq), true));
         }
         // The oldest fell out of the ring: a client that far behind needs a snapshot.
-        assert_eq!(seqs(feed.since(relay_store::Seq::from(1))), None);
+        assert_eq!(seqs(feed.since(Seq::from(1))), None);
         let last = RECENT as i64 + 10;
         assert_eq!(
-            seqs(feed.since(relay_store::Seq::from(last) - 2)),
+            seqs(feed.since(Seq::from(last) - 2)),
             Some(vec![last - 1, last])
         );
     }
 
     #[tokio::test]
     async fn a_subscriber_gets_every_event_pushed_after_it_subscribed() {
-        let feed = Feed::new(relay_store::RoundId::from(1), 0);
-        feed.push(event(relay_store::Seq::from(1), true));
+        let feed = Feed::new(RoundId::from(1), 0);
+        feed.push(event(Seq::from(1), true));
         let mut rx = feed.subscribe();
-        feed.push(event(relay_store::Seq::from(2), true));
-        feed.push(event(relay_store::Seq::from(2), false));
+        feed.push(event(Seq::from(2), true));
+        feed.push(event(Seq::from(2), false));
         let first = rx.recv().await.expect("an event");
         let second = rx.recv().await.expect("an event");
         assert_eq!((first.seq.get(), first.change), (2, true));
@@ -579,14 +574,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_crowd_gets_its_events_together_at_the_sweep() {
-        let feed = Feed::new(relay_store::RoundId::from(1), 0);
+        let feed = Feed::new(RoundId::from(1), 0);
         let mut first = feed.subscribe();
-        feed.push(event(relay_store::Seq::from(1), true));
+        feed.push(event(Seq::from(1), true));
         // A few clients: at once.
-        assert_eq!(
-            first.try_recv().expect("sent at once").seq,
-            relay_store::Seq::from(1)
-        );
+        assert_eq!(first.try_recv().expect("sent at once").seq, Seq::from(1));
         let mut crowd: Vec<_> = (1..CROWD_FANOUT).map(|_| feed.subscribe()).collect();
         // Spread over every channel, and counted over all of them.
         assert!(
@@ -595,15 +587,15 @@ mod tests {
                 .all(|tx| tx.receiver_count() >= CROWD_FANOUT / SHARDS)
         );
         assert_eq!(feed.clients(), CROWD_FANOUT);
-        feed.push(event(relay_store::Seq::from(2), true));
-        feed.push(event(relay_store::Seq::from(2), false));
-        feed.push(event(relay_store::Seq::from(3), true));
+        feed.push(event(Seq::from(2), true));
+        feed.push(event(Seq::from(2), false));
+        feed.push(event(Seq::from(3), true));
         assert!(
             first.try_recv().is_err(),
             "a crowd's events wait for the sweep"
         );
         // Not in the ring either: a client joining now is not told of them twice.
-        assert_eq!(seqs(feed.since(relay_store::Seq::from(1))), Some(vec![]));
+        assert_eq!(seqs(feed.since(Seq::from(1))), Some(vec![]));
         feed.release_paced();
         // In one send: a client woken by it has all three to write at once.
         assert_eq!(first.rx.len(), 1, "one batch");
@@ -613,22 +605,16 @@ mod tests {
                 .collect();
             assert_eq!(got, vec![(2, true), (2, false), (3, true)]);
         }
-        assert_eq!(
-            seqs(feed.since(relay_store::Seq::from(1))),
-            Some(vec![2, 3])
-        );
+        assert_eq!(seqs(feed.since(Seq::from(1))), Some(vec![2, 3]));
         // The crowd leaves: events go out at once again.
         drop(crowd);
-        feed.push(event(relay_store::Seq::from(4), true));
-        assert_eq!(
-            first.try_recv().expect("sent at once").seq,
-            relay_store::Seq::from(4)
-        );
+        feed.push(event(Seq::from(4), true));
+        assert_eq!(first.try_recv().expect("sent at once").seq, Seq::from(4));
     }
 
     #[tokio::test]
     async fn a_smaller_crowd_of_a_busy_feed_is_paced_too() {
-        let feed = Feed::new(relay_store::RoundId::from(1), 0);
+        let feed = Feed::new(RoundId::from(1), 0);
         let mut clients: Vec<_> = (0..PACE_MIN).map(|_| feed.subscribe()).collect();
         let seqs_of = |rx: &mut Receiver| -> Vec<i64> {
             std::iter::from_fn(|| rx.try_recv().ok())
@@ -638,35 +624,35 @@ mod tests {
         };
         // 2000 clients, 2 events in the last second: 4,000 writes a second, at once.
         for seq in 1..=2 {
-            feed.push(event(relay_store::Seq::from(seq), true));
+            feed.push(event(Seq::from(seq), true));
         }
         feed.release_paced();
-        feed.push(event(relay_store::Seq::from(3), true));
+        feed.push(event(Seq::from(3), true));
         assert_eq!(
             clients[0].try_recv().expect("sent at once").seq,
-            relay_store::Seq::from(1)
+            Seq::from(1)
         );
         // 19 in the last second (and e-board news, which only the console writes): 38,000
         // writes, still at once.
         for seq in 4..=19 {
-            feed.push(event(relay_store::Seq::from(seq), true));
+            feed.push(event(Seq::from(seq), true));
         }
         let mut news = Event::new(
-            relay_store::RoundId::from(1),
-            Some(relay_store::GameId::from(7)),
-            relay_store::Seq::from(19),
+            RoundId::from(1),
+            Some(GameId::from(7)),
+            Seq::from(19),
             &ServerMessage::Heartbeat { at_ms: 0 },
         );
         news.arbiters = true;
         news.change = false;
         feed.push(Arc::new(news));
         feed.release_paced();
-        feed.push(event(relay_store::Seq::from(20), true));
+        feed.push(event(Seq::from(20), true));
         assert!(feed.paced.lock().is_empty());
         // 21 (42,000 writes): paced from then on.
-        feed.push(event(relay_store::Seq::from(21), true));
+        feed.push(event(Seq::from(21), true));
         feed.release_paced();
-        feed.push(event(relay_store::Seq::from(22), true));
+        feed.push(event(Seq::from(22), true));
         assert_eq!(
             seqs_of(&mut clients[0]),
             (2..=21).collect::<Vec<_>>(),
@@ -675,24 +661,24 @@ mod tests {
         feed.release_paced();
         assert_eq!(
             clients[0].try_recv().expect("at the sweep").seq,
-            relay_store::Seq::from(22)
+            Seq::from(22)
         );
         // A quiet second later the feed goes out at once again.
         for _ in 0..4 {
             feed.release_paced();
         }
-        feed.push(event(relay_store::Seq::from(23), true));
+        feed.push(event(Seq::from(23), true));
         assert_eq!(
             clients[0].try_recv().expect("sent at once").seq,
-            relay_store::Seq::from(23)
+            Seq::from(23)
         );
         // Fewer than PACE_MIN clients: at once however busy.
         clients.truncate(PACE_MIN - 1);
         for seq in 24..=103 {
-            feed.push(event(relay_store::Seq::from(seq), true));
+            feed.push(event(Seq::from(seq), true));
         }
         feed.release_paced();
-        feed.push(event(relay_store::Seq::from(104), true));
+        feed.push(event(Seq::from(104), true));
         assert_eq!(seqs_of(&mut clients[1]), (1..=104).collect::<Vec<_>>());
     }
 
@@ -705,40 +691,29 @@ mod tests {
             emt_ms: Some(2_000),
             clock: None,
         };
-        Arc::new(Event::new(
-            relay_store::RoundId::from(1),
-            Some(game),
-            seq,
-            &m,
-        ))
+        Arc::new(Event::new(RoundId::from(1), Some(game), seq, &m))
     }
 
     #[tokio::test]
     async fn a_lever_press_rides_on_the_next_change_or_goes_alone_after_a_second() {
-        let feed = Feed::new(relay_store::RoundId::from(1), 0);
+        let feed = Feed::new(RoundId::from(1), 0);
         let mut rx = feed.subscribe();
-        feed.push(press(
-            relay_store::Seq::from(5),
-            relay_store::GameId::from(7),
-        ));
-        feed.push(event(relay_store::Seq::from(5), false));
+        feed.push(press(Seq::from(5), GameId::from(7)));
+        feed.push(event(Seq::from(5), false));
         // Held: only the running-clock event went out.
         assert!(!rx.recv().await.expect("an event").change);
         assert!(rx.try_recv().is_err());
-        feed.push(event(relay_store::Seq::from(6), true));
+        feed.push(event(Seq::from(6), true));
         let carrier = rx.recv().await.expect("an event");
         assert_eq!((carrier.seq.get(), carrier.presses.len()), (6, 1));
         let v: serde_json::Value = serde_json::from_str(carrier.text.json()).expect("JSON");
         assert_eq!(v["presses"][0]["type"], "move_clock");
         assert_eq!(v["presses"][0]["seq"], 5);
-        assert_eq!(carrier.press_texts[0].0, relay_store::GameId::from(7));
+        assert_eq!(carrier.press_texts[0].0, GameId::from(7));
         // The ring holds what went out: the carrier, not the press alone.
-        assert_eq!(seqs(feed.since(relay_store::Seq::from(4))), Some(vec![6]));
+        assert_eq!(seqs(feed.since(Seq::from(4))), Some(vec![6]));
 
-        feed.push(press(
-            relay_store::Seq::from(7),
-            relay_store::GameId::from(7),
-        ));
+        feed.push(press(Seq::from(7), GameId::from(7)));
         feed.release_due(now_ms());
         assert!(rx.try_recv().is_err(), "held for a second");
         feed.release_due(now_ms() + PRESS_HOLD_MS);

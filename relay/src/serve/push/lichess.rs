@@ -435,6 +435,7 @@ mod tests {
     use crate::serve::live::Boards;
     use crate::serve::push::status::{Slot, Targets};
     use crate::serve::push::testing::{play, store_with_round};
+    use relay_store::{GameId, RoundId};
     use relay_store::{RoundPatch, Store};
     use std::sync::Arc;
 
@@ -537,8 +538,8 @@ mod tests {
             fen_after: String::new(),
         };
         let g = StoredGame {
-            id: relay_store::GameId::from(42),
-            round_id: relay_store::RoundId::from(1),
+            id: GameId::from(42),
+            round_id: RoundId::from(1),
             pairing: relay_store::Pairing {
                 board_no: 7,
                 white: relay_store::Player {
@@ -616,7 +617,7 @@ mod tests {
             }))
         );
         assert!(look(&mut lichess, &slot).await.is_empty());
-        play(&store, relay_store::GameId::from(games[1]), 1, "e4", "e2e4").await;
+        play(&store, GameId::from(games[1]), 1, "e4", "e2e4").await;
         let sent = look(&mut lichess, &slot).await;
         assert!(
             sent.is_empty(),
@@ -667,7 +668,7 @@ mod tests {
         // conflict any more.
         a_second_later(&mut lichess);
         assert!(look(&mut lichess, &slot).await.is_empty());
-        play(&store, relay_store::GameId::from(games[0]), 1, "d4", "d2d4").await;
+        play(&store, GameId::from(games[0]), 1, "d4", "d2d4").await;
         a_second_later(&mut lichess);
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
@@ -769,7 +770,7 @@ mod tests {
             .update_round(lichess.round, &patch)
             .await
             .expect("delay");
-        play(&store, relay_store::GameId::from(games[0]), 1, "e4", "e2e4").await;
+        play(&store, GameId::from(games[0]), 1, "e4", "e2e4").await;
         let mut sent = look(&mut lichess, &slot).await;
         let (_, chunk) = sent.remove(0);
         assert!(!chunk[0].pgn.contains("1. e4"), "{}", chunk[0].pgn);

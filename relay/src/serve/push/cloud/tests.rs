@@ -4,7 +4,7 @@
 use super::*;
 use crate::serve::push::status::Targets;
 use crate::serve::push::testing::{pair, play, store_with_round};
-use relay_store::GameId;
+use relay_store::{GameId, RoundId, Seq};
 use std::sync::Arc;
 
 const URL: &str = "http://cloud.test";
@@ -112,18 +112,14 @@ async fn a_delivered_plan_moves_the_marks_on_and_only_what_changed_goes_next() {
     // Nothing new: no request (the tournaments and e-boards are sent, the last answer
     // is recent); the marks are written to the store.
     nothing_to_send(&mut cloud, &slot).await;
-    let seq = store
-        .round(relay_store::RoundId::from(round))
-        .await
-        .expect("round")
-        .seq;
+    let seq = store.round(RoundId::from(round)).await.expect("round").seq;
     assert_eq!(
-        store.upstream_sent(URL).await.expect("marks")[&relay_store::RoundId::from(round)],
+        store.upstream_sent(URL).await.expect("marks")[&RoundId::from(round)],
         seq
     );
 
     // A move: that game alone, with the next batch number.
-    e4(&store, relay_store::GameId::from(games[0])).await;
+    e4(&store, GameId::from(games[0])).await;
     let (batch, _) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(ids(&batch), [games[0]]);
     assert_eq!(batch.batch, 2);
@@ -134,7 +130,7 @@ async fn a_delivered_plan_moves_the_marks_on_and_only_what_changed_goes_next() {
 async fn a_plan_that_leaves_changes_waiting_asks_for_the_next_look_at_once() {
     let (store, first, games) = venue("backlog", 1).await;
     let second = store
-        .next_round(relay_store::RoundId::from(first))
+        .next_round(RoundId::from(first))
         .await
         .expect("round")
         .id;
@@ -246,15 +242,9 @@ async fn taking_over_reads_the_marks_again_and_sends_the_tournaments_again() {
     cloud.answered(sent, applied()).await.expect("taken");
     nothing_to_send(&mut cloud, &slot).await;
     // Another relay pushes a move and moves the marks on.
-    let seq = e4(&store, relay_store::GameId::from(games[1])).await;
+    let seq = e4(&store, GameId::from(games[1])).await;
     store
-        .upstream_delivered(
-            URL,
-            &[(
-                relay_store::RoundId::from(round),
-                relay_store::Seq::from(seq),
-            )],
-        )
+        .upstream_delivered(URL, &[(RoundId::from(round), Seq::from(seq))])
         .await
         .expect("marks");
     cloud.taken_over();
@@ -273,7 +263,7 @@ async fn a_resend_forgets_the_marks_and_every_game_goes_again() {
     nothing_to_send(&mut cloud, &slot).await;
     assert!(!store.upstream_sent(URL).await.expect("marks").is_empty());
     // The tournament joined an event on the cloud: it asks for everything again.
-    e4(&store, relay_store::GameId::from(games[0])).await;
+    e4(&store, GameId::from(games[0])).await;
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(ids(&batch), [games[0]]);
     let resend = PushReply {
@@ -288,7 +278,7 @@ async fn a_resend_forgets_the_marks_and_every_game_goes_again() {
     assert_eq!(batch.tournaments.len(), 1, "and the tournaments");
     assert!(batch.resent, "saying so");
     cloud.answered(sent, applied()).await.expect("delivered");
-    e4(&store, relay_store::GameId::from(games[1])).await;
+    e4(&store, GameId::from(games[1])).await;
     let (batch, _) = look_and_send(&mut cloud, &slot).await;
     assert!(!batch.resent, "the cloud stopped asking");
 }
@@ -300,7 +290,7 @@ async fn a_change_in_what_the_cloud_holds_back_sends_the_eboards_again() {
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert!(batch.eboards.is_some());
     cloud.answered(sent, applied()).await.expect("delivered");
-    e4(&store, relay_store::GameId::from(games[0])).await;
+    e4(&store, GameId::from(games[0])).await;
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert_eq!(
         batch.eboards, None,
@@ -324,18 +314,11 @@ async fn a_change_in_what_the_cloud_holds_back_sends_the_eboards_again() {
         .answered(sent, answer(200, &held))
         .await
         .expect("taken");
-    play(&store, relay_store::GameId::from(games[0]), 2, "e5", "e7e5").await;
+    play(&store, GameId::from(games[0]), 2, "e5", "e7e5").await;
     let (batch, sent) = look_and_send(&mut cloud, &slot).await;
     assert!(batch.eboards.is_some(), "held back: the e-boards go again");
     cloud.answered(sent, applied()).await.expect("taken");
-    play(
-        &store,
-        relay_store::GameId::from(games[0]),
-        3,
-        "Nf3",
-        "g1f3",
-    )
-    .await;
+    play(&store, GameId::from(games[0]), 3, "Nf3", "g1f3").await;
     let (batch, _) = look_and_send(&mut cloud, &slot).await;
     assert!(batch.eboards.is_some(), "placed: the e-boards go again");
 }
