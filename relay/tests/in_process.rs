@@ -1407,23 +1407,3 @@ async fn a_team_match_counts_the_boards_won_by_forfeit_against_nobody() {
         view.body["byes"]
     );
 }
-
-#[tokio::test]
-async fn an_arbiters_action_on_what_is_not_there_is_not_found_not_a_clash() {
-    let (_core, app) = start().await;
-    // The hall has never heard of this e-board: 404 (a refusal of the hall keeps its kind),
-    // where it was a clash (409) while refusals were words.
-    let path = "/api/eboards/00999/continue";
-    let gone = admin(&app, "POST", path, json!({"turn": "white"})).await;
-    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
-    assert!(
-        gone.body["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("00999")),
-        "{}",
-        gone.body
-    );
-    // A side that is neither is refused before the hall is asked.
-    let bad = admin(&app, "POST", path, json!({"turn": "red"})).await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
-}

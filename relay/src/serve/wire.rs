@@ -701,9 +701,9 @@ mod tests {
 #[cfg(test)]
 mod view_tests {
     use super::*;
-    use relay_store::{RoundId, TournamentId};
     use crate::serve::views::{ClockView, GameClock, GameView, MoveView, RoundView};
     use relay_core::recorder::ColorName;
+    use relay_store::{RoundId, TournamentId};
 
     fn game(id: i64, board_no: u32) -> GameView {
         GameView::empty(GameId::from(id), board_no)

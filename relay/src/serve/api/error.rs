@@ -192,6 +192,23 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_writers_and_the_halls_refusals_keep_their_kind() {
+        let gone = relay_store::StoreError::NotFound {
+            what: "game",
+            id: "7".into(),
+        };
+        check(Refusal::from(gone).into(), 404, "game 7 not found").await;
+        let clash = relay_store::StoreError::Conflict("edited meanwhile".into());
+        check(Refusal::from(clash).into(), 409, "edited meanwhile").await;
+        check(
+            Refusal::NotFound("e-board 9".into()).into(),
+            404,
+            "e-board 9",
+        )
+        .await;
+    }
+
+    #[tokio::test]
     async fn each_refusal_has_its_status_and_words() {
         check(ApiError::bad("no"), 400, "no").await;
         check(
