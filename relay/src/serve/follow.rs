@@ -22,8 +22,8 @@ use super::publish::Publisher;
 use super::views::{ClockView, EboardView};
 use super::wire::ServerMessage;
 use relay_core::recorder::ColorName;
-use relay_store::{ChangeRecord, Heard, Listener};
 use relay_store::{GameId, RoundId};
+use relay_store::{Heard, Listener};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,11 +170,9 @@ async fn catch_up(parts: &Follow, round: RoundId) {
                 );
                 parts.publisher.order().restart(round, c.seq - 1);
             }
-            let edit = matches!(
-                c.record(),
-                Ok(ChangeRecord::Truncate(_) | ChangeRecord::Result(_) | ChangeRecord::Game)
-            );
-            if edit && let Some(game) = c.game_id {
+            if c.edits_game()
+                && let Some(game) = c.game_id
+            {
                 // Perhaps another relay's arbiter edited a game one of our boards plays.
                 parts.writer.send(Job::Foreign { game });
             }

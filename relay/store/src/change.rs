@@ -87,6 +87,18 @@ impl ChangeRecord {
 }
 
 impl Change {
+    /// Whether it is a move, told from its kind alone (the payload is not read).
+    pub fn is_move(&self) -> bool {
+        self.kind == "move"
+    }
+
+    /// Whether it truncates a game, sets its result or changes it as a whole (an arbiter's
+    /// edit, a pairing), told from its kind alone: a reader of the log that only needs to
+    /// know does not parse every move's payload.
+    pub fn edits_game(&self) -> bool {
+        matches!(self.kind.as_str(), "truncate" | "result" | "game")
+    }
+
     /// The change, typed. Kinds other than the four game edits (pairings, start, assign,
     /// replace) read as [`ChangeRecord::Game`]; a payload that does not match its kind is an
     /// error.

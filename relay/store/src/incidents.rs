@@ -89,11 +89,6 @@ impl From<relay_core::recorder::ColorName> for Side {
 }
 
 impl Side {
-    /// White's or Black's, as the board's colours say it.
-    pub fn of(white: bool) -> Side {
-        if white { Side::White } else { Side::Black }
-    }
-
     pub fn is_white(self) -> bool {
         self == Side::White
     }

@@ -357,10 +357,7 @@ fn stored_moves(db: &str) -> Result<BTreeMap<i64, i64>> {
             let page = (store.changes_since(ROUND.into(), after, 10_000)).await?;
             let Some(last) = page.last() else { break };
             after = last.seq;
-            for c in page
-                .iter()
-                .filter(|c| matches!(c.record(), Ok(relay_store::ChangeRecord::Move(_))))
-            {
+            for c in page.iter().filter(|c| c.is_move()) {
                 moves.insert(c.seq.get(), c.at_ms);
             }
         }

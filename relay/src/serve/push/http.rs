@@ -43,12 +43,6 @@ impl Reply {
 #[error("{0}")]
 pub struct Unanswered(pub String);
 
-impl From<&str> for Unanswered {
-    fn from(why: &str) -> Self {
-        Unanswered(why.to_string())
-    }
-}
-
 /// Sends `post` and waits for the answer, off the async threads. Every status is an answer;
 /// only a failed exchange is an error (why, in words).
 pub async fn send(post: Post) -> Result<Reply, Unanswered> {

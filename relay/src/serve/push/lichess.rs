@@ -717,7 +717,7 @@ mod tests {
         );
         assert_eq!(failure.wait, BACK_OFF);
         let failure = lichess
-            .answered(chunk, Err("timed out".into()))
+            .answered(chunk, Err(Unanswered("timed out".into())))
             .await
             .expect_err("failed");
         assert_eq!(failure.error, "cannot reach Lichess: timed out");

@@ -196,7 +196,7 @@ async fn a_refusal_waits_five_seconds_and_a_cut_link_backs_off_and_neither_moves
     );
     assert_eq!(failure.wait, Wait::For(Duration::from_secs(5)));
     for answer in [
-        Err(Unanswered::from("connection refused")),
+        Err(Unanswered("connection refused".into())),
         Ok(Reply {
             status: 200,
             text: "<html>".into(),
