@@ -38,7 +38,7 @@ impl Hall {
             .filter(|o| !matches!(o, Outcome::NewGame { .. }))
             .collect();
         if let Some(snap) = snapshot(serial, d) {
-            let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+            self.writer.send(Job::Sync(Box::new(snap)));
         }
         self.after(serial, &rest);
         Ok(())
@@ -67,7 +67,7 @@ impl Hall {
             }
             d.view.proposal = None;
         }
-        let _ = self.jobs.send(Job::Edit(edit));
+        self.writer.send(Job::Edit(edit));
     }
 
     /// Another relay's arbiter changed the game `serial` plays: its recorder carries on from

@@ -1,5 +1,6 @@
 //! One e-board's desk: its recorder, what was sent of its game, and its view as the operator
-//! sees it; and the recorder's game as the writer should store it ([`snapshot`]).
+//! sees it; every e-board's desk ([`Desks`]) and which desk a serial on a port is
+//! ([`IdMap`]); and the recorder's game as the writer should store it ([`snapshot`]).
 
 use crate::serve::jobs::{Snapshot, orientation_name};
 use crate::serve::views::{ClockView, EboardView};
@@ -8,6 +9,7 @@ use relay_core::recorder::{Recorder, RecorderConfig};
 use relay_store::{StoredMove, now_ms};
 use shakmaty::fen::Fen;
 use shakmaty::{EnPassantMode, Position};
+use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One e-board and its recorder.
@@ -33,6 +35,72 @@ pub(super) struct Desk {
     pub(super) press: Option<ClockView>,
     /// Illegal moves and clock corrections seen and not yet sent to be stored.
     pub(super) incidents: Vec<relay_store::Incident>,
+}
+
+/// Every e-board's desk, by e-board id. Reached only through these methods.
+#[derive(Default)]
+pub(super) struct Desks(HashMap<String, Desk>);
+
+impl Desks {
+    pub(super) fn get(&self, id: &str) -> Option<&Desk> {
+        self.0.get(id)
+    }
+
+    pub(super) fn get_mut(&mut self, id: &str) -> Option<&mut Desk> {
+        self.0.get_mut(id)
+    }
+
+    pub(super) fn contains(&self, id: &str) -> bool {
+        self.0.contains_key(id)
+    }
+
+    /// The desk of `id`, made by `make` when there is none.
+    pub(super) fn open(&mut self, id: &str, make: impl FnOnce() -> Desk) -> &mut Desk {
+        self.0.entry(id.to_string()).or_insert_with(make)
+    }
+
+    /// Every e-board id with a desk.
+    pub(super) fn ids(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+
+    /// The ids of the desks read on `port`.
+    pub(super) fn on_port(&self, port: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(_, d)| d.port == port)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Closes the desks read on `port`.
+    pub(super) fn close_port(&mut self, port: &str) {
+        self.0.retain(|_, d| d.port != port);
+    }
+}
+
+/// Which desk (e-board id) a serial number reported on a port belongs to, by port then
+/// serial: the serial itself, or `serial@port` when another connected board already reports
+/// it. (Looked up for every message, so without building a key.)
+#[derive(Debug, Default)]
+pub(super) struct IdMap(HashMap<String, HashMap<String, String>>);
+
+impl IdMap {
+    pub(super) fn get(&self, port: &str, serial: &str) -> Option<&String> {
+        self.0.get(port).and_then(|m| m.get(serial))
+    }
+
+    pub(super) fn set(&mut self, port: &str, serial: &str, id: &str) {
+        self.0
+            .entry(port.to_string())
+            .or_default()
+            .insert(serial.to_string(), id.to_string());
+    }
+
+    /// Forgets the ids of `port` (another relay may have read it since).
+    pub(super) fn forget_port(&mut self, port: &str) {
+        self.0.remove(port);
+    }
 }
 
 /// How many plies the recorder's game has.

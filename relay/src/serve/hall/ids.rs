@@ -39,7 +39,7 @@ impl Hall {
             return id.clone();
         }
         let second = format!("{serial}@{}", port_tag(port));
-        let id = if self.desks.contains_key(&second) || self.resume.contains_key(&second) {
+        let id = if self.desks.contains(&second) || self.resume.contains_key(&second) {
             second
         } else {
             match self.desks.get(serial) {
@@ -77,14 +77,11 @@ impl Hall {
     }
 
     pub(super) fn mapped(&self, serial: &str, port: &str) -> Option<&String> {
-        self.ids.get(port).and_then(|m| m.get(serial))
+        self.ids.get(port, serial)
     }
 
     pub(super) fn map_id(&mut self, serial: &str, port: &str, id: &str) {
-        self.ids
-            .entry(port.to_string())
-            .or_default()
-            .insert(serial.to_string(), id.to_string());
+        self.ids.set(port, serial, id);
     }
 
     /// The e-board id of an event that names a serial (one already mapped, or the serial).

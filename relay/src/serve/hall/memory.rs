@@ -61,8 +61,7 @@ impl Hall {
             // Only a first move not pressed yet: the game begins from its start, and the live
             // reading takes that move from the board.
             if let Some(snap) = snapshot(serial, d) {
-                super::state::hand_raws(&self.jobs, &mut self.raws);
-                let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+                self.writer.send_after_readings(Job::Sync(Box::new(snap)));
             }
             return;
         }
@@ -111,7 +110,7 @@ impl Hall {
             outs.extend(d.recorder.on_message(&message, at_ms));
         }
         if let Some(at) = d.recorder.judge_at() {
-            self.due.push(std::cmp::Reverse((at, serial.to_string())));
+            self.due.at(at, serial);
         }
         self.after(serial, &outs);
     }
@@ -179,8 +178,7 @@ impl Hall {
         tracing::info!(%serial, first_ply, last, "{note}");
         d.view.memory = Some(format!("{note}."));
         if let Some(snap) = snapshot(serial, d) {
-            super::state::hand_raws(&self.jobs, &mut self.raws);
-            let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+            self.writer.send_after_readings(Job::Sync(Box::new(snap)));
         }
         self.announce(serial);
     }

@@ -3,7 +3,7 @@
 //! that read boards (`readings`, `memory`, `ids`), which all end here.
 
 use super::desk::{plies, snapshot};
-use super::state::{Hall, hand_raws};
+use super::state::Hall;
 use crate::serve::jobs::Job;
 use crate::serve::views::{ClockView, Proposal};
 use relay_core::game::GameResult;
@@ -129,14 +129,13 @@ impl Hall {
         d.view.board_fen = d.recorder.board_as_read().board_fen().to_string();
         if sync && let Some(snap) = snapshot(serial, d) {
             // The readings behind the move are stored with it (or before it).
-            hand_raws(&self.jobs, &mut self.raws);
-            let _ = self.jobs.send(Job::Sync(Box::new(snap)));
+            self.writer.send_after_readings(Job::Sync(Box::new(snap)));
         }
         // A reading with no move waiting to be judged goes out on its own.
         if !d.recorder.awaiting_judgement()
             && let Some(p) = d.press.take()
         {
-            let _ = self.jobs.send(Job::Clock {
+            self.writer.send(Job::Clock {
                 serial: serial.to_string(),
                 clock: p,
             });
@@ -163,8 +162,7 @@ impl Hall {
         if changed {
             d.announced = Some(d.view.clone());
             let view = d.view.clone();
-            self.send_raws();
-            let _ = self.jobs.send(Job::Eboard(Box::new(view)));
+            self.writer.send_after_readings(Job::Eboard(Box::new(view)));
         } else {
             // Not news, but `/api/eboards` shows the board as last read (the console's
             // picture of a board in sync with its game).

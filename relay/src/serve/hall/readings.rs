@@ -9,7 +9,6 @@ use super::state::Hall;
 use boards::protocol::{ClockMessage, Message};
 use boards::transport::PortEvent;
 use relay_store::{RawEntry, now_ms};
-use std::cmp::Reverse;
 use std::time::SystemTime;
 
 impl Hall {
@@ -54,7 +53,7 @@ impl Hall {
                 let mut outs = d.recorder.on_message(&message, at_ms);
                 outs.extend(d.recorder.tick(epoch_ms(SystemTime::now())));
                 if let Some(at) = d.recorder.judge_at() {
-                    self.due.push(Reverse((at, serial.clone())));
+                    self.due.at(at, &serial);
                 }
                 self.after(&serial, &outs);
             }
@@ -96,12 +95,7 @@ impl Hall {
             }
             PortEvent::Closed { path, reason } => {
                 let now = now_ms();
-                let serials: Vec<String> = self
-                    .desks
-                    .iter()
-                    .filter(|(_, d)| d.port == path)
-                    .map(|(s, _)| s.clone())
-                    .collect();
+                let serials = self.desks.on_port(&path);
                 for s in &serials {
                     if let Some(d) = self.desks.get_mut(s) {
                         d.view.connected = false;
@@ -135,7 +129,7 @@ impl Hall {
         self.metrics.messages.inc();
         let at_ms = epoch_ms(at);
         if !raw.is_empty() {
-            self.raws.push(RawEntry {
+            self.writer.keep_reading(RawEntry {
                 port: path.to_string(),
                 serial: Some(serial.clone()),
                 received_at_ms: at_ms as i64,
@@ -149,12 +143,7 @@ impl Hall {
     /// Judges the boards whose settle time has passed.
     pub(super) fn judge_due(&mut self) {
         let now = epoch_ms(SystemTime::now());
-        while let Some(Reverse((at, _))) = self.due.peek()
-            && *at <= now
-        {
-            let Some(Reverse((_, serial))) = self.due.pop() else {
-                break;
-            };
+        while let Some(serial) = self.due.pop_due(now) {
             // A board touched again since has a later entry of its own: this one finds
             // nothing to judge yet.
             if let Some(d) = self.desks.get_mut(&serial) {
@@ -169,8 +158,7 @@ impl Hall {
 
     pub(super) fn tick_all(&mut self) {
         let now = epoch_ms(SystemTime::now());
-        let serials: Vec<String> = self.desks.keys().cloned().collect();
-        for serial in serials {
+        for serial in self.desks.ids() {
             if let Some(d) = self.desks.get_mut(&serial) {
                 let outs = d.recorder.tick(now);
                 let lasting = d.view.in_sync

@@ -5,7 +5,6 @@ use super::ports::PortInput;
 use super::state::Hall;
 use crate::serve::alarm::Alarm;
 use crate::serve::jobs::{HallCommand, Job};
-use std::cmp::Reverse;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
@@ -48,11 +47,11 @@ impl Hall {
         };
         loop {
             let ports_open = tokio::time::Instant::now() >= ports_open_at;
-            let next_due = self.due.peek().map(|Reverse((at, _))| {
+            let next_due = self.due.next_ms().map(|at| {
                 let since_epoch = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
                     .unwrap_or_default();
-                std::time::Instant::now() + Duration::from_millis(*at).saturating_sub(since_epoch)
+                std::time::Instant::now() + Duration::from_millis(at).saturating_sub(since_epoch)
             });
             alarm.set(next_due);
             let net_at = next_due.map(|t| tokio::time::Instant::from_std(t) + net);
@@ -79,11 +78,11 @@ impl Hall {
                     HallCommand::TakeOver { port, reply } => self.take_over(&port, reply),
                     HallCommand::Adopt { serial, game_id, moves, result } => {
                         self.adopt(&serial, game_id, &moves, result);
-                        let _ = self.jobs.send(Job::Adopted { serial });
+                        self.writer.send(Job::Adopted { serial });
                     }
                     HallCommand::Resumed { resume, reply } => {
                         for (serial, r) in resume {
-                            if !self.desks.contains_key(&serial) {
+                            if !self.desks.contains(&serial) {
                                 self.resume.insert(serial, r);
                             }
                         }
@@ -93,18 +92,17 @@ impl Hall {
                 // The loop ends when every reader has stopped and its readings are taken
                 // in: nothing read is left behind at shutdown.
                 _ = tick.tick() => self.tick_all(),
-                _ = raws_tick.tick(), if !self.raws.is_empty() => self.send_raws(),
+                _ = raws_tick.tick(), if self.writer.readings_waiting() => self.writer.send_readings(),
             }
         }
         // Shutdown: what the recorders still hold (a last still board) is written too.
-        let serials: Vec<String> = self.desks.keys().cloned().collect();
-        for serial in serials {
+        for serial in self.desks.ids() {
             if let Some(d) = self.desks.get_mut(&serial) {
                 let outs = d.recorder.flush();
                 self.after(&serial, &outs);
             }
         }
-        self.send_raws();
+        self.writer.send_readings();
     }
 
     /// Before reading `port`, which another relay may have been reading: its boards' desks
@@ -112,9 +110,9 @@ impl Hall {
     /// here for (the others are this relay's own, stored by it); the hall resumes from what
     /// it reads (`HallCommand::Resumed`), and then `reply` lets the port be opened.
     pub(super) fn take_over(&mut self, port: &str, reply: tokio::sync::oneshot::Sender<()>) {
-        self.desks.retain(|_, d| d.port != port);
-        self.ids.remove(port);
-        let keep: Vec<String> = self.desks.keys().cloned().collect();
-        let _ = self.jobs.send(Job::Reload { keep, reply });
+        self.desks.close_port(port);
+        self.ids.forget_port(port);
+        let keep = self.desks.ids();
+        self.writer.send(Job::Reload { keep, reply });
     }
 }

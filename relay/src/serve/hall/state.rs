@@ -1,7 +1,7 @@
 //! The hall's state: a desk per e-board, which desk each serial on each port is, the
 //! moments boards are due to be judged, and the readings waiting for the black box.
 
-use super::desk::Desk;
+use super::desk::{Desk, Desks, IdMap};
 use crate::serve::instance::instance_name;
 use crate::serve::jobs::{Job, Resume, ToWriter};
 use crate::serve::live::Boards;
@@ -14,11 +14,69 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-/// Hands `raws` (the hall's waiting readings) to the writer as one job; nothing when there
-/// are none. Takes the two fields, not the hall, so it can run while a desk is borrowed.
-pub(super) fn hand_raws(jobs: &ToWriter, raws: &mut Vec<RawEntry>) {
-    if !raws.is_empty() {
-        let _ = jobs.send(Job::Raws(std::mem::take(raws)));
+/// What the hall sends the writer: jobs in order, and the black box's readings, which wait
+/// to go together (before the next move or e-board news and at least every `RAWS_EVERY`)
+/// instead of one job, and one wake-up of the writer, per reading: 1000 boards send about
+/// 2000 a second.
+#[derive(Debug)]
+pub(super) struct ToWriterQueue {
+    jobs: ToWriter,
+    raws: Vec<RawEntry>,
+}
+
+impl ToWriterQueue {
+    /// Sends `job` now; readings waiting stay waiting.
+    pub(super) fn send(&self, job: Job) {
+        let _ = self.jobs.send(job);
+    }
+
+    /// Sends the readings waiting, then `job`: a board's change is stored with (or after)
+    /// the readings behind it.
+    pub(super) fn send_after_readings(&mut self, job: Job) {
+        self.send_readings();
+        self.send(job);
+    }
+
+    /// Keeps a reading for the black box until the next hand-over.
+    pub(super) fn keep_reading(&mut self, raw: RawEntry) {
+        self.raws.push(raw);
+    }
+
+    pub(super) fn readings_waiting(&self) -> bool {
+        !self.raws.is_empty()
+    }
+
+    /// Hands the waiting readings to the writer as one job, in the order they were read.
+    pub(super) fn send_readings(&mut self) {
+        if !self.raws.is_empty() {
+            let raws = std::mem::take(&mut self.raws);
+            self.send(Job::Raws(raws));
+        }
+    }
+}
+
+/// When each touched board is due to be judged, earliest first. A board touched again has
+/// several entries, and only the last finds it still (a desk judged early judges nothing).
+#[derive(Debug, Default)]
+pub(super) struct DueQueue(BinaryHeap<Reverse<(u64, String)>>);
+
+impl DueQueue {
+    /// `serial` is due to be judged at `at_ms` (ms since the epoch).
+    pub(super) fn at(&mut self, at_ms: u64, serial: &str) {
+        self.0.push(Reverse((at_ms, serial.to_string())));
+    }
+
+    /// The earliest moment a board is due (ms since the epoch).
+    pub(super) fn next_ms(&self) -> Option<u64> {
+        self.0.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// The next board due by `now_ms`, taken off the queue.
+    pub(super) fn pop_due(&mut self, now_ms: u64) -> Option<String> {
+        if self.next_ms()? > now_ms {
+            return None;
+        }
+        self.0.pop().map(|Reverse((_, serial))| serial)
     }
 }
 
@@ -27,20 +85,12 @@ pub struct Hall {
     pub(super) boards: Arc<Boards>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) cfg: RecorderConfig,
-    pub(super) desks: HashMap<String, Desk>,
-    /// Which desk (e-board id) a serial number reported on a port belongs to, by port then
-    /// serial: the serial itself, or `serial@port` when another connected board already
-    /// reports it. (Looked up for every message, so without building a key.)
-    pub(super) ids: HashMap<String, HashMap<String, String>>,
+    pub(super) desks: Desks,
+    pub(super) ids: IdMap,
+    /// Stored games a desk not opened yet carries on from.
     pub(super) resume: HashMap<String, Resume>,
-    pub(super) jobs: ToWriter,
-    /// When each touched board is due to be judged (earliest first; a board touched again
-    /// has several entries, and only the last finds it still).
-    pub(super) due: BinaryHeap<Reverse<(u64, String)>>,
-    /// Readings for the black box not yet handed to the writer: they go together, before
-    /// the next move or e-board news and at least every [`RAWS_EVERY`], instead of one job
-    /// (and one wake-up of the writer) per reading; 1000 boards send about 2000 a second.
-    pub(super) raws: Vec<RawEntry>,
+    pub(super) writer: ToWriterQueue,
+    pub(super) due: DueQueue,
 }
 
 impl Hall {
@@ -55,31 +105,31 @@ impl Hall {
             boards,
             metrics,
             cfg,
-            desks: HashMap::new(),
-            ids: HashMap::new(),
+            desks: Desks::default(),
+            ids: IdMap::default(),
             resume,
-            jobs,
-            due: BinaryHeap::new(),
-            raws: Vec::new(),
+            writer: ToWriterQueue {
+                jobs,
+                raws: Vec::new(),
+            },
+            due: DueQueue::default(),
         }
     }
 
-    /// Hands the waiting readings to the writer, in the order they were read.
-    pub(super) fn send_raws(&mut self) {
-        hand_raws(&self.jobs, &mut self.raws);
-    }
-
+    /// The desk of `serial`, opened on `port` when it has none yet: its recorder carries on
+    /// from the stored game when there is one, and the writer is told the e-board was seen.
     pub(super) fn desk(&mut self, serial: &str, port: &str) -> &mut Desk {
-        if !self.desks.contains_key(serial) {
-            let (recorder, sent) = match self.resume.remove(serial) {
+        let (cfg, resume, writer) = (&self.cfg, &mut self.resume, &self.writer);
+        self.desks.open(serial, || {
+            let (recorder, sent) = match resume.remove(serial) {
                 Some(r) => {
                     tracing::info!(%serial, plies = r.moves.len(), "carrying on with the stored game");
                     (
-                        Recorder::resume(self.cfg.clone(), r.game, r.orientation),
+                        Recorder::resume(cfg.clone(), r.game, r.orientation),
                         r.moves,
                     )
                 }
-                None => (Recorder::new(self.cfg.clone()), Vec::new()),
+                None => (Recorder::new(cfg.clone()), Vec::new()),
             };
             let sent_result = recorder.game().map_or(GameResult::Ongoing, |g| g.result);
             let view = EboardView {
@@ -101,30 +151,24 @@ impl Hall {
                 memory: None,
                 read_by: instance_name().to_string(),
             };
-            self.desks.insert(
-                serial.to_string(),
-                Desk {
-                    recorder,
-                    port: port.to_string(),
-                    game_no: 0,
-                    sent,
-                    sent_result,
-                    view,
-                    announced: None,
-                    board_read_ms: 0,
-                    out_since: None,
-                    press: None,
-                    incidents: Vec::new(),
-                },
-            );
-            let _ = self.jobs.send(Job::Touch {
+            writer.send(Job::Touch {
                 serial: serial.to_string(),
                 port: port.to_string(),
             });
-        }
-        // Just inserted above when missing.
-        #[allow(clippy::unwrap_used)]
-        self.desks.get_mut(serial).unwrap()
+            Desk {
+                recorder,
+                port: port.to_string(),
+                game_no: 0,
+                sent,
+                sent_result,
+                view,
+                announced: None,
+                board_read_ms: 0,
+                out_since: None,
+                press: None,
+                incidents: Vec::new(),
+            }
+        })
     }
 }
 

@@ -42,7 +42,7 @@ impl Writer {
                 }
             }
             Job::Adopted { serial } => {
-                self.adopting.remove(&serial);
+                self.slots.adopted(&serial);
             }
             Job::Reload { keep, reply } => {
                 let resume = self.reload(&keep).await;

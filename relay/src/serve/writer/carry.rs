@@ -73,3 +73,84 @@ pub async fn load_carry(
     }
     Ok((slots, resume))
 }
+
+/// The writer's picture of every e-board's stored game, by serial, with the e-boards whose
+/// recorder is taking another relay's edit (what they send before that is not stored) and
+/// the lowest board number a board is placed on by itself (`--first-board`). Reached only
+/// through these methods.
+#[derive(Debug)]
+pub(super) struct Slots {
+    by_serial: HashMap<String, Slot>,
+    adopting: std::collections::HashSet<String>,
+    first_board: u32,
+}
+
+impl Default for Slots {
+    fn default() -> Slots {
+        Slots {
+            by_serial: HashMap::new(),
+            adopting: Default::default(),
+            first_board: 1,
+        }
+    }
+}
+
+impl Slots {
+    pub(super) fn get(&self, serial: &str) -> Option<&Slot> {
+        self.by_serial.get(serial)
+    }
+
+    pub(super) fn get_mut(&mut self, serial: &str) -> Option<&mut Slot> {
+        self.by_serial.get_mut(serial)
+    }
+
+    pub(super) fn contains(&self, serial: &str) -> bool {
+        self.by_serial.contains_key(serial)
+    }
+
+    /// `serial` plays `slot`'s game now.
+    pub(super) fn put(&mut self, serial: &str, slot: Slot) {
+        self.by_serial.insert(serial.to_string(), slot);
+    }
+
+    /// Takes every e-board but `serial` off `game` (an arbiter put `serial` on it).
+    pub(super) fn only_on(&mut self, game: GameId, serial: &str) {
+        self.by_serial
+            .retain(|s, slot| s == serial || slot.game_id != game);
+    }
+
+    /// The e-board whose stored game is `game`.
+    pub(super) fn playing(&self, game: GameId) -> Option<String> {
+        self.by_serial
+            .iter()
+            .find(|(_, s)| s.game_id == game)
+            .map(|(k, _)| k.clone())
+    }
+
+    /// Forgets every e-board but those of `keep` (a take-over reads the others again).
+    pub(super) fn keep_only(&mut self, keep: &[String]) {
+        self.by_serial.retain(|serial, _| keep.contains(serial));
+    }
+
+    /// `serial`'s recorder is taking another relay's edit of its game.
+    pub(super) fn adopt(&mut self, serial: &str) {
+        self.adopting.insert(serial.to_string());
+    }
+
+    /// `serial`'s recorder has taken the edit: what it sends is stored again.
+    pub(super) fn adopted(&mut self, serial: &str) {
+        self.adopting.remove(serial);
+    }
+
+    pub(super) fn adopting(&self, serial: &str) -> bool {
+        self.adopting.contains(serial)
+    }
+
+    pub(super) fn first_board(&self) -> u32 {
+        self.first_board
+    }
+
+    pub(super) fn set_first_board(&mut self, n: u32) {
+        self.first_board = n.max(1);
+    }
+}

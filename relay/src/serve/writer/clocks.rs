@@ -19,13 +19,8 @@ const CLOCKS_PER_MESSAGE: usize = 40;
 impl Writer {
     /// Announces the bundled clock readings, one message per round.
     pub(super) fn announce_clocks(&mut self) {
-        for (round, clocks) in std::mem::take(&mut self.bundled) {
-            if clocks.is_empty() {
-                continue;
-            }
+        for (round, all) in self.bundled.take() {
             let seq = self.seq(round);
-            let mut all: Vec<(GameId, ClockView)> = clocks.into_iter().collect();
-            all.sort_unstable_by_key(|(g, _)| *g);
             // In messages of a few KiB: every socket's write buffer keeps the size of the
             // largest message it sent, and a 1000-board round's clocks in one were 95 KiB.
             for list in all.chunks(CLOCKS_PER_MESSAGE) {
@@ -65,12 +60,10 @@ impl Writer {
             // A reading while the same side runs: bundled with the round's other readings and
             // announced with them (one message, not one per board: a round of 200
             // boards would otherwise send 200 a second to every spectator).
-            self.bundled.entry(round).or_default().insert(game, clock);
+            self.bundled.hold(round, game, clock);
             return;
         }
-        if let Some(b) = self.bundled.get_mut(&round) {
-            b.remove(&game);
-        }
+        self.bundled.drop_game(round, game);
         if !announce {
             return;
         }

@@ -111,7 +111,7 @@ impl Writer {
             }
         };
         self.committed(round, seq);
-        if let Some(serial) = self.serial_playing(game) {
+        if let Some(serial) = self.slots.playing(game) {
             match &edit.action {
                 EditAction::Result { result, status, .. } => {
                     if let Some(s) = self.slots.get_mut(&serial) {

@@ -36,7 +36,7 @@ impl Writer {
             .find(|(_, s)| s == serial)
         {
             Some((b, _)) => b,
-            None => store.free_board_no(round, self.first_board).await?,
+            None => store.free_board_no(round, self.slots.first_board()).await?,
         };
         let (game, seq) = store.assign(round, board_no, serial, Some(port)).await?;
         self.committed(round, seq);
@@ -123,7 +123,11 @@ impl Writer {
         let board_no = match taken.iter().find(|(_, s)| *s == snap.serial) {
             Some((b, _)) => *b,
             None if !taken.iter().any(|(b, _)| *b == slot.board_no) => slot.board_no,
-            None => store.free_board_no(next.id, self.first_board).await?,
+            None => {
+                store
+                    .free_board_no(next.id, self.slots.first_board())
+                    .await?
+            }
         };
         let (game, seq) = store
             .assign(next.id, board_no, &snap.serial, Some(&snap.port))
@@ -212,8 +216,7 @@ impl Writer {
                 &json!({"round": round, "board_no": board_no, "serial": serial}).to_string(),
             )
             .await?;
-        self.slots
-            .retain(|s, slot| s == serial || slot.game_id != game);
+        self.slots.only_on(game, serial);
         let g = store.game(game).await?;
         let game_no = self.slots.get(serial).map_or(0, |s| s.game_no);
         self.bind(
@@ -262,10 +265,10 @@ impl Writer {
             tracing::error!(error = %e, "stored games not readable for the take-over");
             Default::default()
         });
-        self.slots.retain(|serial, _| keep.contains(serial));
+        self.slots.keep_only(keep);
         let mut out = HashMap::new();
         for (serial, slot) in slots {
-            if self.slots.contains_key(&serial) {
+            if self.slots.contains(&serial) {
                 continue;
             }
             if let Some(r) = resume.remove(&serial) {
@@ -280,7 +283,7 @@ impl Writer {
     /// and the store no longer holds what we stored (an arbiter corrected it there), our
     /// picture takes the stored game and the board's recorder carries on from it.
     pub(super) async fn foreign(&mut self, game: GameId, force: bool) -> Result<(), StoreError> {
-        let Some(serial) = self.serial_playing(game) else {
+        let Some(serial) = self.slots.playing(game) else {
             return Ok(());
         };
         let g = self.store.game(game).await?;
@@ -298,14 +301,14 @@ impl Writer {
         slot.moves = g.moves.clone();
         slot.result = result;
         slot.status = status;
-        self.adopting.insert(serial.clone());
+        self.slots.adopt(&serial);
         if !self.parts.hall.send(HallCommand::Adopt {
             serial: serial.clone(),
             game_id: game,
             moves: g.moves,
             result: stored_result(&g.result),
         }) {
-            self.adopting.remove(&serial);
+            self.slots.adopted(&serial);
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! was lost) only makes the writer read the game back and carry on.
 
 mod apply;
+mod bundle;
 mod carry;
 mod clocks;
 mod edits;

@@ -45,9 +45,9 @@ impl Writer {
             let mut batch = vec![first];
             while batch.len() < 2000 {
                 let next = match (self.jobs.try_recv(), wait) {
-                    (Ok(j), _) => j,
-                    (Err(_), None) => break,
-                    (Err(_), Some(w)) => {
+                    (Some(j), _) => j,
+                    (None, None) => break,
+                    (None, Some(w)) => {
                         match tokio::time::timeout_at(started + w, self.jobs.recv()).await {
                             Ok(Some(j)) => j,
                             Ok(None) | Err(_) => break,
@@ -58,7 +58,7 @@ impl Writer {
                 wait = wait.zip(self.may_wait(&next)).map(|(a, b)| a.min(b));
                 batch.push(next);
             }
-            self.in_hand = batch.len();
+            self.jobs.in_hand(batch.len());
             self.note_pending();
             // Group commit: the readings and the board games' changes of everything waiting go
             // to the store in one transaction (one fsync, however many boards), and are
@@ -69,7 +69,7 @@ impl Writer {
             for job in batch {
                 match job {
                     Job::Raws(mut e) => group.raws.append(&mut e),
-                    Job::Sync(snap) if self.adopting.contains(&snap.serial) => {
+                    Job::Sync(snap) if self.slots.adopting(&snap.serial) => {
                         tracing::debug!(serial = %snap.serial, "a change made before another relay's edit was adopted is not stored");
                     }
                     Job::Sync(snap) if self.plannable(&snap, &group) => self.plan(snap, &mut group),
@@ -88,7 +88,7 @@ impl Writer {
                 }
             }
             self.flush(&mut group).await;
-            self.in_hand = 0;
+            self.jobs.in_hand(0);
             self.note_pending();
         }
     }

@@ -2,17 +2,18 @@
 //! handles it tells what it stored; with the small steps every concern uses (binding an
 //! e-board to its game, counting changes, the store's health).
 
-use super::carry::Slot;
+use super::bundle::ClockBundle;
+use super::carry::{Slot, Slots};
 use crate::serve::health::Health;
 use crate::serve::instance::instance_name;
 use crate::serve::jobs::{Job, ToHall};
 use crate::serve::live::Boards;
 use crate::serve::metrics::Metrics;
 use crate::serve::publish::Publisher;
-use crate::serve::views::{ClockView, EboardView};
-use relay_store::{GameId, RoundId, Seq};
+use crate::serve::views::EboardView;
+use relay_store::{RoundId, Seq};
 use relay_store::{RoundInfo, SqliteCommits, Store, StoreError, now_ms};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -37,21 +38,76 @@ pub struct Writer {
     /// Its connection for group commits on a SQLite file, called on this thread (see
     /// `SqliteCommits`); `None`: they go through `store`.
     pub(super) commits: Option<SqliteCommits>,
-    pub(super) slots: HashMap<String, Slot>,
+    pub(super) slots: Slots,
     pub(super) current: RoundInfo,
-    /// Latest change number per round (clock and e-board messages carry it).
-    pub(super) seqs: HashMap<RoundId, Seq>,
-    pub(super) backoff: Duration,
-    pub(super) jobs: mpsc::UnboundedReceiver<Job>,
-    /// Jobs taken from the queue and not done yet.
-    pub(super) in_hand: usize,
-    /// Running-clock readings waiting to be announced together, per round and game.
-    pub(super) bundled: HashMap<RoundId, BTreeMap<GameId, ClockView>>,
-    /// Boards whose recorder is taking another relay's edit of their game: what the hall
-    /// sends before it has (built on the game as it was) is not stored.
-    pub(super) adopting: HashSet<String>,
-    /// The lowest board number a board is placed on by itself (`--first-board`).
-    pub(super) first_board: u32,
+    seqs: Seqs,
+    backoff: Backoff,
+    pub(super) jobs: Queue,
+    pub(super) bundled: ClockBundle,
+}
+
+/// The latest change number of each round the writer committed to (clock and e-board
+/// messages carry it); it only grows.
+#[derive(Debug, Default)]
+pub(super) struct Seqs(HashMap<RoundId, Seq>);
+
+impl Seqs {
+    pub(super) fn of(&self, round: RoundId) -> Seq {
+        self.0.get(&round).copied().unwrap_or_default()
+    }
+
+    pub(super) fn raise(&mut self, round: RoundId, seq: Seq) {
+        let s = self.0.entry(round).or_default();
+        *s = (*s).max(seq);
+    }
+}
+
+/// How long the writer waits before trying the store again: 100 ms after an answer,
+/// doubling with each failure in a row up to 5 s.
+#[derive(Debug)]
+struct Backoff(Duration);
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(100);
+    const MOST: Duration = Duration::from_secs(5);
+
+    fn reset(&mut self) {
+        self.0 = Backoff::FIRST;
+    }
+
+    /// The wait before the next try; the one after it is longer.
+    fn next(&mut self) -> Duration {
+        let wait = self.0;
+        self.0 = (self.0 * 2).min(Backoff::MOST);
+        wait
+    }
+}
+
+/// The writer's queue of jobs, with how many it has taken and not done yet (`/health`'s
+/// pending writes count both).
+#[derive(Debug)]
+pub(super) struct Queue {
+    jobs: mpsc::UnboundedReceiver<Job>,
+    in_hand: usize,
+}
+
+impl Queue {
+    pub(super) async fn recv(&mut self) -> Option<Job> {
+        self.jobs.recv().await
+    }
+
+    pub(super) fn try_recv(&mut self) -> Option<Job> {
+        self.jobs.try_recv().ok()
+    }
+
+    /// `n` jobs were taken to be done (0: all done).
+    pub(super) fn in_hand(&mut self, n: usize) {
+        self.in_hand = n;
+    }
+
+    fn pending(&self) -> usize {
+        self.jobs.len() + self.in_hand
+    }
 }
 
 /// `$step` (an expression ending in `.await`) run until the store takes it or refuses it: a
@@ -95,15 +151,12 @@ impl Writer {
             parts,
             store,
             commits,
-            slots: HashMap::new(),
-            seqs: HashMap::new(),
+            slots: Slots::default(),
+            seqs: Seqs::default(),
             current,
-            backoff: Duration::from_millis(100),
-            jobs,
-            in_hand: 0,
-            bundled: HashMap::new(),
-            adopting: Default::default(),
-            first_board: 1,
+            backoff: Backoff(Backoff::FIRST),
+            jobs: Queue { jobs, in_hand: 0 },
+            bundled: ClockBundle::default(),
         };
         for (serial, slot) in slots {
             w.bind(&serial, slot);
@@ -114,7 +167,7 @@ impl Writer {
     /// Boards this writer places by itself get numbers from `n` on (a hall of a
     /// several-hall event).
     pub fn first_board(mut self, n: u32) -> Writer {
-        self.first_board = n.max(1);
+        self.slots.set_first_board(n);
         self
     }
 
@@ -126,7 +179,7 @@ impl Writer {
             slot.board_no,
             slot.round_id,
         );
-        self.slots.insert(serial.to_string(), slot);
+        self.slots.put(serial, slot);
         if let Some(view) = self.parts.boards.eboard(serial) {
             self.share_eboard(&view);
         }
@@ -153,7 +206,7 @@ impl Writer {
         self.parts
             .health
             .pending_writes
-            .store((self.jobs.len() + self.in_hand) as u64, Ordering::Relaxed);
+            .store(self.jobs.pending() as u64, Ordering::Relaxed);
     }
 
     pub(super) fn stored_ok(&mut self) {
@@ -162,7 +215,7 @@ impl Writer {
             tracing::info!("the database answers again");
         }
         h.store_down_since_ms.store(0, Ordering::Relaxed);
-        self.backoff = Duration::from_millis(100);
+        self.backoff.reset();
     }
 
     pub(super) async fn store_failed(&mut self, e: &StoreError) {
@@ -179,17 +232,15 @@ impl Writer {
         );
         *h.last_store_error.lock() = Some(e.to_string());
         self.note_pending();
-        tokio::time::sleep(self.backoff).await;
-        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+        tokio::time::sleep(self.backoff.next()).await;
     }
 
     pub(super) fn seq(&self, round: RoundId) -> Seq {
-        self.seqs.get(&round).copied().unwrap_or_default()
+        self.seqs.of(round)
     }
 
     pub(super) fn committed(&mut self, round: RoundId, seq: Seq) {
-        let s = self.seqs.entry(round).or_default();
-        *s = (*s).max(seq);
+        self.seqs.raise(round, seq);
         self.parts.metrics.changes_committed.inc();
     }
 
@@ -197,14 +248,6 @@ impl Writer {
         if let Some(s) = self.slots.get_mut(serial) {
             *s = slot.clone();
         }
-    }
-
-    /// The e-board whose stored game is `game`.
-    pub(super) fn serial_playing(&self, game: GameId) -> Option<String> {
-        self.slots
-            .iter()
-            .find(|(_, s)| s.game_id == game)
-            .map(|(k, _)| k.clone())
     }
 }
 
