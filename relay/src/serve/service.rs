@@ -130,6 +130,7 @@ impl Shared {
         let analysis = desk::start(
             self.publisher.clone(),
             self.lookup.clone(),
+            self.store.clone(),
             self.publisher.positions(),
             terms,
         );
@@ -173,6 +174,7 @@ impl Shared {
     pub fn pushing(&self) -> Pushing {
         Pushing {
             lookup: self.lookup.clone(),
+            store: self.store.clone(),
             news: self.publisher.news(),
             targets: self.targets.clone(),
         }
