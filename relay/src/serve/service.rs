@@ -46,7 +46,8 @@ impl Default for Limits {
 /// part of its own; the tokens and the shutdown signal through methods.
 #[derive(Debug)]
 pub struct Shared {
-    /// The readers' store (the writer has connections of its own).
+    /// The readers' store (the writer has connections of its own): the routes that write
+    /// take it (`lookup` has its reads alone).
     pub store: Store,
     /// Views read from the store, delays and the live PGN remembered.
     pub lookup: Lookup,
