@@ -2,11 +2,14 @@
 //! (with the boards' live state, which the store does not hold), each round's public delay,
 //! and each round's live PGN. The delays and the PGN are remembered until an arbiter edits
 //! rounds or tournaments ([`Lookup::edited`]), which open sockets are told of too.
+//!
+//! Its store is read-only ([`Reads`]): a part holding a `Lookup` cannot change games through
+//! it. The parts that write are given a [`Store`] of their own where they are built.
 
 use super::live::Boards;
 use super::views::{EvalView, GameView, RoundView, game_view, round_view};
 use parking_lot::Mutex;
-use relay_store::{GameId, RoundInfo, Store, StoreError, StoredGame, now_ms, position_key};
+use relay_store::{GameId, Reads, RoundInfo, Store, StoreError, StoredGame, now_ms, position_key};
 use relay_store::{RoundId, Seq};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,19 +50,20 @@ struct Memory {
     evals_seen: std::sync::atomic::AtomicBool,
 }
 
-/// The readers' store with the boards' live state and what is remembered of rounds; cheap to
-/// clone (handles only).
+/// The readers' store (its reads alone) with the boards' live state and what is remembered
+/// of rounds; cheap to clone (handles only).
 #[derive(Clone, Debug)]
 pub struct Lookup {
-    pub store: Store,
+    pub store: Reads,
     boards: Arc<Boards>,
     memory: Arc<Memory>,
 }
 
 impl Lookup {
+    /// Reads `store` (and never writes through it).
     pub fn new(store: Store, boards: Arc<Boards>) -> Lookup {
         Lookup {
-            store,
+            store: store.reads(),
             boards,
             memory: Arc::new(Memory {
                 delays: Mutex::default(),

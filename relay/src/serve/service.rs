@@ -46,7 +46,8 @@ impl Default for Limits {
 /// part of its own; the tokens and the shutdown signal through methods.
 #[derive(Debug)]
 pub struct Shared {
-    /// The readers' store (the writer has connections of its own).
+    /// The readers' store (the writer has connections of its own): the routes that write
+    /// take it (`lookup` has its reads alone).
     pub store: Store,
     /// Views read from the store, delays and the live PGN remembered.
     pub lookup: Lookup,
@@ -130,6 +131,7 @@ impl Shared {
         let analysis = desk::start(
             self.publisher.clone(),
             self.lookup.clone(),
+            self.store.clone(),
             self.publisher.positions(),
             terms,
         );
@@ -173,6 +175,7 @@ impl Shared {
     pub fn pushing(&self) -> Pushing {
         Pushing {
             lookup: self.lookup.clone(),
+            store: self.store.clone(),
             news: self.publisher.news(),
             targets: self.targets.clone(),
         }

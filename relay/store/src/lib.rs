@@ -1,5 +1,6 @@
 //! The relay's storage: one [`Store`] over SQLite (the embedded default, `sqlite://relay.db`)
-//! or PostgreSQL (`postgres://…`), with per-backend migrations applied at start-up.
+//! or PostgreSQL (`postgres://…`), with per-backend migrations applied at start-up. A part
+//! that only reads holds a [`Reads`] ([`Store::reads`]), which has no write.
 //!
 //! Every write that changes what spectators see (a move, a correction, a result) happens in
 //! one transaction with the round's change sequence number, and returns that number only after
@@ -26,6 +27,7 @@ mod model;
 mod open;
 mod pool;
 mod push;
+mod reads;
 mod rounds;
 mod standings;
 mod trf;
@@ -52,6 +54,7 @@ pub use push::{
     Applied, LINK_SILENT_MS, MirrorSource, PushBatch, PushConflict, PushReply, Settled,
     check_event_key, event_key_from,
 };
+pub use reads::Reads;
 pub use relay_core::incident::Ruling;
 pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
 pub use standings::{RankingTerms, known_codes};

@@ -12,7 +12,7 @@ use crate::serve::views::EvalView;
 use crate::serve::wire::{EvalEntry, ServerMessage};
 use parking_lot::Mutex;
 use relay_store::RoundId;
-use relay_store::{Score, StoreError, StoredEval, now_ms};
+use relay_store::{Score, Store, StoreError, StoredEval, now_ms};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,6 +60,8 @@ pub struct Analysis {
     answered: Notify,
     pub terms: EvalTerms,
     lookup: Lookup,
+    /// Where the answers are kept (the lookup only reads).
+    store: Store,
     /// Positions evaluated by workers since the start (the benchmark's rate).
     pub evaluated: AtomicU64,
 }
@@ -141,7 +143,7 @@ impl Analysis {
         if !played {
             return Err(Refused::Unplayed);
         }
-        self.lookup.store.save_eval(&eval).await?;
+        self.store.save_eval(&eval).await?;
         let taken = self.queue.lock().done(eval);
         self.evaluated.fetch_add(1, Ordering::Relaxed);
         self.answered.notify_one();
@@ -164,6 +166,7 @@ impl Analysis {
 pub fn start(
     publisher: Publisher,
     lookup: Lookup,
+    store: Store,
     intake: &Intake,
     terms: EvalTerms,
 ) -> Arc<Analysis> {
@@ -175,6 +178,7 @@ pub fn start(
         answered: Notify::new(),
         terms,
         lookup,
+        store,
         evaluated: AtomicU64::new(0),
     });
     tokio::spawn(run(analysis.clone(), publisher, rx));

@@ -30,7 +30,9 @@ pub async fn game_record(
 ) -> Result<Json<Record>, ApiError> {
     let g = store.game(id).await?;
     let tc = time_control_of(&store, g.round_id).await?;
-    Ok(Json(record_of(&store, &g, tc.as_deref(), None).await?))
+    Ok(Json(
+        record_of(&store.reads(), &g, tc.as_deref(), None).await?,
+    ))
 }
 
 /// The illegal moves of a round no arbiter has ruled on, oldest first.
@@ -49,7 +51,7 @@ pub async fn open_illegal_moves(
     let mut out = Vec::new();
     for game in games {
         let g = store.game(game).await?;
-        let record = record_of(&store, &g, tc.as_deref(), None).await?;
+        let record = record_of(&store.reads(), &g, tc.as_deref(), None).await?;
         out.extend(
             record
                 .illegal_moves
@@ -91,7 +93,7 @@ pub async fn rule(
 ) -> Result<Json<Ruled>, ApiError> {
     let g = store.game(id).await?;
     let tc = time_control_of(&store, g.round_id).await?;
-    let record = record_of(&store, &g, tc.as_deref(), None).await?;
+    let record = record_of(&store.reads(), &g, tc.as_deref(), None).await?;
     let Some(seen) = record.illegal_moves.iter().find(|i| i.id == b.incident) else {
         return Err(ApiError::NotFound(format!(
             "game {} has no illegal move {} on its record",
@@ -129,7 +131,7 @@ pub async fn rule(
     };
     store.rule_incident(b.incident, b.ruling, "arbiter").await?;
     let g = store.game(id).await?;
-    let record = record_of(&store, &g, tc.as_deref(), None).await?;
+    let record = record_of(&store.reads(), &g, tc.as_deref(), None).await?;
     let illegal_move = record
         .illegal_moves
         .into_iter()

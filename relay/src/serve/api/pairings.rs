@@ -4,13 +4,12 @@ use super::check::check_text;
 use super::error::ApiError;
 use super::extract::{Admin, Path, json_of};
 use crate::serve::id::{BoardNo, GameId, RoundId};
-use crate::serve::lookup::Lookup;
 use crate::serve::publish::Publisher;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
-use relay_store::{Pairing, Player, Seq};
+use relay_store::{Pairing, Player, Seq, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -114,13 +113,13 @@ fn pairings_from_pgn(text: &str) -> Result<Vec<Pairing>, ApiError> {
 /// read here rather than by an extractor, since the round is looked up first.
 pub async fn put_pairings(
     _: Admin,
-    State(lookup): State<Lookup>,
+    State(store): State<Store>,
     State(publisher): State<Publisher>,
     Path(id): Path<RoundId>,
     h: HeaderMap,
     body: Bytes,
 ) -> Result<Json<PairingsSet>, ApiError> {
-    lookup.store.round(id).await?;
+    store.round(id).await?;
     let is_pgn = h
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -158,13 +157,12 @@ pub async fn put_pairings(
             )));
         }
     }
-    let done = lookup.store.set_pairings(id, &pairings).await?;
+    let done = store.set_pairings(id, &pairings).await?;
     let games = done.iter().map(|(g, _)| *g).collect();
     // Committed: spectators get the new names.
     let changed: Vec<(RoundId, GameId, Seq)> = done.iter().map(|&(g, seq)| (id, g, seq)).collect();
     publisher.games_changed(&changed).await;
-    lookup
-        .store
+    store
         .audit(
             "arbiter",
             "pairings",

@@ -377,7 +377,7 @@ pub async fn export_game(
 
 /// Comments for the game's illegal moves and clock corrections, each where it happened.
 async fn annotate_record(
-    store: &relay_store::Store,
+    store: &relay_store::Reads,
     stored: &StoredGame,
     game: &mut relay_core::game::Game,
     time_control: Option<&str>,

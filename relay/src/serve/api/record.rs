@@ -8,7 +8,7 @@ use relay_core::game::GameResult;
 use relay_core::incident::IllegalKind;
 use relay_core::time_control::TimeControl;
 use relay_store::GameId;
-use relay_store::{IncidentKind, Ruling, Side, Store, StoredGame};
+use relay_store::{IncidentKind, Reads, Ruling, Side, StoredGame};
 use schemars::JsonSchema;
 use serde::Serialize;
 use shakmaty::fen::Fen;
@@ -180,7 +180,7 @@ fn prescribed(count: u32, rapid: bool, result: GameResult) -> String {
 /// prescribe for the tournament's `time_control` and the result they give; with `cut` (a
 /// delayed view), only what was seen by then.
 pub async fn record_of(
-    store: &Store,
+    store: &Reads,
     g: &StoredGame,
     time_control: Option<&str>,
     cut: Option<i64>,

@@ -93,6 +93,7 @@ pub async fn create_round(
 
 pub async fn edit_round(
     _: Admin,
+    State(store): State<Store>,
     State(lookup): State<Lookup>,
     State(publisher): State<Publisher>,
     Path(id): Path<RoundId>,
@@ -111,10 +112,9 @@ pub async fn edit_round(
         delay_secs: b.delay_secs,
         is_final: b.is_final,
     };
-    let r = lookup.store.update_round(id, &patch).await?;
+    let r = store.update_round(id, &patch).await?;
     publisher.round_edited([(r.id, lookup.delay_ms(&r).await?)]);
-    lookup
-        .store
+    store
         .audit(
             "arbiter",
             "edit_round",

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 /// Reads the body as a TRF (a clear 400 naming the line when it does not read) and imports it.
 async fn import(
-    lookup: &Lookup,
+    store: &Store,
     publisher: &Publisher,
     into: Option<TournamentId>,
     body: &[u8],
@@ -30,8 +30,7 @@ async fn import(
         return Err(ApiError::bad("the body is empty: send the TRF file"));
     }
     let trf = read_trf(body).map_err(|e| ApiError::bad(format!("the TRF does not read: {e}")))?;
-    let done = lookup
-        .store
+    let done = store
         .import_trf(&trf, body, into, "arbiter", "uploaded")
         .await?;
     // Committed: the rounds' followers get the new pairings and results.
@@ -44,24 +43,24 @@ async fn import(
 /// A tournament made from a TRF.
 pub async fn create_from_trf(
     _: Admin,
-    State(lookup): State<Lookup>,
+    State(store): State<Store>,
     State(publisher): State<Publisher>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<TrfImported>), ApiError> {
-    let done = import(&lookup, &publisher, None, &body).await?;
+    let done = import(&store, &publisher, None, &body).await?;
     Ok((StatusCode::CREATED, Json(done)))
 }
 
 /// A tournament updated from its pairing program's newer file.
 pub async fn put_trf(
     _: Admin,
-    State(lookup): State<Lookup>,
+    State(store): State<Store>,
     State(publisher): State<Publisher>,
     Path(id): Path<TournamentId>,
     body: Bytes,
 ) -> Result<Json<TrfImported>, ApiError> {
-    lookup.store.tournament(id).await?;
-    Ok(Json(import(&lookup, &publisher, Some(id), &body).await?))
+    store.tournament(id).await?;
+    Ok(Json(import(&store, &publisher, Some(id), &body).await?))
 }
 
 /// The tournament as TRF16 with every result relay has, for the pairing program, ranked as
@@ -129,17 +128,14 @@ pub struct Renumbered {
 
 pub async fn renumber(
     _: Admin,
-    State(lookup): State<Lookup>,
+    State(store): State<Store>,
     State(publisher): State<Publisher>,
     Path(id): Path<GameId>,
     super::extract::JsonBody(b, _): super::extract::JsonBody<BoardBody>,
 ) -> Result<Json<Renumbered>, ApiError> {
     let board = BoardNo::try_from(b.board_no)?;
-    let round = lookup.store.game(id).await?.round_id;
-    let done = lookup
-        .store
-        .renumber_board(id, board.get(), "arbiter")
-        .await?;
+    let round = store.game(id).await?.round_id;
+    let done = store.renumber_board(id, board.get(), "arbiter").await?;
     let changed: Vec<(RoundId, GameId, Seq)> =
         done.iter().map(|&(g, seq)| (round, g, seq)).collect();
     publisher.games_changed(&changed).await;

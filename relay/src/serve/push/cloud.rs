@@ -70,7 +70,7 @@ pub struct PushTarget {
 
 /// Pushes to one cloud relay for the life of the service.
 pub async fn push(pushing: Pushing, target: PushTarget) {
-    let cloud = Cloud::new(pushing.lookup.clone(), target);
+    let cloud = Cloud::new(pushing.lookup.clone(), pushing.store.clone(), target);
     run::push(pushing, cloud).await;
 }
 
@@ -191,8 +191,10 @@ pub struct Sent {
 /// A cloud relay as a push target.
 #[derive(Debug)]
 pub struct Cloud {
-    /// The store (the outbox, the games) and the e-boards this relay reads.
+    /// The e-boards this relay reads.
     lookup: Lookup,
+    /// The store: the outbox, which the cloud's answers move on, and the games sent.
+    store: Store,
     target: PushTarget,
     endpoint: String,
     /// The venue's name for itself towards this target (read at start).
@@ -227,9 +229,10 @@ pub struct Cloud {
 }
 
 impl Cloud {
-    pub fn new(lookup: Lookup, target: PushTarget) -> Cloud {
+    pub fn new(lookup: Lookup, store: Store, target: PushTarget) -> Cloud {
         Cloud {
             lookup,
+            store,
             endpoint: format!("{}/api/push", target.url.trim_end_matches('/')),
             target,
             origin: String::new(),
@@ -249,7 +252,7 @@ impl Cloud {
     }
 
     fn store(&self) -> &Store {
-        &self.lookup.store
+        &self.store
     }
 
     /// The marks moved on (`sent`) are written to the store, at most every

@@ -14,7 +14,7 @@ use super::http::{self, Post, Reply, Unanswered};
 use super::status::{Slot, Targets};
 use crate::serve::claims::Duty;
 use crate::serve::lookup::Lookup;
-use relay_store::{PushConflict, now_ms};
+use relay_store::{PushConflict, Store, now_ms};
 use std::future::Future;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -23,8 +23,11 @@ use tokio::time::Instant;
 /// What a pusher works with.
 #[derive(Clone, Debug)]
 pub struct Pushing {
-    /// The store (what to send), the rounds' delays and the e-boards this relay reads.
+    /// The store's reads (what to send), the rounds' delays and the e-boards this relay
+    /// reads.
     pub lookup: Lookup,
+    /// The store, for what a pusher writes (the cloud's outbox) and its duty's lock.
+    pub store: Store,
     /// Changes each time a change is committed or e-board news handed on.
     pub news: watch::Receiver<u64>,
     /// Where the pusher says how it goes.
@@ -203,7 +206,7 @@ pub async fn push<T: Target>(pushing: Pushing, mut target: T) {
         slot.failed(e.0);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    let store = pushing.lookup.store;
+    let store = pushing.store;
     let mut news = pushing.news;
     let mut duty = Duty::new(target.duty());
     let mut standing_by = false;

@@ -27,6 +27,7 @@ async fn started(store: &Store) -> (Cloud, Slot) {
     let slot = Targets::default().register(URL.into(), "relay");
     let mut cloud = Cloud::new(
         Lookup::new(store.clone(), Arc::new(Boards::default())),
+        store.clone(),
         target,
     );
     cloud.start().await.expect("origin");
