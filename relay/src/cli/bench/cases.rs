@@ -7,7 +7,8 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Case to run; repeat for several. smoke: 20 boards at 10x, 200 spectators, 10 s.
-    /// real100 / real1000: 100 / 1000 boards at real pace, 10 spectators, 60 s. crowd: 200
+    /// real100 / real1000 / real2000: 100 / 1000 / 2000 boards at real pace, 10 spectators,
+    /// 60 s. crowd: 200
     /// boards at 10x, 5000 spectators ramping at 2000/s, 40 s. crowd-real: 200 boards at real
     /// pace, 19,000 spectators (as many as one process holds under a 20,000 open-file limit)
     /// ramping at 2000/s, 40 s. delayed: 50 boards at 10x with a 30 s broadcast delay, 1000
@@ -93,6 +94,7 @@ pub enum CaseName {
     Smoke,
     Real100,
     Real1000,
+    Real2000,
     Crowd,
     CrowdReal,
     Delayed,
@@ -145,6 +147,7 @@ impl CaseName {
             CaseName::Smoke => c("smoke", 20, 10.0, 200, 10),
             CaseName::Real100 => c("real100", 100, 1.0, 10, 60),
             CaseName::Real1000 => c("real1000", 1000, 1.0, 10, 60),
+            CaseName::Real2000 => c("real2000", 2000, 1.0, 10, 60),
             CaseName::Crowd => c("crowd", 200, 10.0, 5000, 40),
             CaseName::CrowdReal => c("crowd-real", 200, 1.0, 19_000, 40),
             CaseName::Delayed => Case {

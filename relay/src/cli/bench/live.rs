@@ -126,8 +126,10 @@ pub fn run_case(
             .args(["--eval-movetime-ms", &args.eval_movetime_ms.to_string()]);
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped());
+    let spawned = Instant::now();
     let mut serve = Proc::spawn("service", &mut cmd)?;
     let addr = serving_addr(&mut serve, stop)?;
+    let listening = spawned.elapsed().as_secs_f64();
     println!(
         "  processes: boards pid {}, service pid {} on {addr}",
         boards.pid(),
@@ -147,10 +149,11 @@ pub fn run_case(
         webs.push((web, at));
     }
 
-    let placed_in = every_board_placed(addr, case.boards, stop)?;
+    let (connected_in, placed_in) = every_board_placed(addr, case.boards, stop)?;
     println!(
-        "  start             all {} e-boards on their boards {placed_in:.1} s after the service was up",
-        case.boards
+        "  start             all {} e-boards on their boards {placed_in:.1} s after the service was up; it listened {listening:.2} s after it was started and read every e-board {:.2} s after",
+        case.boards,
+        listening + connected_in
     );
     let before = sample(serve.pid()).context("cannot read the service's /proc entry")?;
     let webs_before: Vec<Sample> = webs
@@ -232,7 +235,8 @@ pub fn run_case(
     for (w, _) in &mut webs {
         w.stop(Duration::from_secs(10));
     }
-    serve.stop(Duration::from_secs(20));
+    // SIGTERM, as a service manager stops it, while every port is still open.
+    let stopped = serve.stop_with("TERM", Duration::from_secs(20));
     boards.stop(Duration::from_secs(10));
     let changes = stored_moves(&db)?;
     drop(pg);
@@ -261,6 +265,14 @@ pub fn run_case(
         moves: changes,
     };
     let (relay_fanout, bytes_per_sec) = run.report(&load)?;
+    match stopped {
+        Some(t) => println!(
+            "  stop              SIGTERM → the service ended {:.2} s later, reading {} ports",
+            t.as_secs_f64(),
+            case.boards
+        ),
+        None => println!("  stop              SIGTERM → the service did not end within 20 s"),
+    }
     if case.eval_workers > 0 {
         super::evals::report(&load, (w0_ms, w1_ms), moves_in_window, evaluated)?;
     }
@@ -316,25 +328,32 @@ pub fn run_case(
 }
 
 /// Waits until the service at `addr` has every one of `boards` e-boards on a board of a
-/// round (it has read the port and the start position); the seconds that took.
-pub fn every_board_placed(addr: SocketAddr, boards: usize, stop: &AtomicBool) -> Result<f64> {
+/// round (it has read the port and the start position); the seconds until every one was
+/// read (connected) and until every one was placed.
+pub fn every_board_placed(
+    addr: SocketAddr,
+    boards: usize,
+    stop: &AtomicBool,
+) -> Result<(f64, f64)> {
     let t0 = Instant::now();
     let limit = Duration::from_secs(60 + boards as u64 / 10);
-    let mut placed = 0;
+    let (mut placed, mut connected_in) = (0, None);
     while t0.elapsed() < limit {
         interrupted(stop)?;
         if let Some(serde_json::Value::Array(list)) =
             get_json(&format!("http://{addr}/api/eboards"))
         {
-            placed = list
-                .iter()
-                .filter(|e| e["connected"] == true && e["game_id"].is_i64())
-                .count();
+            let connected = list.iter().filter(|e| e["connected"] == true);
+            if connected_in.is_none() && connected.clone().count() >= boards {
+                connected_in = Some(t0.elapsed().as_secs_f64());
+            }
+            placed = connected.filter(|e| e["game_id"].is_i64()).count();
             if placed >= boards {
-                return Ok(t0.elapsed().as_secs_f64());
+                let at = t0.elapsed().as_secs_f64();
+                return Ok((connected_in.unwrap_or(at), at));
             }
         }
-        std::thread::sleep(Duration::from_millis(250));
+        std::thread::sleep(Duration::from_millis(100));
     }
     bail!(
         "after {} s the service had {placed} of {boards} e-boards on a board",

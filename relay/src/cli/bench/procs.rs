@@ -71,20 +71,28 @@ impl Proc {
 
     /// SIGINT, then up to `grace` for it to end, then SIGKILL.
     pub fn stop(&mut self, grace: Duration) {
+        self.stop_with("INT", grace);
+    }
+
+    /// `signal` (`INT`, `TERM`), then up to `grace` for it to end, then SIGKILL. Returns
+    /// how long it took to end after the signal (`None`: it did not, and was killed; or it
+    /// had ended before).
+    pub fn stop_with(&mut self, signal: &str, grace: Duration) -> Option<Duration> {
         if self.ended().is_some() {
-            return;
+            return None;
         }
-        // std has no way to send SIGINT without unsafe code; kill(1) does it.
+        let sent = Instant::now();
+        // std has no way to send a signal but SIGKILL without unsafe code; kill(1) does it.
         let _ = Command::new("kill")
-            .args(["-INT", &self.pid().to_string()])
+            .args([format!("-{signal}"), self.pid().to_string()])
             .stderr(Stdio::null())
             .status();
-        let end = Instant::now() + grace;
+        let end = sent + grace;
         while Instant::now() < end {
             if self.ended().is_some() {
-                return;
+                return Some(sent.elapsed());
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(10));
         }
         eprintln!(
             "bench: the {} (pid {}) did not stop within {:.0} s; killing it",
@@ -94,6 +102,7 @@ impl Proc {
         );
         let _ = self.child.kill();
         let _ = self.child.wait();
+        None
     }
 }
 

@@ -217,6 +217,9 @@ impl Run<'_> {
         let (w0, w1) = self.window_ms;
         let (w0_ns, w1_ns) = (w0 as u64 * 1_000_000, w1 as u64 * 1_000_000);
         let mut latency_ms: Vec<f64> = Vec::new();
+        // The first move of each game apart: it is the one that starts a stored game's
+        // clock and orientation, and at a round's start every board makes it at once.
+        let mut first_ms: Vec<f64> = Vec::new();
         let mut from_store = 0usize;
         let mut frames: HashMap<u32, (u64, u64)> = HashMap::new();
         let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
@@ -250,9 +253,14 @@ impl Run<'_> {
                     None => continue,
                 },
             };
-            latency_ms.push(f.at_ns as f64 / 1e6 - (read + delay_ms) as f64);
+            let ms = f.at_ns as f64 / 1e6 - (read + delay_ms) as f64;
+            latency_ms.push(ms);
+            if v["move"]["ply"].as_i64() == Some(1) {
+                first_ms.push(ms);
+            }
         }
         latency_ms.sort_by(f64::total_cmp);
+        first_ms.sort_by(f64::total_cmp);
         let sampled = load.sample;
         let delay = if delay_ms > 0 {
             format!(", minus the {} s delay", delay_ms / 1000)
@@ -274,6 +282,19 @@ impl Run<'_> {
                     p99 - settle,
                     max - settle
                 );
+                if let (Some(f50), Some(f99), Some(fmax)) = (
+                    percentile(&first_ms, 50.0),
+                    percentile(&first_ms, 99.0),
+                    first_ms.last(),
+                ) {
+                    println!(
+                        "                    the first move of each game alone (ply 1): {:.0} / {:.0} / {:.0} ms beyond the settle time over {} move frames",
+                        f50 - settle,
+                        f99 - settle,
+                        fmax - settle,
+                        first_ms.len()
+                    );
+                }
                 if from_store > 0 {
                     println!(
                         "                    ({from_store} of them carried no read_at_ms and are timed from when the service stored the move, which leaves out the settle time)"
