@@ -367,3 +367,38 @@ fn a_worker_killed_mid_analysis_loses_nothing_and_one_without_the_token_gets_not
     );
     assert_eq!(stranger.status, 409, "{}", stranger.text());
 }
+
+/// A relay with a local worker and nothing to evaluate stops cleanly: the worker is inside
+/// its wait for a position when the service's runtime ends, and must see the stop rather
+/// than panic on the ended runtime.
+#[test]
+fn a_local_worker_waiting_for_a_position_lets_the_service_stop_cleanly() {
+    if !stockfish_installed("local worker at stop") {
+        return;
+    }
+    let dir = temp_dir("serve-eval-stop");
+    let db = format!("sqlite://{}/relay.db", dir.display());
+    for attempt in 0..3 {
+        let mut r = Relay::serve(
+            &dir,
+            &["--db", &db, "--admin-token", TOKEN, "--eval-workers", "1"],
+        );
+        super::service::wait_until(20, "the local worker's engine", || {
+            r.log_text()
+                .contains("evaluation worker ready")
+                .then_some(())
+        });
+        // Somewhere inside the worker's one-second wait for a position.
+        std::thread::sleep(Duration::from_millis(300 + 200 * attempt));
+        let started = Instant::now();
+        assert!(r.terminate(), "no clean exit:\n{}", r.log_text());
+        // The worker's thread may outlive `main` by a moment: give its message time to land.
+        std::thread::sleep(Duration::from_millis(200));
+        let log = r.log_text();
+        assert!(!log.contains("panicked"), "a panic at stop:\n{log}");
+        println!(
+            "stop {attempt}: {:?} from SIGTERM to exit",
+            started.elapsed()
+        );
+    }
+}

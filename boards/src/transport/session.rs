@@ -257,10 +257,8 @@ fn single_start(cfg: &SessionConfig) -> Vec<Command> {
 
 /// The longest a single-board session's read waits for a byte; it returns sooner when the
 /// keep-alive, the refresh or the lost-board check falls due. This is how late a stop is
-/// noticed: a relay reading 1000 boards takes about 1.1 s from SIGTERM to exit, since the
-/// hall waits for every reader so that nothing read is left behind. 500 ms stopped it in
-/// 0.6 s but cost 12% more CPU with 1000 boards (a wake-up a second per quiet board, on
-/// 1000 threads), so the wait stays at 1 s.
+/// noticed (the relay's hall does not wait that long for it). 500 ms cost 12% more CPU with
+/// 1000 boards than 1 s (a wake-up a second per quiet board, on 1000 threads).
 const SINGLE_IDLE_READ: Duration = Duration::from_secs(1);
 
 fn single(

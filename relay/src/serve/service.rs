@@ -350,7 +350,8 @@ impl Core {
         let writer = spawn_own_thread("writer", writer.run())?;
         let (ports, ports_rx) = mpsc::unbounded_channel();
         let hall = Hall::new(boards, metrics, cfg, carry.resume, jobs_tx);
-        let hall = spawn_own_thread("hall", hall.run(ports_rx, hall_rx))?;
+        let closing = shared.closing();
+        let hall = spawn_own_thread("hall", hall.run(ports_rx, hall_rx, closing))?;
         Ok(Core {
             shared,
             writer,

@@ -136,17 +136,41 @@ pub fn work(source: &dyn Source, settings: &WorkerSettings, stop: &AtomicBool, d
 }
 
 /// The desk of this service, asked directly by its own workers.
+///
+/// A worker is a plain thread, and the desk's calls are futures on the service's runtime. The
+/// worker does not poll them itself (`Handle::block_on`): the runtime may end under it when the
+/// service stops, and a timer polled on an ending runtime panics. Each call is spawned onto the
+/// runtime instead and its answer awaited on a channel; a runtime that has ended drops the
+/// call, the channel closes, and the worker sees the stop.
 struct Local {
     analysis: Arc<Analysis>,
     runtime: tokio::runtime::Handle,
 }
 
+impl Local {
+    /// `call` run on the service's runtime; `None` once that runtime has ended.
+    fn on_runtime<T, F>(&self, call: F) -> Option<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = T> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.runtime.spawn(async move {
+            let _ = tx.send(call.await);
+        });
+        rx.blocking_recv().ok()
+    }
+}
+
 impl Source for Local {
     fn next(&self) -> Result<Option<Job>, SourceFailed> {
         let terms = self.analysis.terms;
+        let analysis = self.analysis.clone();
+        // `None` twice over: no position within the wait, or the service has stopped (the
+        // worker's loop then sees its stop flag).
         let task = self
-            .runtime
-            .block_on(self.analysis.next(Duration::from_secs(1)));
+            .on_runtime(async move { analysis.next(Duration::from_secs(1)).await })
+            .flatten();
         Ok(task.map(|t| Job {
             lease: t.lease,
             movetime_ms: terms.movetime_for(t.behind),
@@ -155,10 +179,14 @@ impl Source for Local {
     }
 
     fn answer(&self, a: Answer) -> Result<(), SourceFailed> {
-        match self.runtime.block_on(self.analysis.answer(a)) {
+        let analysis = self.analysis.clone();
+        match self.on_runtime(async move { analysis.answer(a).await }) {
             // Taken back on the board while the engine thought: nothing to keep.
-            Ok(_) | Err(Refused::Unplayed) => Ok(()),
-            Err(e) => Err(SourceFailed(e.to_string())),
+            Some(Ok(_) | Err(Refused::Unplayed)) => Ok(()),
+            Some(Err(e)) => Err(SourceFailed(e.to_string())),
+            None => Err(SourceFailed(
+                "the service stopped before the evaluation was stored".into(),
+            )),
         }
     }
 

@@ -6,7 +6,7 @@ use super::state::Hall;
 use crate::serve::alarm::Alarm;
 use crate::serve::jobs::{HallCommand, Job};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// How often every board is looked at besides the moments they are due to be judged: for a
 /// board out of sync long enough to say so, and as a safety net.
@@ -16,13 +16,21 @@ const TICK_ALL: Duration = Duration::from_millis(250);
 const RAWS_EVERY: Duration = Duration::from_millis(100);
 /// How often, at most, the hall takes in what the ports read (see [`Hall::run`]).
 const PORTS_EVERY: Duration = Duration::from_millis(10);
+/// How long the hall goes on taking readings once the service stops. A reader notices the
+/// stop when its read returns, which for a quiet board is up to a second later; waiting for
+/// every one made a relay reading 1000 ports take 1.1 s to end. A reader still in its read
+/// holds nothing it has read, and whatever a board says after the stop is in its memory,
+/// read back at the next start; a reading already read reaches the hall within this time.
+const READERS_GRACE: Duration = Duration::from_millis(250);
 
 impl Hall {
-    /// Runs until the port channel closes (every reader stopped).
+    /// Runs until the port channel closes (every reader stopped), or [`READERS_GRACE`] after
+    /// `closing` says the service stops.
     pub async fn run(
         mut self,
         mut ports: mpsc::UnboundedReceiver<PortInput>,
         mut edits: mpsc::UnboundedReceiver<HallCommand>,
+        mut closing: watch::Receiver<bool>,
     ) {
         // A still board is judged the moment its settle time has passed (`due`); every board
         // is looked at on a slower tick as well, for what has no moment of its own (a board
@@ -45,6 +53,7 @@ impl Hall {
         } else {
             Duration::ZERO
         };
+        let mut ends_at = (*closing.borrow()).then(|| tokio::time::Instant::now() + READERS_GRACE);
         loop {
             let ports_open = tokio::time::Instant::now() >= ports_open_at;
             let next_due = self.due.next_ms().map(|at| {
@@ -90,9 +99,16 @@ impl Hall {
                     }
                 },
                 // The loop ends when every reader has stopped and its readings are taken
-                // in: nothing read is left behind at shutdown.
+                // in, or READERS_GRACE after the stop: nothing read is left behind.
                 _ = tick.tick() => self.tick_all(),
                 _ = raws_tick.tick(), if self.writer.readings_waiting() => self.writer.send_readings(),
+                _ = closing.changed(), if ends_at.is_none() => {
+                    ends_at = Some(tokio::time::Instant::now() + READERS_GRACE);
+                }
+                _ = tokio::time::sleep_until(ends_at.unwrap_or_else(tokio::time::Instant::now)), if ends_at.is_some() => {
+                    tracing::debug!("readers still in a read are left behind: the service stops");
+                    break;
+                }
             }
         }
         // Shutdown: what the recorders still hold (a last still board) is written too.
