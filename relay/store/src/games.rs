@@ -22,6 +22,45 @@ impl Store {
         })
     }
 
+    /// Games by id, with their moves, in the order asked (missing ones left out): two queries
+    /// for each 500, where [`Store::game`] is two for each game.
+    pub async fn games(&self, ids: &[GameId]) -> Result<Vec<StoredGame>> {
+        let mut found: std::collections::HashMap<GameId, StoredGame> =
+            std::collections::HashMap::new();
+        for chunk in ids.chunks(500) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let list = marks.join(", ");
+            let by_id = model::GAME_SELECT_BY_ID.replace("id = $1", &format!("id IN ({list})"));
+            let moves_sql = format!(
+                "SELECT game_id, ply, san, uci, clk_ms, emt_ms, accepted_at, fen_after FROM moves WHERE game_id IN ({list}) ORDER BY game_id, ply"
+            );
+            let (rows, moves): (Vec<model::GameRow>, Vec<model::RoundMoveRow>) = on_pool!(self, pool => {
+                // Only numbered placeholders are put into the text; the ids are bound.
+                let mut q = sqlx::query_as(sqlx::AssertSqlSafe(by_id.clone()));
+                for id in chunk {
+                    q = q.bind(*id);
+                }
+                let rows = q.fetch_all(pool).await?;
+                let mut q = sqlx::query_as(sqlx::AssertSqlSafe(moves_sql.clone()));
+                for id in chunk {
+                    q = q.bind(*id);
+                }
+                let moves = q.fetch_all(pool).await?;
+                (rows, moves)
+            });
+            let mut by_game: std::collections::HashMap<GameId, Vec<model::MoveRow>> =
+                std::collections::HashMap::new();
+            for (g, m) in moves.into_iter().map(model::RoundMoveRow::split) {
+                by_game.entry(g).or_default().push(m);
+            }
+            for r in rows {
+                let m = by_game.remove(&r.id).unwrap_or_default();
+                found.insert(r.id, model::game_from_rows(r, m));
+            }
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
     /// The games of a round in board order (two queries, whatever the number of games).
     pub async fn round_games(&self, round: RoundId) -> Result<Vec<StoredGame>> {
         on_pool!(self, pool => {

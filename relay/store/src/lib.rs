@@ -56,6 +56,6 @@ pub use push::{
 };
 pub use reads::Reads;
 pub use relay_core::incident::Ruling;
-pub use rounds::{RoundPatch, TournamentPatch, next_round_number};
+pub use rounds::{GameStart, RoundPatch, TournamentPatch, next_round_number};
 pub use standings::{RankingTerms, known_codes};
 pub use trf::{RoundBye, TournamentPlayer, TournamentTeam, TrfImported};

@@ -67,6 +67,16 @@ pub struct RoundPatch {
     pub is_final: Option<bool>,
 }
 
+/// Where a game starts and how its e-board lies (see [`Store::start_games`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameStart {
+    pub game: GameId,
+    /// `None`: the standard position.
+    pub start_fen: Option<String>,
+    pub chess960: bool,
+    pub orientation: Option<String>,
+}
+
 /// The number after a round number ("3" → "4"; anything else gets ".2" appended).
 pub fn next_round_number(number: &str) -> String {
     match number.parse::<u64>() {
@@ -363,18 +373,32 @@ impl Store {
     /// one, else one past the highest board number, and never below `first` (a hall of a
     /// several-hall event numbers its boards from its own first board, `--first-board`).
     pub async fn free_board_no(&self, round: RoundId, first: u32) -> Result<u32> {
+        let free = self.free_board_nos(round, first, 1).await?;
+        Ok(free.first().copied().unwrap_or(first.max(1)))
+    }
+
+    /// The `n` lowest board numbers of a round with no e-board, in the order
+    /// [`Store::free_board_no`] would give them one after the other (each taken before the
+    /// next is asked): the paired boards still waiting for one first, then past the highest.
+    pub async fn free_board_nos(&self, round: RoundId, first: u32, n: usize) -> Result<Vec<u32>> {
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
         let paired: Vec<(i64,)> = on_pool!(self, pool => sqlx::query_as(
-            "SELECT board_no FROM games WHERE round_id = $1 AND board_no NOT IN (SELECT board_no FROM assignments WHERE round_id = $1) ORDER BY board_no LIMIT 1")
-            .bind(round).fetch_all(pool).await?);
-        if let Some((b,)) = paired.first() {
-            return Ok(u32::try_from(*b).unwrap_or(1));
+            "SELECT board_no FROM games WHERE round_id = $1 AND board_no NOT IN (SELECT board_no FROM assignments WHERE round_id = $1) ORDER BY board_no LIMIT $2")
+            .bind(round).bind(limit).fetch_all(pool).await?);
+        let mut free: Vec<u32> = paired
+            .iter()
+            .map(|(b,)| u32::try_from(*b).unwrap_or(1))
+            .collect();
+        if free.len() < n {
+            let (max,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
+                "SELECT MAX(b) FROM (SELECT board_no AS b FROM games WHERE round_id = $1 UNION SELECT board_no AS b FROM assignments WHERE round_id = $1) AS x")
+                .bind(round).fetch_one(pool).await?);
+            let next = u32::try_from(max.unwrap_or(0) + 1)
+                .unwrap_or(1)
+                .max(first.max(1));
+            free.extend((0..).map(|i| next.saturating_add(i)).take(n - free.len()));
         }
-        let (max,): (Option<i64>,) = on_pool!(self, pool => sqlx::query_as(
-            "SELECT MAX(b) FROM (SELECT board_no AS b FROM games WHERE round_id = $1 UNION SELECT board_no AS b FROM assignments WHERE round_id = $1) AS x")
-            .bind(round).fetch_one(pool).await?);
-        Ok(u32::try_from(max.unwrap_or(0) + 1)
-            .unwrap_or(1)
-            .max(first.max(1)))
+        Ok(free)
     }
 
     /// Assigns an e-board to a board number of a round (taking it off any other board of that
@@ -386,33 +410,63 @@ impl Store {
         serial: &str,
         port: Option<&str>,
     ) -> Result<(GameId, Seq)> {
-        let board = i64::from(board_no);
+        let done = self
+            .assign_many(
+                round,
+                &[(board_no, serial.to_string(), port.map(str::to_string))],
+            )
+            .await?;
+        done.first().copied().ok_or(StoreError::NotFound {
+            what: "round",
+            id: round.to_string(),
+        })
+    }
+
+    /// [`Store::assign`] for several e-boards of one round, `(board number, serial, port)`,
+    /// in one transaction (one commit however many: a hall's e-boards all come at its start).
+    /// Returns each one's game id and change number, in the order given.
+    pub async fn assign_many(
+        &self,
+        round: RoundId,
+        seats: &[(u32, String, Option<String>)],
+    ) -> Result<Vec<(GameId, Seq)>> {
+        if seats.is_empty() {
+            return Ok(Vec::new());
+        }
+        let at = now_ms();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let mut touched = Touched::default();
             // A write first: with SQLite a transaction that reads first and writes later
             // cannot wait for the write lock (it gets "busy" at once when another
             // connection wrote meanwhile), so this one takes the lock from its start.
-            sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)
-                         ON CONFLICT (serial) DO UPDATE SET port = COALESCE(excluded.port, eboards.port), last_seen = excluded.last_seen")
-                .bind(serial).bind(port).bind(now_ms()).execute(&mut *tx).await?;
+            for (_, serial, port) in seats {
+                sqlx::query("INSERT INTO eboards (serial, port, last_seen) VALUES ($1, $2, $3)
+                             ON CONFLICT (serial) DO UPDATE SET port = COALESCE(excluded.port, eboards.port), last_seen = excluded.last_seen")
+                    .bind(serial).bind(port).bind(at).execute(&mut *tx).await?;
+            }
             let exists: Option<(i64,)> = sqlx::query_as("SELECT id FROM rounds WHERE id = $1").bind(round).fetch_optional(&mut *tx).await?;
             if exists.is_none() {
                 return Err(StoreError::NotFound { what: "round", id: round.to_string() });
             }
-            sqlx::query("DELETE FROM assignments WHERE round_id = $1 AND (serial = $2 OR board_no = $3)")
-                .bind(round).bind(serial).bind(board).execute(&mut *tx).await?;
-            sqlx::query("INSERT INTO assignments (round_id, board_no, serial) VALUES ($1, $2, $3)")
-                .bind(round).bind(board).bind(serial).execute(&mut *tx).await?;
-            sqlx::query("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING")
-                .bind(round).bind(board).execute(&mut *tx).await?;
-            let (game,): (GameId,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
-                .bind(round).bind(board).fetch_one(&mut *tx).await?;
-            let payload = serde_json::json!({"board_no": board_no, "serial": serial}).to_string();
-            let seq = bump!(tx, touched, game, "game", &payload);
+            let mut done = Vec::with_capacity(seats.len());
+            for (board_no, serial, _) in seats {
+                let board = i64::from(*board_no);
+                sqlx::query("DELETE FROM assignments WHERE round_id = $1 AND (serial = $2 OR board_no = $3)")
+                    .bind(round).bind(serial).bind(board).execute(&mut *tx).await?;
+                sqlx::query("INSERT INTO assignments (round_id, board_no, serial) VALUES ($1, $2, $3)")
+                    .bind(round).bind(board).bind(serial).execute(&mut *tx).await?;
+                sqlx::query("INSERT INTO games (round_id, board_no) VALUES ($1, $2) ON CONFLICT (round_id, board_no) DO NOTHING")
+                    .bind(round).bind(board).execute(&mut *tx).await?;
+                let (game,): (GameId,) = sqlx::query_as("SELECT id FROM games WHERE round_id = $1 AND board_no = $2")
+                    .bind(round).bind(board).fetch_one(&mut *tx).await?;
+                let payload = serde_json::json!({"board_no": board_no, "serial": serial}).to_string();
+                let seq = bump!(tx, touched, game, "game", &payload);
+                done.push((game, Seq::from(seq)));
+            }
             notify!(self, tx, touched);
             tx.commit().await?;
-            Ok((game, Seq::from(seq)))
+            Ok(done)
         })
     }
 
@@ -539,16 +593,39 @@ impl Store {
         chess960: bool,
         orientation: Option<&str>,
     ) -> Result<Seq> {
-        let payload = serde_json::json!({"start_fen": start_fen, "chess960": chess960}).to_string();
+        let start = GameStart {
+            game,
+            start_fen: start_fen.map(str::to_string),
+            chess960,
+            orientation: orientation.map(str::to_string),
+        };
+        let seqs = self.start_games(std::slice::from_ref(&start)).await?;
+        seqs.first().copied().ok_or(StoreError::NotFound {
+            what: "game",
+            id: game.to_string(),
+        })
+    }
+
+    /// [`Store::start_game`] for several games in one transaction; their change numbers in
+    /// the order given.
+    pub async fn start_games(&self, starts: &[GameStart]) -> Result<Vec<Seq>> {
+        if starts.is_empty() {
+            return Ok(Vec::new());
+        }
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let mut touched = Touched::default();
-            sqlx::query("UPDATE games SET start_fen = $1, chess960 = $2, orientation = $3 WHERE id = $4")
-                .bind(start_fen).bind(i64::from(chess960)).bind(orientation).bind(game).execute(&mut *tx).await?;
-            let seq = bump!(tx, touched, game, "game", &payload);
+            let mut seqs = Vec::with_capacity(starts.len());
+            for s in starts {
+                let payload = serde_json::json!({"start_fen": s.start_fen, "chess960": s.chess960}).to_string();
+                sqlx::query("UPDATE games SET start_fen = $1, chess960 = $2, orientation = $3 WHERE id = $4")
+                    .bind(&s.start_fen).bind(i64::from(s.chess960)).bind(&s.orientation).bind(s.game).execute(&mut *tx).await?;
+                let seq = bump!(tx, touched, s.game, "game", &payload);
+                seqs.push(Seq::from(seq));
+            }
             notify!(self, tx, touched);
             tx.commit().await?;
-            Ok(Seq::from(seq))
+            Ok(seqs)
         })
     }
 

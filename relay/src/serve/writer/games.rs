@@ -11,8 +11,8 @@ use crate::serve::jobs::{HallCommand, Resume, Snapshot};
 use crate::serve::views::{GameStatus, game_view, stored_result};
 use crate::serve::wire::ServerMessage;
 use relay_core::game::GameResult;
-use relay_store::StoreError;
 use relay_store::{GameId, RoundId, Seq};
+use relay_store::{StoreError, StoredGame};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -178,11 +178,17 @@ impl Writer {
         fresh: bool,
     ) -> Result<(), StoreError> {
         let g = self.store.game(game).await?;
-        let serial = self.parts.boards.eboard_on(game);
-        let view = game_view(&g, None, serial.as_deref(), None);
+        self.publish_stored(&g, seq, fresh);
+        Ok(())
+    }
+
+    /// Tells clients a game whole as `g` has it (read after change `seq`).
+    pub(super) fn publish_stored(&self, g: &StoredGame, seq: Seq, fresh: bool) {
+        let serial = self.parts.boards.eboard_on(g.id);
+        let view = game_view(g, None, serial.as_deref(), None);
         let mut e = Event::new(
             g.round_id,
-            Some(game),
+            Some(g.id),
             seq,
             &ServerMessage::Game {
                 seq,
@@ -193,7 +199,6 @@ impl Writer {
         // clients that already have that number.
         e.change = fresh;
         self.parts.publisher.publish(e);
-        Ok(())
     }
 
     /// Puts an e-board on a board: its moves go to that game from now on (the recorder's

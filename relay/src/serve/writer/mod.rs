@@ -17,6 +17,7 @@ mod edits;
 mod flush;
 mod games;
 mod group;
+mod place;
 mod run;
 mod state;
 

@@ -19,6 +19,13 @@ const READINGS_LINGER: Duration = Duration::from_millis(100);
 /// second that clocks display.
 const MOVE_CLOCK_LINGER: Duration = Duration::from_millis(50);
 
+/// How long the first change of an e-board the writer has not placed yet waits for others.
+/// At a hall's start the boards' first positions come one every few milliseconds, as the
+/// ports answer; placed one by one (two commits each) they kept pace with the writer and
+/// never gathered, and 1000 boards stood on their boards 1–2 s after the last was read.
+/// Waiting this long lets them be placed together (`place_newcomers`), one commit for many.
+const NEWCOMER_LINGER: Duration = Duration::from_millis(100);
+
 impl Writer {
     pub async fn run(mut self) {
         // Running-clock readings go out every 10 s (the latest of each game): pages count the
@@ -65,6 +72,7 @@ impl Writer {
             // announced after it. Jobs that need the store's answer before going on (a new
             // game, an arbiter's edit, an assignment) close the group first and run on their
             // own, in order.
+            self.place_newcomers(&batch).await;
             let mut group = Group::default();
             for job in batch {
                 match job {
@@ -98,7 +106,7 @@ impl Writer {
     /// for the round's next bundle (a tick while the same side runs: about one a second per
     /// board, which made every commit's wait end at once with 1000 boards);
     /// [`MOVE_CLOCK_LINGER`] for a board's change that only adds clocks to moves already
-    /// stored. Not moves, results, lever presses on their own or anything an arbiter waits for.
+    /// stored; [`NEWCOMER_LINGER`] for the first change of an e-board not yet placed. Not moves, results, lever presses on their own or anything an arbiter waits for.
     pub(super) fn may_wait(&self, job: &Job) -> Option<Duration> {
         match job {
             Job::Raws(_) | Job::Touch { .. } => Some(READINGS_LINGER),
@@ -109,11 +117,10 @@ impl Writer {
                     s.result != GameResult::Ongoing || !self.side_changed(s.game_id, clock.running)
                 })
                 .then_some(READINGS_LINGER),
-            Job::Sync(snap) => self
-                .slots
-                .get(&snap.serial)
-                .is_some_and(|slot| only_clocks(slot, snap))
-                .then_some(MOVE_CLOCK_LINGER),
+            Job::Sync(snap) => match self.slots.get(&snap.serial) {
+                Some(slot) => only_clocks(slot, snap).then_some(MOVE_CLOCK_LINGER),
+                None => Some(NEWCOMER_LINGER),
+            },
             _ => None,
         }
     }
