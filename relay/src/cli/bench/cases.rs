@@ -83,6 +83,18 @@ pub struct BenchArgs {
     /// and dropped afterwards), e.g. postgres://postgres@127.0.0.1:5432/test.
     #[arg(long, env = "RELAY_BENCH_POSTGRES")]
     pub(super) postgres: Option<String>,
+    /// Runs the (live) case once per number of boards given (`250,500,1000,2000`) and prints
+    /// how CPU and latency grow; with `--plot`, draws it.
+    #[arg(long, value_delimiter = ',', conflicts_with = "sweep_clients")]
+    pub(super) sweep_boards: Vec<usize>,
+    /// Runs the (live) case once per number of spectators given (`1000,5000,10000,19000`)
+    /// and prints how CPU, memory and the fan-out against the same-bytes baseline grow; with
+    /// `--plot`, draws it.
+    #[arg(long, value_delimiter = ',')]
+    pub(super) sweep_clients: Vec<usize>,
+    /// Where a sweep's charts go, as an SVG file (one chart per figure).
+    #[arg(long, value_name = "FILE.svg")]
+    pub(super) plot: Option<PathBuf>,
     /// Directory with the `wsload` and `echo-server` binaries. Default: the release build in
     /// `<target>/wsload`, built from `../shared/tools/wsload` when missing.
     #[arg(long, env = "RELAY_WSLOAD_DIR")]

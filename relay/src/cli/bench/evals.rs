@@ -20,13 +20,18 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-/// What a live run measured that the evaluation case compares.
+/// What a live run measured that the evaluation case compares and a sweep draws.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LiveFigures {
     /// The service's CPU over the window, in cores (the engine is a process of its own).
     pub cores: f64,
     /// The service's memory per spectator once connected, KiB.
     pub kib_per_spectator: f64,
+    /// Board → spectator p99 beyond the settle time, ms (`None`: no move frame timed).
+    pub p99_beyond_settle_ms: Option<f64>,
+    /// The relay's fan-out to the last spectator (median over the moves) against the bare
+    /// baseline sending the relay's own bytes a second (`None`: no baseline run).
+    pub fanout_vs_same_bytes: Option<f64>,
 }
 
 /// Prints the evaluation figures of a live run from the sampled spectators' frames: each

@@ -240,10 +240,11 @@ pub fn run_case(
     boards.stop(Duration::from_secs(10));
     let changes = stored_moves(&db)?;
     drop(pg);
-    let figures = LiveFigures {
+    let mut figures = LiveFigures {
         cores: super::procs::cores(&start_serve, &end_serve, tck),
         kib_per_spectator: start_serve.rss_kib.saturating_sub(before.rss_kib) as f64
             / case.clients.max(1) as f64,
+        ..LiveFigures::default()
     };
     let moves_in_window = changes
         .values()
@@ -264,7 +265,9 @@ pub fn run_case(
         commits,
         moves: changes,
     };
-    let (relay_fanout, bytes_per_sec) = run.report(&load)?;
+    let reported = run.report(&load)?;
+    let (relay_fanout, bytes_per_sec) = (reported.fanout, reported.bytes_per_sec);
+    figures.p99_beyond_settle_ms = reported.p99_beyond_settle_ms;
     match stopped {
         Some(t) => println!(
             "  stop              SIGTERM → the service ended {:.2} s later, reading {} ports",
@@ -303,6 +306,10 @@ pub fn run_case(
                 prefix: "echo-bytes",
             };
             let bytes = baseline(case, tools, &dir.0, wsload_procs, stop, &same)?;
+            figures.fanout_vs_same_bytes = match (&relay_fanout, &bytes) {
+                (Some(r), Some(b)) if b.last.0 > 0.0 => Some(r.last.0 / b.last.0),
+                _ => None,
+            };
             println!(
                 "  fan-out bare, same bytes {} (echo-server, a {frame}-byte frame every {interval_ms} ms: the relay's {:.2} KiB/s per spectator){}",
                 fanout_line(bytes.as_ref(), "frames"),

@@ -14,7 +14,7 @@
 //! Where things are: the command line and the named cases in `cases`; the live cases in
 //! `live`, which print through `report` and compare with the `baseline`; wsload in `load`;
 //! starting and watching processes in `procs`, reading their results back in `figures`; the
-//! other cases in `push`, `convert`, `evals` and `standings`.
+//! other cases in `push`, `convert`, `evals` and `standings`; a sweep's charts in `plot`.
 
 mod baseline;
 mod cases;
@@ -24,6 +24,7 @@ mod figures;
 mod live;
 mod load;
 mod pgn;
+mod plot;
 mod postgres;
 mod procs;
 mod push;
@@ -98,8 +99,100 @@ pub fn run(args: BenchArgs) -> Result<()> {
             evals::compare(without, with);
             continue;
         }
+        if !args.sweep_boards.is_empty() || !args.sweep_clients.is_empty() {
+            sweep(&case, &args, &tools, &stop, tck)?;
+            continue;
+        }
         live::run_case(&case, &args, &tools, &stop, tck)
             .with_context(|| format!("bench case {}", case.name))?;
+    }
+    Ok(())
+}
+
+/// The live case run once per size of the sweep (boards or spectators), each a run of its own
+/// as `run_case` makes it; then the figures side by side, and drawn with `--plot`.
+fn sweep(
+    base: &cases::Case,
+    args: &BenchArgs,
+    tools: &procs::Tools,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    tck: f64,
+) -> Result<()> {
+    let by_boards = !args.sweep_boards.is_empty();
+    let sizes = if by_boards {
+        &args.sweep_boards
+    } else {
+        &args.sweep_clients
+    };
+    if sizes.contains(&0) {
+        bail!("a sweep's sizes must be at least 1");
+    }
+    let mut runs = Vec::new();
+    for &n in sizes {
+        let mut case = base.clone();
+        if by_boards {
+            case.boards = n;
+        } else {
+            case.clients = n;
+        }
+        let figures = live::run_case(&case, args, tools, stop, tck)
+            .with_context(|| format!("bench case {} at {n}", case.name))?;
+        runs.push((n, figures));
+    }
+    let what = if by_boards { "boards" } else { "spectators" };
+    println!("== sweep of {} over {what} ==", base.name);
+    let cell = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.2}{unit}"));
+    for (n, f) in &runs {
+        println!(
+            "  {n:>6} {what:<10} CPU {:.3} cores, p99 {} beyond settle, {} a spectator, fan-out {} the same-bytes baseline",
+            f.cores,
+            cell(f.p99_beyond_settle_ms, " ms"),
+            cell(Some(f.kib_per_spectator), " KiB"),
+            cell(f.fanout_vs_same_bytes, "x"),
+        );
+    }
+    if let Some(path) = &args.plot {
+        let xs: Vec<f64> = runs.iter().map(|(n, _)| *n as f64).collect();
+        let series_of =
+            |name: &str, unit: &str, v: &dyn Fn(&evals::LiveFigures) -> Option<f64>| plot::Series {
+                name: name.into(),
+                unit: unit.into(),
+                values: runs.iter().map(|(_, f)| v(f)).collect(),
+            };
+        let mut series = vec![series_of("service CPU", "cores", &|f| Some(f.cores))];
+        if by_boards {
+            series.push(series_of(
+                "board → spectator p99 beyond settle",
+                "ms",
+                &|f| f.p99_beyond_settle_ms,
+            ));
+        } else {
+            series.push(series_of("memory a spectator", "KiB", &|f| {
+                Some(f.kib_per_spectator)
+            }));
+            series.push(series_of("fan-out vs the same-bytes baseline", "x", &|f| {
+                f.fanout_vs_same_bytes
+            }));
+        }
+        let title = format!(
+            "relay bench --case {}: {} at {}x, {} spectators, {} s measured",
+            base.name,
+            if by_boards {
+                "boards".to_string()
+            } else {
+                format!("{} boards", base.boards)
+            },
+            base.speed,
+            if by_boards {
+                base.clients.to_string()
+            } else {
+                "N".to_string()
+            },
+            base.seconds
+        );
+        std::fs::write(path, plot::svg(&title, what, &xs, &series))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("  drawn in {}", path.display());
     }
     Ok(())
 }

@@ -60,8 +60,9 @@ pub struct Run<'a> {
 
 impl Run<'_> {
     /// Prints what the relay did; returns its fan-out and the bytes a second its sampled
-    /// spectators got in the window (median), for the baselines.
-    pub fn report(&self, load: &Load) -> Result<(Option<Fanout>, Option<f64>)> {
+    /// spectators got in the window (median), for the baselines, and the board → spectator
+    /// p99 beyond the settle time.
+    pub fn report(&self, load: &Load) -> Result<Reported> {
         let clients = self.case.clients as u64;
         let delay_ms = i64::from(self.case.delay.unwrap_or(0)) * 1000;
         let (w0, w1) = self.window_ms;
@@ -186,7 +187,7 @@ impl Run<'_> {
             }
         );
 
-        let bytes_per_sec = self.sampled(load, &window, moves, delay_ms)?;
+        let (bytes_per_sec, p99_beyond_settle_ms) = self.sampled(load, &window, moves, delay_ms)?;
         println!(
             "  whole run         per spectator median {} frames, {:.1} KiB (min {} frames); {} frames, {:.1} MiB to all; wsload peak RSS {}",
             summary.client_frames[1],
@@ -199,20 +200,25 @@ impl Run<'_> {
 
         let fan = figures::fanout(window.iter().filter_map(|s| by_seq.get(s).copied()));
         println!("  fan-out relay     {}", fanout_line(fan.as_ref(), "moves"));
-        Ok((fan, bytes_per_sec))
+        Ok(Reported {
+            fanout: fan,
+            bytes_per_sec,
+            p99_beyond_settle_ms,
+        })
     }
 
     /// Latency and per-spectator traffic from the sampled spectators' frames.
-    /// Returns the median bytes a second a sampled spectator got in the window.
+    /// Returns the median bytes a second a sampled spectator got in the window, and the
+    /// board → spectator p99 beyond the settle time.
     fn sampled(
         &self,
         load: &Load,
         window: &HashSet<i64>,
         moves: u64,
         delay_ms: i64,
-    ) -> Result<Option<f64>> {
+    ) -> Result<(Option<f64>, Option<f64>)> {
         if load.sample == 0 {
-            return Ok(None);
+            return Ok((None, None));
         }
         let (w0, w1) = self.window_ms;
         let (w0_ns, w1_ns) = (w0 as u64 * 1_000_000, w1 as u64 * 1_000_000);
@@ -336,8 +342,20 @@ impl Run<'_> {
             b50 as f64 / 1024.0,
             b50 as f64 / 1024.0 / wall
         );
-        Ok((wall > 0.0).then(|| b50 as f64 / wall))
+        let p99_beyond_settle_ms =
+            percentile(&latency_ms, 99.0).map(|p99| p99 - self.settle_ms as f64);
+        Ok((
+            (wall > 0.0).then(|| b50 as f64 / wall),
+            p99_beyond_settle_ms,
+        ))
     }
+}
+
+/// What [`Run::report`] hands back for the baselines and a sweep's chart.
+pub struct Reported {
+    pub fanout: Option<Fanout>,
+    pub bytes_per_sec: Option<f64>,
+    pub p99_beyond_settle_ms: Option<f64>,
 }
 
 pub fn fanout_line(f: Option<&Fanout>, what: &str) -> String {
