@@ -48,15 +48,7 @@ impl Store {
                 let moves = q.fetch_all(pool).await?;
                 (rows, moves)
             });
-            let mut by_game: std::collections::HashMap<GameId, Vec<model::MoveRow>> =
-                std::collections::HashMap::new();
-            for (g, m) in moves.into_iter().map(model::RoundMoveRow::split) {
-                by_game.entry(g).or_default().push(m);
-            }
-            for r in rows {
-                let m = by_game.remove(&r.id).unwrap_or_default();
-                found.insert(r.id, model::game_from_rows(r, m));
-            }
+            found.extend(with_moves(rows, moves).into_iter().map(|g| (g.id, g)));
         }
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
@@ -65,21 +57,14 @@ impl Store {
     pub async fn round_games(&self, round: RoundId) -> Result<Vec<StoredGame>> {
         on_pool!(self, pool => {
             let rows: Vec<model::GameRow> = sqlx::query_as(model::GAME_SELECT_BY_ROUND).bind(round).fetch_all(pool).await?;
-            let moves: Vec<(GameId, model::MoveRow)> = sqlx::query_as::<_, model::RoundMoveRow>(
+            let moves: Vec<model::RoundMoveRow> = sqlx::query_as(
                 "SELECT m.game_id, m.ply, m.san, m.uci, m.clk_ms, m.emt_ms, m.accepted_at, m.fen_after
                  FROM moves m JOIN games g ON g.id = m.game_id WHERE g.round_id = $1 ORDER BY m.game_id, m.ply",
             )
             .bind(round)
             .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(model::RoundMoveRow::split)
-            .collect();
-            let mut by_game: std::collections::HashMap<GameId, Vec<model::MoveRow>> = std::collections::HashMap::new();
-            for (g, m) in moves {
-                by_game.entry(g).or_default().push(m);
-            }
-            Ok(rows.into_iter().map(|r| { let m = by_game.remove(&r.id).unwrap_or_default(); model::game_from_rows(r, m) }).collect())
+            .await?;
+            Ok(with_moves(rows, moves))
         })
     }
 
@@ -116,4 +101,19 @@ impl Store {
             .bind(round).bind(at_ms).fetch_one(pool).await?);
         Ok(seq.map_or(Seq::default(), Seq::from))
     }
+}
+
+/// Games from their rows and their moves' rows (in ply order), in the order of the rows.
+fn with_moves(rows: Vec<model::GameRow>, moves: Vec<model::RoundMoveRow>) -> Vec<StoredGame> {
+    let mut by_game: std::collections::HashMap<GameId, Vec<model::MoveRow>> =
+        std::collections::HashMap::new();
+    for (g, m) in moves.into_iter().map(model::RoundMoveRow::split) {
+        by_game.entry(g).or_default().push(m);
+    }
+    rows.into_iter()
+        .map(|r| {
+            let m = by_game.remove(&r.id).unwrap_or_default();
+            model::game_from_rows(r, m)
+        })
+        .collect()
 }
