@@ -24,6 +24,23 @@ pub struct Slot {
     pub start_fen: Option<String>,
 }
 
+impl Slot {
+    /// The writer's picture of the stored game `g`, as the board's `game_no`-th game.
+    pub fn stored(g: &StoredGame, game_no: u64) -> Slot {
+        Slot {
+            game_id: g.id,
+            round_id: g.round_id,
+            board_no: g.pairing.board_no,
+            game_no,
+            moves: g.moves.clone(),
+            result: stored_result(&g.result),
+            status: GameStatus::stored(&g.status),
+            orientation: g.orientation.clone(),
+            start_fen: g.start_fen.clone(),
+        }
+    }
+}
+
 /// Each e-board's game in the newest open round it is assigned in, as the writer's picture of
 /// it and as what its recorder resumes from (at start-up, and when this relay takes over a
 /// port another relay was reading).
@@ -46,20 +63,7 @@ pub async fn load_carry(
         else {
             continue;
         };
-        slots.insert(
-            serial.clone(),
-            Slot {
-                game_id: g.id,
-                round_id: g.round_id,
-                board_no,
-                game_no: 0,
-                moves: g.moves.clone(),
-                result: stored_result(&g.result),
-                status: GameStatus::stored(&g.status),
-                orientation: g.orientation.clone(),
-                start_fen: g.start_fen.clone(),
-            },
-        );
+        slots.insert(serial.clone(), Slot::stored(g, 0));
         if let Some(o) = g.orientation.as_deref().and_then(parse_orientation) {
             resume.insert(
                 serial,

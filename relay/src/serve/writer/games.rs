@@ -16,6 +16,35 @@ use relay_store::{StoreError, StoredGame};
 use serde_json::json;
 use std::collections::HashMap;
 
+/// What the board's game needs stored before its moves, against the stored game `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Setup {
+    /// Nothing: the same game, from the same position, the board's way known.
+    None,
+    /// Where the game starts or how the board lies, on the same stored game (nothing on it
+    /// yet, or the same game going on).
+    Start,
+    /// A new game after one with moves or a result: it is the next round's, then its start.
+    NextGame,
+    /// The same game going on from another position: its moves so far go, then its start.
+    Restart,
+}
+
+pub(super) fn setup(slot: &Slot, snap: &Snapshot) -> Setup {
+    let new_game = slot.game_no != snap.game_no;
+    let new_start = slot.start_fen != snap.start_fen;
+    let orientation_known = slot.orientation.is_none() && snap.orientation.is_some();
+    if new_game && (!slot.moves.is_empty() || slot.result != GameResult::Ongoing) {
+        Setup::NextGame
+    } else if !new_game && new_start && !slot.moves.is_empty() {
+        Setup::Restart
+    } else if new_game || new_start || orientation_known {
+        Setup::Start
+    } else {
+        Setup::None
+    }
+}
+
 impl Writer {
     /// The stored game an e-board's moves go to: its assignment in the current round, else
     /// the next free board number there.
@@ -41,18 +70,7 @@ impl Writer {
         let (game, seq) = store.assign(round, board_no, serial, Some(port)).await?;
         self.committed(round, seq);
         tracing::info!(%serial, board_no, %round, "e-board placed on a board");
-        let g = store.game(game).await?;
-        let slot = Slot {
-            game_id: game,
-            round_id: round,
-            board_no,
-            game_no: 0,
-            moves: g.moves,
-            result: stored_result(&g.result),
-            status: GameStatus::stored(&g.status),
-            orientation: g.orientation,
-            start_fen: g.start_fen,
-        };
+        let slot = Slot::stored(&store.game(game).await?, 0);
         self.bind(serial, slot.clone());
         self.publish_game(game, seq, true).await?;
         Ok(slot)
@@ -65,10 +83,8 @@ impl Writer {
     pub(super) async fn sync(&mut self, snap: &Snapshot) -> Result<(), StoreError> {
         let store = self.store.clone();
         let mut slot = self.slot_for(&snap.serial, &snap.port).await?;
-        let new_game = slot.game_no != snap.game_no;
-        let new_start = slot.start_fen != snap.start_fen;
-        let orientation_known = slot.orientation.is_none() && snap.orientation.is_some();
-        if new_game && (!slot.moves.is_empty() || slot.result != GameResult::Ongoing) {
+        let before = setup(&slot, snap);
+        if before == Setup::NextGame {
             if slot.result == GameResult::Ongoing
                 && matches!(slot.status, GameStatus::Pending | GameStatus::Live)
             {
@@ -82,7 +98,7 @@ impl Writer {
             }
             // The board was set up again after a game: the new game is the next round's.
             slot = self.next_round_slot(&slot, snap).await?;
-        } else if !new_game && new_start && !slot.moves.is_empty() {
+        } else if before == Setup::Restart {
             // The game goes on from another position (an arbiter had it continue from the
             // board): its moves so far were from the old one.
             let seq = store
@@ -97,7 +113,7 @@ impl Writer {
             slot.moves.clear();
             self.update_slot(&snap.serial, &slot);
         }
-        if new_game || new_start || orientation_known {
+        if before != Setup::None {
             self.start_game(&mut slot, snap).await?;
         }
         // What differs from the stored game, as in a group commit of this one game.
@@ -137,18 +153,7 @@ impl Writer {
         if next.id > self.current.id {
             self.current = next.clone();
         }
-        let g = store.game(game).await?;
-        Ok(Slot {
-            game_id: game,
-            round_id: next.id,
-            board_no,
-            game_no: snap.game_no,
-            moves: g.moves,
-            result: stored_result(&g.result),
-            status: GameStatus::stored(&g.status),
-            orientation: g.orientation,
-            start_fen: g.start_fen,
-        })
+        Ok(Slot::stored(&store.game(game).await?, snap.game_no))
     }
 
     /// Stores where the board's game starts and which way the board stands, takes the game
@@ -224,20 +229,7 @@ impl Writer {
         self.slots.only_on(game, serial);
         let g = store.game(game).await?;
         let game_no = self.slots.get(serial).map_or(0, |s| s.game_no);
-        self.bind(
-            serial,
-            Slot {
-                game_id: game,
-                round_id: round,
-                board_no,
-                game_no,
-                moves: g.moves,
-                result: stored_result(&g.result),
-                status: GameStatus::stored(&g.status),
-                orientation: g.orientation,
-                start_fen: g.start_fen,
-            },
-        );
+        self.bind(serial, Slot::stored(&g, game_no));
         if round > self.current.id {
             self.current = store.round(round).await?;
         }

@@ -8,10 +8,9 @@
 //! another position) is left to that path.
 
 use super::carry::Slot;
+use super::games::{Setup, setup};
 use super::state::Writer;
 use crate::serve::jobs::{Job, Snapshot};
-use crate::serve::views::{GameStatus, stored_result};
-use relay_core::game::GameResult;
 use relay_store::{GameId, GameStart, StoreError, StoredGame};
 use std::collections::{HashMap, HashSet};
 
@@ -94,22 +93,12 @@ impl Writer {
             });
         }
         let mut slots = Vec::with_capacity(snaps.len());
-        for (((board_no, serial, _), (game, seq)), (snap, g)) in
+        for (((board_no, serial, _), (_, seq)), (snap, g)) in
             seats.iter().zip(&placed).zip(snaps.iter().zip(&stored))
         {
             self.committed(round, *seq);
             tracing::info!(%serial, board_no, %round, "e-board placed on a board");
-            let slot = Slot {
-                game_id: *game,
-                round_id: round,
-                board_no: *board_no,
-                game_no: 0,
-                moves: g.moves.clone(),
-                result: stored_result(&g.result),
-                status: GameStatus::stored(&g.status),
-                orientation: g.orientation.clone(),
-                start_fen: g.start_fen.clone(),
-            };
+            let slot = Slot::stored(g, 0);
             self.bind(serial, slot.clone());
             slots.push((slot, *snap));
         }
@@ -118,21 +107,12 @@ impl Writer {
         for (g, (_, seq)) in stored.iter().zip(&placed) {
             self.publish_stored(g, *seq, true);
         }
-        // Where each game starts, as `sync` would store it before the board's moves: only
-        // for a game with nothing on it yet or the same game going on. A new game on a seat
-        // whose game is under way, or a game going on from another position, is `sync`'s.
+        // Where each game starts, as `sync` would store it before the board's moves; a new
+        // game after one under way, or a game going on from another position, is `sync`'s.
         let mut starts = Vec::new();
         let mut starting = Vec::new();
         for (i, (slot, snap)) in slots.iter().enumerate() {
-            let new_game = slot.game_no != snap.game_no;
-            let new_start = slot.start_fen != snap.start_fen;
-            let orientation_known = slot.orientation.is_none() && snap.orientation.is_some();
-            let plain = if new_game {
-                slot.moves.is_empty() && slot.result == GameResult::Ongoing
-            } else {
-                !new_start || slot.moves.is_empty()
-            };
-            if plain && (new_game || new_start || orientation_known) {
+            if setup(slot, snap) == Setup::Start {
                 starts.push(GameStart {
                     game: slot.game_id,
                     start_fen: snap.start_fen.clone(),

@@ -67,12 +67,13 @@ impl Writer {
             }
             self.jobs.in_hand(batch.len());
             self.note_pending();
+            // The e-boards first seen among the jobs are placed first, together.
+            self.place_newcomers(&batch).await;
             // Group commit: the readings and the board games' changes of everything waiting go
             // to the store in one transaction (one fsync, however many boards), and are
             // announced after it. Jobs that need the store's answer before going on (a new
             // game, an arbiter's edit, an assignment) close the group first and run on their
             // own, in order.
-            self.place_newcomers(&batch).await;
             let mut group = Group::default();
             for job in batch {
                 match job {
@@ -106,7 +107,8 @@ impl Writer {
     /// for the round's next bundle (a tick while the same side runs: about one a second per
     /// board, which made every commit's wait end at once with 1000 boards);
     /// [`MOVE_CLOCK_LINGER`] for a board's change that only adds clocks to moves already
-    /// stored; [`NEWCOMER_LINGER`] for the first change of an e-board not yet placed. Not moves, results, lever presses on their own or anything an arbiter waits for.
+    /// stored; [`NEWCOMER_LINGER`] for the first change of an e-board not yet placed. Not
+    /// moves, results, lever presses on their own or anything an arbiter waits for.
     pub(super) fn may_wait(&self, job: &Job) -> Option<Duration> {
         match job {
             Job::Raws(_) | Job::Touch { .. } => Some(READINGS_LINGER),
