@@ -174,21 +174,14 @@ fn sweep(
                 f.fanout_vs_same_bytes
             }));
         }
+        let (hall, crowd) = if by_boards {
+            ("boards".to_string(), base.clients.to_string())
+        } else {
+            (format!("{} boards", base.boards), "N".to_string())
+        };
         let title = format!(
-            "relay bench --case {}: {} at {}x, {} spectators, {} s measured",
-            base.name,
-            if by_boards {
-                "boards".to_string()
-            } else {
-                format!("{} boards", base.boards)
-            },
-            base.speed,
-            if by_boards {
-                base.clients.to_string()
-            } else {
-                "N".to_string()
-            },
-            base.seconds
+            "relay bench --case {}: {hall} at {}x, {crowd} spectators, {} s measured",
+            base.name, base.speed, base.seconds
         );
         std::fs::write(path, plot::svg(&title, what, &xs, &series))
             .with_context(|| format!("cannot write {}", path.display()))?;
