@@ -15,6 +15,7 @@ mod referees;
 mod serve_api;
 mod serve_boards;
 mod serve_cluster;
+mod serve_delay;
 mod serve_eval;
 mod serve_faults;
 mod serve_halls;

@@ -235,9 +235,20 @@ impl Socket {
         Socket::try_connect(url).unwrap_or_else(|e| panic!("ws {url}: {e}"))
     }
 
+    /// A connection with an arbiter's Bearer token (arbiters follow a round live).
+    pub fn connect_as(url: &str, token: &str) -> Socket {
+        use tungstenite::client::IntoClientRequest;
+        let mut req = url.into_client_request().expect("a WebSocket URL");
+        let bearer = format!("Bearer {token}").parse().expect("a header value");
+        req.headers_mut().insert("Authorization", bearer);
+        Socket::try_connect(req).unwrap_or_else(|e| panic!("ws {url}: {e}"))
+    }
+
     /// A connection, or why there is none (the service may be down).
-    pub fn try_connect(url: &str) -> Result<Socket, tungstenite::Error> {
-        let (ws, _) = tungstenite::connect(url)?;
+    pub fn try_connect(
+        req: impl tungstenite::client::IntoClientRequest,
+    ) -> Result<Socket, tungstenite::Error> {
+        let (ws, _) = tungstenite::connect(req)?;
         if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
             let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
         }
