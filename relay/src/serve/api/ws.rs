@@ -77,8 +77,10 @@ impl Scope {
     }
 }
 
-/// Bytes read from a client socket at a time (see `open`).
-const READ_BUFFER: usize = 1024;
+/// Bytes read from a client socket at a time (see `open`). Spectators send pongs and a close,
+/// a few bytes each; tungstenite makes room for a larger frame when its header says so. Each
+/// client holds this buffer for its whole life: 1 KiB was a quarter of a spectator's memory.
+const READ_BUFFER: usize = 256;
 /// Slices one `writev` takes at most (Linux's `IOV_MAX`).
 const IOV_MAX: usize = 1024;
 /// Changes replayed from the store beyond this many: a snapshot is cheaper.
