@@ -18,8 +18,12 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// Batches of events a client may be behind before it is started again from a snapshot.
 const CHANNEL_CAPACITY: usize = 1024;
-/// Change events each feed keeps for clients joining or coming back.
-const RECENT: usize = 2048;
+/// Change events each feed keeps for clients joining or coming back: what a crowd's shared
+/// snapshot (a second old at most) and a view read from the store need after them, and a
+/// client's reconnection after a blip (512 is 19 s of 50 boards at 10x, 27 changes a second);
+/// a client further behind is answered from the store's log. An event costs about 700 bytes
+/// (its message, its encoded frame): 2,048 a feed were 1.4 MiB of every round's feed.
+const RECENT: usize = 512;
 /// Snapshots asked for in one second that make a crowd, for whom one snapshot a second is
 /// built and shared.
 const CROWD: u64 = 20;
@@ -173,6 +177,8 @@ pub struct Feed {
     /// Snapshots asked for since `asks_since` (ms): more than [`CROWD`] a second is a crowd.
     asks: AtomicU64,
     asks_since: AtomicI64,
+    /// When the feed was last handed an event (ms since the epoch).
+    last_push_ms: AtomicI64,
 }
 
 /// Which snapshot a client asks for.
@@ -206,7 +212,15 @@ impl Feed {
             build: tokio::sync::Mutex::new(()),
             asks: AtomicU64::new(0),
             asks_since: AtomicI64::new(0),
+            last_push_ms: AtomicI64::new(now_ms()),
         }
+    }
+
+    /// Whether nobody follows the feed (no client, no delay line) and it was handed nothing
+    /// for `idle_ms` up to `now_ms`: what it keeps (its ring, its channels' last batches, its
+    /// view) serves nobody.
+    pub(super) fn is_idle(&self, now_ms: i64, idle_ms: i64) -> bool {
+        self.clients() == 0 && now_ms - self.last_push_ms.load(Ordering::Relaxed) >= idle_ms
     }
 
     /// Passes an event on to the feed's clients. A lever press on its own is held for the
@@ -221,6 +235,7 @@ impl Feed {
     /// spectators: first to last 2.0-2.3 times the bare machine's spread). Paced, every
     /// client gets the same events in the same fan-out, at most a sweep later.
     pub fn push(&self, e: Arc<Event>) {
+        self.last_push_ms.store(now_ms(), Ordering::Relaxed);
         let mut recent = self.recent.lock();
         let mut held = self.held.lock();
         if e.is_press() {
@@ -556,6 +571,24 @@ mod tests {
             seqs(feed.since(Seq::from(last) - 2)),
             Some(vec![last - 1, last])
         );
+    }
+
+    #[test]
+    fn a_feed_is_idle_only_with_nobody_following_and_nothing_pushed_for_a_while() {
+        let feed = Feed::new(RoundId::from(1), 0);
+        let t0 = feed.last_push_ms.load(Ordering::Relaxed);
+        assert!(!feed.is_idle(t0 + 59_999, 60_000));
+        assert!(feed.is_idle(t0 + 60_000, 60_000));
+        let rx = feed.subscribe();
+        assert!(!feed.is_idle(t0 + 600_000, 60_000), "a client follows it");
+        drop(rx);
+        feed.push(event(Seq::from(1), true));
+        let t1 = feed.last_push_ms.load(Ordering::Relaxed);
+        assert!(
+            !feed.is_idle(t1 + 1_000, 60_000),
+            "an event came a second ago"
+        );
+        assert!(feed.is_idle(t1 + 60_000, 60_000));
     }
 
     #[tokio::test]

@@ -25,6 +25,9 @@ use relay_store::{GameId, RoundId};
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
+/// How long a live feed nobody follows keeps what it holds after its last event.
+const IDLE_FEED_MS: i64 = 60_000;
+
 /// Every feed of the service, made when first asked for.
 #[derive(Debug)]
 pub struct Feeds {
@@ -60,6 +63,7 @@ impl Feeds {
                     f.release_paced();
                     f.release_due(now);
                 }
+                feeds.drop_idle(now);
             }
         });
     }
@@ -90,6 +94,19 @@ impl Feeds {
         let rx = live.subscribe();
         tokio::spawn(delay_line::run(self.lookup.clone(), feed.clone(), rx));
         feed
+    }
+
+    /// Lets go of the live feeds nobody has followed or fed for [`IDLE_FEED_MS`]: the rounds
+    /// of a long event finish one after the other, and each round's feed kept its ring of
+    /// recent events, its channels and its view (with 50 boards, about 2 MiB a round) for the
+    /// rest of the relay's life. A round asked for again gets a new feed, its
+    /// view read from the store and clients coming back resumed from the store's log, as
+    /// after a restart. A feed is let go only when the map holds the one reference to it: a
+    /// client that has just taken it, or a writer handing it an event, keeps it.
+    fn drop_idle(&self, now: i64) {
+        self.map.lock().retain(|(_, delay), f| {
+            *delay != 0 || Arc::strong_count(f) > 1 || !f.is_idle(now, IDLE_FEED_MS)
+        });
     }
 
     /// Every feed there is now.
