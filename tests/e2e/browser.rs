@@ -2338,11 +2338,15 @@ fn browser_console_shows_battery_clock_and_sync_problems() {
         let line_b =
             Line::open(vec![bare], time.clone(), Some(&links.join("dgt-b"))).expect("a pty");
         let svc = Service::serve_ports(&dir, &format!("{}/dgt-*", links.display()));
+        // A board's clock is `null` until the relay has asked it and heard (or not heard) a
+        // clock; under load that can come after the battery.
         let boards = eventually!(30, "both e-boards connected, one with a battery", async {
             let list = try_json(&svc.url("/api/eboards"))?;
             let list = list.as_array()?.clone();
             (list.len() == 2
-                && list.iter().all(|b| b["connected"] == true)
+                && list
+                    .iter()
+                    .all(|b| b["connected"] == true && !b["clock"].is_null())
                 && list.iter().any(|b| b["battery"] == 12))
             .then_some(list)
         });
