@@ -217,8 +217,9 @@ impl Feed {
     }
 
     /// Whether nobody follows the feed (no client, no delay line) and it was handed nothing
-    /// for `idle_ms` up to `now_ms`: what it keeps (its ring, its channels' last batches, its
-    /// view) serves nobody.
+    /// for `idle_ms` up to `now_ms`: what it keeps (its ring of recent events and its view)
+    /// serves nobody. (Its channels hold nothing by then: a broadcast channel lets go of a
+    /// batch once every receiver has read it, and with no receiver at all it keeps none.)
     pub(super) fn is_idle(&self, now_ms: i64, idle_ms: i64) -> bool {
         self.clients() == 0 && now_ms - self.last_push_ms.load(Ordering::Relaxed) >= idle_ms
     }
