@@ -37,12 +37,7 @@ impl Table {
 
     /// The clock for `script` on this table: its time control, the first mover's lever up.
     pub fn clock_for(&self, script: &Script) -> Option<ChessClock> {
-        let first = if script.first_to_move == Color::White {
-            self.white_clock
-        } else {
-            self.white_clock.other()
-        };
-        script.clock.clone().map(|tc| ChessClock::new(tc, first))
+        script.clock_with_white_on(self.white_clock)
     }
 }
 

@@ -113,6 +113,7 @@ fn random_game(seed: u64, plies: usize, chess960: Option<u32>) -> GameScore {
         moves,
         time_control: "300+2".parse().ok(),
         result: "*".to_string(),
+        clocks_at_start: None,
     }
 }
 

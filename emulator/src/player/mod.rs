@@ -37,7 +37,8 @@ pub use crate::illegal::{
     ArbiterConfig, IllegalKind, PlannedIllegal, ScriptedAdjustment, ScriptedIllegal, parse_plan,
 };
 pub use model::{
-    Action, CLOCK_START_MS, MoveTiming, NoiseConfig, Script, ScriptOptions, TimedAction, clock_side,
+    Action, CLOCK_START_MS, ClocksAtStart, MoveTiming, NoiseConfig, Script, ScriptOptions,
+    TimedAction, clock_side,
 };
 pub use score::{
     GameScore, PgnError, ScoredMove, guess_time_control_from_clocks, read_games, read_games_each,

@@ -131,6 +131,10 @@ pub struct Script {
     pub clock: Option<TimeControl>,
     /// The side to move in the start position (its lever is up when the clock starts).
     pub first_to_move: Color,
+    /// The times the clock is set to before it starts, for a game taken up in the middle
+    /// (see [`GameScore::clocks_at_start`](super::GameScore::clocks_at_start)); `None`: the
+    /// time control's start.
+    pub clocks_at_start: Option<ClocksAtStart>,
     /// One entry per move of the game.
     pub moves: Vec<MoveTiming>,
     /// The illegal moves played, in order (see [`ScriptOptions::illegal`]); none unless asked
@@ -144,9 +148,51 @@ impl Script {
     /// The stopped clock as the arbiter sets it up before [`Action::StartClock`]; White is on
     /// [`clock_side`]`(White)`.
     pub fn new_clock(&self) -> Option<ChessClock> {
-        self.clock
-            .clone()
-            .map(|tc| ChessClock::new(tc, clock_side(self.first_to_move)))
+        self.clock_with_white_on(clock_side(Color::White))
+    }
+
+    /// The stopped clock as the arbiter sets it up before [`Action::StartClock`], with White's
+    /// time on `white`: the time control, the first mover's lever up, and the times (and the
+    /// moves each side has made) of a game taken up in the middle.
+    pub fn clock_with_white_on(&self, white: ClockSide) -> Option<ChessClock> {
+        let side = |c: Color| {
+            if c == Color::White {
+                white
+            } else {
+                white.other()
+            }
+        };
+        let mut clock = ChessClock::new(self.clock.clone()?, side(self.first_to_move));
+        if let Some(at) = self.clocks_at_start {
+            at.set(&mut clock, white);
+        }
+        Some(clock)
+    }
+}
+
+/// The clocks of a game taken up after some of its moves: each side's time and how many
+/// moves it has made (White first), as the clock stood after the last move before the cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClocksAtStart {
+    pub ms: [u64; 2],
+    pub moves_done: [u32; 2],
+}
+
+impl ClocksAtStart {
+    /// Sets the stopped `clock` to these times, White's on `white`.
+    pub fn set(&self, clock: &mut ChessClock, white: ClockSide) {
+        let (l, r) = if white == ClockSide::Left {
+            (0, 1)
+        } else {
+            (1, 0)
+        };
+        clock.arbiter_set(
+            self.ms[l],
+            self.ms[r],
+            None,
+            [self.moves_done[l], self.moves_done[r]],
+            0,
+        );
     }
 }
 

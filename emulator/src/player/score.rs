@@ -3,7 +3,7 @@
 //! time control), and the best guess at a time control when the file gives none that the
 //! clock can run, since broadcast PGN often has only the recorded clocks to go on.
 
-use super::model::color_index;
+use super::model::{ClocksAtStart, color_index};
 use crate::clock::{Period, TimeControl};
 use shakmaty::{Chess, Move, Position};
 
@@ -23,6 +23,9 @@ pub struct GameScore {
     pub time_control: Option<TimeControl>,
     /// The game's result as PGN writes it.
     pub result: String,
+    /// For a game taken up in the middle ([`GameScore::taken_up_after`]), the clocks as they
+    /// stood at the cut; `None`: the clock starts at the time control's start.
+    pub clocks_at_start: Option<ClocksAtStart>,
 }
 
 /// One main-line move with the clock recorded after it.
@@ -68,7 +71,135 @@ impl GameScore {
             start: g.start,
             headers: g.tags.0,
             time_control,
+            clocks_at_start: None,
         }
+    }
+
+    /// The same game with the colours swapped and the board turned top to bottom (White's
+    /// pieces where Black's stood, as Black's): every position is new, every move and clock
+    /// the same, each made by the other colour. For a hall larger than the file of real
+    /// games, whose boards should not all play positions another board plays. `None` when the
+    /// mirrored start is not a legal position (it always is for a legal one).
+    pub fn mirrored(&self) -> Option<GameScore> {
+        use shakmaty::{EnPassantMode, Square};
+        let mode = self.start.castles().mode();
+        let mut setup = self.start.to_setup(EnPassantMode::Always);
+        setup.mirror();
+        let start: Chess = setup.position(mode).ok()?;
+        let flip = Square::flip_vertical;
+        let mut pos = start.clone();
+        let mut moves = Vec::with_capacity(self.moves.len());
+        for m in &self.moves {
+            let mv = match m.mv {
+                Move::Normal {
+                    role,
+                    from,
+                    capture,
+                    to,
+                    promotion,
+                } => Move::Normal {
+                    role,
+                    from: flip(from),
+                    capture,
+                    to: flip(to),
+                    promotion,
+                },
+                Move::EnPassant { from, to } => Move::EnPassant {
+                    from: flip(from),
+                    to: flip(to),
+                },
+                Move::Castle { king, rook } => Move::Castle {
+                    king: flip(king),
+                    rook: flip(rook),
+                },
+                Move::Put { role, to } => Move::Put { role, to: flip(to) },
+            };
+            if !pos.is_legal(mv) {
+                return None;
+            }
+            let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, mv);
+            moves.push(ScoredMove {
+                mv,
+                san: san.to_string(),
+                clk_ms: m.clk_ms,
+            });
+        }
+        let swap = |name: &str| match name {
+            "White" => "Black".to_string(),
+            "Black" => "White".to_string(),
+            "WhiteElo" => "BlackElo".to_string(),
+            "BlackElo" => "WhiteElo".to_string(),
+            other => other.to_string(),
+        };
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("FEN") && !n.eq_ignore_ascii_case("SetUp"))
+            .map(|(n, v)| (swap(n), v.clone()))
+            .collect();
+        headers.push(("SetUp".into(), "1".into()));
+        let fen = shakmaty::fen::Fen::from_position(&start, EnPassantMode::Legal);
+        headers.push(("FEN".into(), fen.to_string()));
+        let result = match self.result.as_str() {
+            "1-0" => "0-1",
+            "0-1" => "1-0",
+            other => other,
+        };
+        Some(GameScore {
+            headers,
+            start,
+            moves,
+            time_control: self.time_control.clone(),
+            result: result.to_string(),
+            clocks_at_start: self.clocks_at_start.map(|c| ClocksAtStart {
+                ms: [c.ms[1], c.ms[0]],
+                moves_done: [c.moves_done[1], c.moves_done[0]],
+            }),
+        })
+    }
+
+    /// The game taken up after its first `plies` moves, as a board set up in that position
+    /// with the clock set to the times recorded at that point: for measuring what happens deep
+    /// in real games without playing their openings first. The start becomes that position
+    /// (`[SetUp]`/`[FEN]` say so), the moves are the rest, and the clocks are each side's last
+    /// recorded time before the cut, with the moves each has made (for the time control's
+    /// periods); without a recorded time for both sides the clock starts at the time
+    /// control's start. `None` when the game does not go on past the cut.
+    pub fn taken_up_after(&self, plies: usize) -> Option<GameScore> {
+        if self.moves.len() <= plies {
+            return None;
+        }
+        let mut pos = self.start.clone();
+        let (mut last, mut done) = ([None, None], [0u32; 2]);
+        for m in &self.moves[..plies] {
+            let i = color_index(pos.turn());
+            last[i] = m.clk_ms.or(last[i]);
+            done[i] += 1;
+            pos.play_unchecked(m.mv);
+        }
+        let fen = shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal);
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("FEN") && !n.eq_ignore_ascii_case("SetUp"))
+            .cloned()
+            .collect();
+        headers.push(("SetUp".into(), "1".into()));
+        headers.push(("FEN".into(), fen.to_string()));
+        Some(GameScore {
+            headers,
+            start: pos,
+            moves: self.moves[plies..].to_vec(),
+            time_control: self.time_control.clone(),
+            result: self.result.clone(),
+            clocks_at_start: match last {
+                [Some(w), Some(b)] => Some(ClocksAtStart {
+                    ms: [w, b],
+                    moves_done: done,
+                }),
+                _ => None,
+            },
+        })
     }
 
     /// The value of the first tag called `name` (ASCII case-insensitive).

@@ -149,7 +149,8 @@ pub(super) fn replay(game: &GameScore, s: &Script, noise: &NoiseConfig) -> Repla
     let mut i = 0; // the move being played
     let mut turn = game.start.turn();
     let mut last_physical: Option<u64> = None;
-    let mut moves_done = [0u32; 2];
+    // A game taken up in the middle starts with the moves made before the cut on the clock.
+    let mut moves_done = s.clocks_at_start.map_or([0u32; 2], |c| c.moves_done);
     let mut stats = Replay {
         moves: game.moves.len(),
         ..Replay::default()

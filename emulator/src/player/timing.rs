@@ -216,6 +216,69 @@ mod tests {
         }
     }
 
+    /// Real games taken up at their move 20, on a clock set to the times recorded there,
+    /// reproduce the recorded clocks of the rest as the whole games do (without the set-up
+    /// clock the first move would take the whole difference between the time control's start
+    /// and the record, an hour and more), and so do their mirrors.
+    #[test]
+    fn games_taken_up_in_the_middle_keep_their_recorded_clocks() {
+        use shakmaty::Position;
+        let Some(dir) = data_dir() else { return };
+        let name = "dgt-livechess-1.4.8-tata-steel-2017.pgn";
+        let bytes = std::fs::read(dir.join(name)).expect("file reads");
+        let noise = NoiseConfig {
+            probability: 0.3,
+            handling_ms: (250, 700),
+        };
+        let (mut total, mut games) = (Replay::default(), 0);
+        for mut game in read_games_each(&String::from_utf8_lossy(&bytes))
+            .into_iter()
+            .flatten()
+        {
+            if game.time_control.is_none() {
+                game.time_control = game.guess_time_control();
+            }
+            let Some(cut) = game.taken_up_after(40) else {
+                continue;
+            };
+            assert_eq!(cut.moves.len(), game.moves.len() - 40);
+            assert_eq!(cut.start.fullmoves().get(), 21);
+            let s = script(&cut, 1, &ScriptOptions::new(noise));
+            if let Some(at) = cut.clocks_at_start {
+                assert_eq!(at.moves_done, [20, 20]);
+                let first = s.moves[0].press_ms - CLOCK_START_MS;
+                assert!(first < 30 * 60_000, "{name}: a first move of {first} ms");
+            }
+            let r = replay(&cut, &s, &noise);
+            total.honoured += r.honoured;
+            total.with_clk += r.with_clk;
+            games += 1;
+            // Its mirror plays the same moves and clocks with the colours swapped.
+            let mirror = cut.mirrored().expect("a legal game mirrors");
+            // (The move counters differ: the mirror starts with the other colour to move.)
+            let mut end = cut
+                .final_position()
+                .to_setup(shakmaty::EnPassantMode::Legal);
+            end.mirror();
+            let got = mirror
+                .final_position()
+                .to_setup(shakmaty::EnPassantMode::Legal);
+            assert_eq!((got.board, got.turn), (end.board, end.turn));
+            let m = replay(
+                &mirror,
+                &script(&mirror, 1, &ScriptOptions::new(noise)),
+                &noise,
+            );
+            assert_eq!((m.honoured, m.with_clk), (r.honoured, r.with_clk));
+        }
+        println!(
+            "{name}: {games} games taken up at ply 40 (and mirrored), {} of {} clocks honoured",
+            total.honoured, total.with_clk
+        );
+        assert!(games >= 80);
+        assert!(total.honoured as f64 >= 0.98 * total.with_clk as f64);
+    }
+
     #[test]
     fn clocks_are_honoured_and_inconsistent_ones_skipped() {
         let game = one_game(

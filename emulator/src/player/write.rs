@@ -17,7 +17,7 @@ use super::timing::{choose_think, random_think, with_start_increment_if_recorded
 use crate::clock::ChessClock;
 use crate::illegal::{ArbiterConfig, PlannedIllegal};
 use boards::rng::SplitMix64;
-use shakmaty::Position;
+use shakmaty::{Color, Position};
 
 /// Writes the script for `game`: its moves as people make them at the board, handled as
 /// `options.noise` says, with the illegal moves `options.illegal` plans. Same game, seed and
@@ -99,9 +99,13 @@ fn write_script(
         .time_control
         .clone()
         .map(|tc| with_start_increment_if_recorded(tc, game));
-    let mut clock = time_control
-        .clone()
-        .map(|tc| ChessClock::new(tc, clock_side(first_to_move)));
+    let mut clock = time_control.clone().map(|tc| {
+        let mut c = ChessClock::new(tc, clock_side(first_to_move));
+        if let Some(at) = game.clocks_at_start {
+            at.set(&mut c, clock_side(Color::White));
+        }
+        c
+    });
     let mut actions = Vec::new();
     let mut timings = Vec::with_capacity(game.moves.len());
     let mut prev = CLOCK_START_MS;
@@ -112,7 +116,7 @@ fn write_script(
             action: Action::StartClock,
         });
     }
-    let mut moves_done = [0u32; 2];
+    let mut moves_done = game.clocks_at_start.map_or([0u32; 2], |c| c.moves_done);
     let mut pos = game.start.clone();
     for (index, scored) in game.moves.iter().enumerate() {
         if let Some(st) = straight.and_then(|st| st.rng.get(index)) {
@@ -272,6 +276,7 @@ fn write_script(
         actions,
         clock: time_control,
         first_to_move,
+        clocks_at_start: game.clocks_at_start,
         moves: timings,
         illegal: played_illegal,
         adjustments,

@@ -37,6 +37,17 @@ pub struct HallArgs {
     /// How much faster than real time the games run.
     #[arg(long, default_value_t = 10.0, env = "RELAY_DEMO_SPEED")]
     pub speed: f64,
+    /// Take each game up after this many plies: the board stands set up in that position,
+    /// its clock showing the times recorded there, and the rest of the game is played (games
+    /// that end by then are left out). For measuring what happens deep in real games, such as
+    /// evaluating positions no engine has seen, without playing their openings first.
+    #[arg(long, default_value_t = 0)]
+    pub from_ply: usize,
+    /// Play every game twice as often, once as played and once with the colours swapped and
+    /// the board turned (every position new), so that a hall larger than the file plays
+    /// positions no other board plays.
+    #[arg(long)]
+    pub mirror: bool,
     /// Time control for games whose PGN has none (PGN TimeControl form).
     #[arg(long, default_value = "5400+30")]
     pub time_control: String,
@@ -146,6 +157,25 @@ pub fn load_games(args: &HallArgs) -> Result<Vec<GameScore>> {
         if g.time_control.is_none() {
             g.time_control = Some(g.guess_time_control().unwrap_or_else(|| default_tc.clone()));
         }
+    }
+    if args.from_ply > 0 {
+        // The time control is guessed from the whole game first: the cut leaves too few
+        // recorded clocks to guess from.
+        let all = games.len();
+        games.retain_mut(|g| match g.taken_up_after(args.from_ply) {
+            Some(cut) => {
+                *g = cut;
+                true
+            }
+            None => false,
+        });
+        if games.is_empty() {
+            bail!("none of the {all} games goes on past ply {}", args.from_ply);
+        }
+    }
+    if args.mirror {
+        let mirrors: Vec<GameScore> = games.iter().filter_map(GameScore::mirrored).collect();
+        games.extend(mirrors);
     }
     Ok(games)
 }
@@ -315,15 +345,10 @@ pub fn start_hall(args: &HallArgs, stop: Arc<AtomicBool>) -> Result<Hall> {
                             c.sleep_until(c.now_ms() + seed % 1000, &stop);
                         }
                     }
-                    if let Some(tc) = s.clock.clone() {
-                        let first = if s.first_to_move == shakmaty::Color::White {
-                            table.white_clock
-                        } else {
-                            table.white_clock.other()
-                        };
+                    if let Some(set_up) = table.clock_for(&s) {
                         line.act(index, |b| {
                             if let Some(c) = b.clock_mut() {
-                                *c = ChessClock::new(tc, first);
+                                *c = set_up;
                             }
                             ((), Vec::new())
                         });

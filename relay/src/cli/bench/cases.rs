@@ -21,7 +21,8 @@ pub struct BenchArgs {
     /// drained to a cloud relay. convert: `relay convert` on 100,000 games (`--boards`) of
     /// the shared PGN repeated, each format each way, python-chess beside it, sizes per game.
     /// eval: 200 boards at real pace, 1000 spectators, 60 s, run without evaluation and then
-    /// with one local worker (Stockfish, `--eval-movetime-ms`), and what evaluation added.
+    /// with one local worker (Stockfish, `--eval-movetime-ms`; `--eval-workers` for other
+    /// runs), and what evaluation added.
     /// eval-workers: positions waiting, evaluated by one `relay eval-worker` process, then two
     /// (`--seconds` each, default 20). recovery: 100 boards at real pace, 10 spectators, 60 s,
     /// run as they are and then with a board's line cut for 8 s every 2 s, each in turn
@@ -70,6 +71,21 @@ pub struct BenchArgs {
     /// share). A file of real games with clocks makes real pace the games' own.
     #[arg(long)]
     pub(super) pgn: Option<PathBuf>,
+    /// The boards take each game up after this many plies (`relay emulate --from-ply`): set
+    /// up in that position with the recorded clocks, e.g. 40 for real games from their move
+    /// 20 on. Such a board's game is joined with its first move, so the bench starts the
+    /// clocks as soon as the service reads every board, before the spectators connect.
+    #[arg(long, default_value_t = 0)]
+    pub(super) from_ply: usize,
+    /// The boards also play every game with the colours swapped (`relay emulate --mirror`):
+    /// twice as many games with no position in common.
+    #[arg(long)]
+    pub(super) mirror: bool,
+    /// The eval case's runs: the service's local evaluation workers in each (0: a run
+    /// without evaluation, which the others are compared with), e.g. `1,2` for the workers
+    /// a hall needs.
+    #[arg(long, value_delimiter = ',', default_values_t = [0, 1])]
+    pub(super) eval_workers: Vec<usize>,
     /// How long the engine thinks about a position in the eval case, in ms.
     #[arg(long, default_value_t = 300)]
     pub(super) eval_movetime_ms: u64,

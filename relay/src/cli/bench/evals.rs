@@ -171,10 +171,10 @@ fn fmt_ms(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.0}"))
 }
 
-/// The comparison of the two runs of the `eval` case.
-pub fn compare(off: LiveFigures, on: LiveFigures) {
+/// The comparison of a run of the `eval` case with evaluation and the one without.
+pub fn compare(off: LiveFigures, on: LiveFigures, workers: usize) {
     println!(
-        "== eval vs eval-off: service CPU {:.3} → {:.3} cores ({:+.1}%, the engine not counted: it is a process of its own); memory per spectator {:.2} → {:.2} KiB ({:+.2} KiB)",
+        "== eval ({workers} local workers) vs eval-off: service CPU {:.3} → {:.3} cores ({:+.1}%, the engine not counted: it is a process of its own); memory per spectator {:.2} → {:.2} KiB ({:+.2} KiB)",
         off.cores,
         on.cores,
         100.0 * (on.cores - off.cores) / off.cores.max(1e-9),
@@ -185,19 +185,17 @@ pub fn compare(off: LiveFigures, on: LiveFigures) {
     println!();
 }
 
-/// The `eval` pair: the same case without and with evaluation.
-pub fn pair(base: &Case) -> (Case, Case) {
-    let off = Case {
-        name: "eval-off",
-        eval_workers: 0,
-        ..base.clone()
-    };
-    let on = Case {
-        name: "eval",
-        eval_workers: 1,
-        ..base.clone()
-    };
-    (off, on)
+/// The `eval` runs: the same case once per number of local evaluation workers (0: without
+/// evaluation).
+pub fn runs(base: &Case, workers: &[usize]) -> Vec<Case> {
+    workers
+        .iter()
+        .map(|&n| Case {
+            name: if n == 0 { "eval-off" } else { "eval" },
+            eval_workers: n,
+            ..base.clone()
+        })
+        .collect()
 }
 
 /// A random legal game of `plies` plies from `seed` (a small LCG: the same games every run),

@@ -87,6 +87,12 @@ pub fn run_case(
     if let Some(pgn) = &args.pgn {
         cmd.arg("--pgn").arg(pgn);
     }
+    if args.from_ply > 0 {
+        cmd.args(["--from-ply", &args.from_ply.to_string()]);
+    }
+    if args.mirror {
+        cmd.arg("--mirror");
+    }
     if let Some(every) = case.outage_every {
         cmd.args(["--outage-every", &every.to_string(), "--outage-secs", "8"]);
     }
@@ -149,12 +155,26 @@ pub fn run_case(
         webs.push((web, at));
     }
 
-    let (connected_in, placed_in) = every_board_placed(addr, case.boards, stop)?;
-    println!(
-        "  start             all {} e-boards on their boards {placed_in:.1} s after the service was up; it listened {listening:.2} s after it was started and read every e-board {:.2} s after",
-        case.boards,
-        listening + connected_in
-    );
+    // A board standing in a position from the middle of a game is joined as a game only
+    // with its first move (its clock running says whose turn it was): such boards start as
+    // soon as the service reads them all, and each game begins with its move.
+    if args.from_ply > 0 {
+        let connected_in = every_board_read(addr, case.boards, stop)?;
+        std::fs::write(&go, b"").context("cannot write the boards' start file")?;
+        println!(
+            "  start             the service read all {} e-boards {:.2} s after it was started; they stand in the middle of their games (ply {}), so their clocks were started then, before the spectators connected, and each game is joined with its first move",
+            case.boards,
+            listening + connected_in,
+            args.from_ply
+        );
+    } else {
+        let (connected_in, placed_in) = every_board_placed(addr, case.boards, stop)?;
+        println!(
+            "  start             all {} e-boards on their boards {placed_in:.1} s after the service was up; it listened {listening:.2} s after it was started and read every e-board {:.2} s after",
+            case.boards,
+            listening + connected_in
+        );
+    }
     let before = sample(serve.pid()).context("cannot read the service's /proc entry")?;
     let webs_before: Vec<Sample> = webs
         .iter()
@@ -342,6 +362,21 @@ pub fn every_board_placed(
     boards: usize,
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
+    every_board(addr, boards, true, stop)
+}
+
+/// Waits until the service at `addr` reads every one of `boards` e-boards; the seconds it
+/// took.
+fn every_board_read(addr: SocketAddr, boards: usize, stop: &AtomicBool) -> Result<f64> {
+    every_board(addr, boards, false, stop).map(|(read, _)| read)
+}
+
+fn every_board(
+    addr: SocketAddr,
+    boards: usize,
+    placed_too: bool,
+    stop: &AtomicBool,
+) -> Result<(f64, f64)> {
     let t0 = Instant::now();
     let limit = Duration::from_secs(60 + boards as u64 / 10);
     let (mut placed, mut connected_in) = (0, None);
@@ -355,7 +390,7 @@ pub fn every_board_placed(
                 connected_in = Some(t0.elapsed().as_secs_f64());
             }
             placed = connected.filter(|e| e["game_id"].is_i64()).count();
-            if placed >= boards {
+            if placed >= boards || (!placed_too && connected_in.is_some()) {
                 let at = t0.elapsed().as_secs_f64();
                 return Ok((connected_in.unwrap_or(at), at));
             }

@@ -91,12 +91,20 @@ pub fn run(args: BenchArgs) -> Result<()> {
             continue;
         }
         if name == CaseName::Eval {
-            let (off, on) = evals::pair(&case);
-            let without = live::run_case(&off, &args, &tools, &stop, tck)
-                .context("bench case eval (without evaluation)")?;
-            let with = live::run_case(&on, &args, &tools, &stop, tck)
-                .context("bench case eval (with evaluation)")?;
-            evals::compare(without, with);
+            let mut without = None;
+            for run in evals::runs(&case, &args.eval_workers) {
+                let figures =
+                    live::run_case(&run, &args, &tools, &stop, tck).with_context(|| {
+                        format!("bench case eval ({} local workers)", run.eval_workers)
+                    })?;
+                match without {
+                    None if run.eval_workers == 0 => without = Some(figures),
+                    Some(off) if run.eval_workers > 0 => {
+                        evals::compare(off, figures, run.eval_workers)
+                    }
+                    _ => {}
+                }
+            }
             continue;
         }
         if !args.sweep_boards.is_empty() || !args.sweep_clients.is_empty() {
