@@ -131,7 +131,10 @@ pub(super) fn prepare(input: &str) -> Prepared {
                     game = GameState::default();
                 }
                 let end = tag_end(bytes, i);
-                copy(&mut p, i, end);
+                match escape_inner_quotes(&input[i..end]) {
+                    Some(mended) => p.text.push_str(&mended),
+                    None => copy(&mut p, i, end),
+                }
                 i = end;
             }
             b'(' => {
@@ -275,6 +278,34 @@ fn memchr_from(bytes: &[u8], from: usize, needle: u8) -> Option<usize> {
 
 /// The end of a tag pair starting at `[`: after its `]`, or at the end of the line. A `]` inside
 /// the quoted value does not count.
+/// A tag pair whose value holds quotes nobody escaped, as DGT LiveChess writes an event's
+/// nickname: `[Event "CZECH OPEN 2019 "PARDUBICKY KRAJ OPEN" - G1 -"]`. The value runs to
+/// the quote that closes the tag on its line (the last `"` before the closing `]`), as
+/// python-chess and pgn-extract read it; pgn-reader would end it at the second quote and
+/// take the rest of the line for another game. The tag with those quotes escaped, `None`
+/// when there is nothing to mend.
+fn escape_inner_quotes(tag: &str) -> Option<String> {
+    let open = tag.find('"')?;
+    let t = tag.trim_end_matches([' ', '\t', '\r']);
+    let before = t.strip_suffix(']')?.trim_end_matches([' ', '\t']);
+    let close = before.strip_suffix('"')?.len();
+    if close <= open {
+        return None;
+    }
+    let value = &tag[open + 1..close];
+    let mut mended = String::with_capacity(tag.len() + 4);
+    let (mut escaped, mut changed) = (false, false);
+    for c in value.chars() {
+        if c == '"' && !escaped {
+            mended.push('\\');
+            changed = true;
+        }
+        escaped = c == '\\' && !escaped;
+        mended.push(c);
+    }
+    changed.then(|| format!("{}{mended}{}", &tag[..=open], &tag[close..]))
+}
+
 fn tag_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start + 1;
     let mut in_string = false;
@@ -339,6 +370,15 @@ mod tests {
             "{intro}\n \n1. e4 e5\n \n  1-0",
         );
         check("1. e4\n\n[A \"b\"]", "1. e4\n\n[A \"b\"]");
+        // Quotes inside a tag's value that nobody escaped, an even or an odd number of them,
+        // with tags on the same line or spaces before the `]`; escaped ones stay as they are.
+        check(
+            "[Event \"OPEN \"PARDUBICE\" - G1 -\"]\n[Round \"1\"]",
+            "[Event \"OPEN \\\"PARDUBICE\\\" - G1 -\"]\n[Round \"1\"]",
+        );
+        check("[White \"A \"B\" ]", "[White \"A \\\"B\" ]");
+        check("[A \"x \\\"y\\\"\"]", "[A \"x \\\"y\\\"\"]");
+        check("[A \"x\"] [B \"y\"]", "[A \"x\"] [B \"y\"]");
         check("a5*[Event \"x\"]h4", "a5*\n[Event \"x\"]h4");
         let p = prepare("a5*[Event \"x\"]h4 Nf9");
         assert_eq!(
