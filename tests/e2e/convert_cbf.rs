@@ -330,7 +330,12 @@ fn scidb_read_every_game_of_the_cbf_files_relay_writes() {
             // "(Computer)", title or country after a name, and a country code ending the event,
             // are data about the name, not part of it. Anything else must be equal.
             for t in ["White", "Black"] {
-                let (a, b) = (known(x, t), known(y, t));
+                let (a, mut b) = (known(x, t), known(y, t));
+                // A '-' in White's name is written as the stand-in '─' (where readers would
+                // split White from Black at a '-'), and read back as what it is.
+                if t == "White" && a.contains('-') {
+                    b = b.replace('─', "-");
+                }
                 if a != b {
                     assert!(
                         a.starts_with(&b) && a[b.len()..].trim().starts_with('('),

@@ -84,7 +84,7 @@ impl std::fmt::Display for Place {
 }
 
 /// Adds `g` to `writer`; a game the format cannot hold is skipped with a warning naming it
-/// (or, `strict`, stops everything).
+/// (or, `strict`, stops everything), and one written other than it reads is named with how.
 pub fn add_or_skip<W: std::io::Write>(
     writer: &mut GameWriter<W>,
     g: &Game,
@@ -93,7 +93,14 @@ pub fn add_or_skip<W: std::io::Write>(
     skipped: &mut usize,
 ) -> Result<()> {
     match writer.add(g) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            if writer.format() == Format::Cbf {
+                for note in relay_core::cbf::write_notes(g) {
+                    eprintln!("relay: {name}, {}: {note}", g.label());
+                }
+            }
+            Ok(())
+        }
         Err(AddError::CannotHold(why)) if !strict => {
             eprintln!(
                 "relay: skipped {name}, {}: cannot be written as {}: {why}",

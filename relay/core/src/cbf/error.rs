@@ -14,9 +14,6 @@ pub enum CbfError {
     // Writing: what a record cannot hold.
     #[error("a Chess960 game cannot be written: CBF knows only the standard castling")]
     Chess960,
-    /// Readers split the player text at its first '-'.
-    #[error("White's name {white:?} holds a '-', where CBF readers split White from Black")]
-    HyphenInWhite { white: String },
     /// A character whose code page 850 byte ChessBase shows as a piece ("óúñÑªº").
     #[error("{what} {text:?} holds '{c}', which ChessBase shows as a chess piece")]
     PieceInName {

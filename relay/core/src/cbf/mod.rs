@@ -42,7 +42,9 @@
 //!   each other and with relay's first writer (below).
 //! - **Texts.** ChessBase for DOS wrote the PC's code page; Scidb reads code page 850, and
 //!   so do relay now (relay's first writer wrote Latin-1). The player text is "White-Black",
-//!   split by readers at the *first* '-'; the source text is the event with the round in
+//!   split by readers at the *first* '-', so a '-' in White's name ("Vachier-Lagrave") is
+//!   written as the code page's horizontal line '─' (0xC4), which relay reads back as '-'
+//!   (and `relay convert` says so when it writes one); the source text is the event with the round in
 //!   brackets, "Wijk aan Zee (3)", the form Scidb takes the round out of. There is no site.
 //! - **Comments** (§2.5): the area starts with one 0xFF; each comment is four bytes of
 //!   evaluations (0: none) and its text, and ends with 0xFF. Scidb reads the area one byte
@@ -92,8 +94,7 @@
 //!   passant file no double step can explain, rather than refusing the game.
 //! - Texts, each at most 63 bytes of code page 850. What a game cannot have written exactly
 //!   is refused ([`encode_game`] says why; `relay convert` leaves such a game out, named):
-//!   White's name holding a '-' (readers would split it there); a character of the names
-//!   that code page 850 lacks, or one of "óúñÑªº", whose codes ChessBase shows as chess
+//!   a character of the names that code page 850 lacks, or one of "óúñÑªº", whose codes ChessBase shows as chess
 //!   pieces in names; names over 63 bytes together. The event is the least of a game: a
 //!   character the code page lacks is written '?' and an event too long is cut, keeping the
 //!   round. The round is written when it is digits and dots ("3", "1.4"), else left out;
@@ -146,6 +147,7 @@ pub use cbi::index;
 pub use error::CbfError;
 pub use movegen::{EpMemory, Rules, generator_moves};
 pub use read::games;
+pub use text::write_notes;
 pub use write::encode_game;
 
 #[cfg(test)]

@@ -100,18 +100,37 @@ fn fits(what: &'static str, bytes: Vec<u8>) -> Result<Vec<u8>, CbfError> {
     }
 }
 
-/// "White-Black", as ChessBase joins them; readers split at the first '-'.
+/// What stands for a '-' in White's name: readers split the player text at its first '-', so
+/// "Vachier-Lagrave, Maxime" would make White "Vachier" and Black the rest. Code page 850's
+/// horizontal line '─' (0xC4, U+2500; the same byte in code page 437) is drawn as a dash by
+/// ChessBase for DOS and read as one by Scidb, and no reader splits at it; relay reads it back
+/// as '-'. (The soft hyphen, 0xF0 in code page 850, was tried first: Scidb reads that byte as
+/// code page 437's '≡'.)
+pub(super) const WHITE_HYPHEN: char = '\u{2500}';
+
+/// Why a game is written other than it reads (for the writer's warning), if it is.
+pub fn write_notes(game: &Game) -> Vec<String> {
+    let white = tag(game, "White");
+    if white.contains('-') {
+        vec![format!(
+            "White's name {white:?} holds a '-', where CBF readers split White from Black: \
+             written with code page 850's horizontal line '─' (0xC4) in its place, which \
+             relay reads back as '-' and other readers show as a dash"
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// "White-Black", as ChessBase joins them; readers split at the first '-' (a '-' in White's
+/// name is written as [`WHITE_HYPHEN`]).
 pub(super) fn player_text(game: &Game) -> Result<Vec<u8>, CbfError> {
     let (white, black) = (tag(game, "White"), tag(game, "Black"));
-    if white.contains('-') {
-        return Err(CbfError::HyphenInWhite {
-            white: white.to_string(),
-        });
-    }
     if white.is_empty() && black.is_empty() {
         return Ok(Vec::new());
     }
-    let mut bytes = roster_bytes("White's name", white)?;
+    let white = white.replace('-', &WHITE_HYPHEN.to_string());
+    let mut bytes = roster_bytes("White's name", &white)?;
     bytes.push(b'-');
     bytes.extend(roster_bytes("Black's name", black)?);
     fits("player", bytes)
@@ -202,6 +221,7 @@ pub(super) fn roster(rules: Rules, player: &[u8], source: &[u8]) -> [String; 5] 
                 Some(i) => (name(&player[..i]), name(&player[i + 1..])),
                 None => (name(player), String::new()),
             };
+            let white = white.replace(WHITE_HYPHEN, "-");
             let source: String = source.iter().map(|b| cp850_char(*b)).collect();
             let source = source.trim();
             let (event, round) = match source
