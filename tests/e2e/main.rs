@@ -3,6 +3,7 @@
 
 mod browser;
 mod browser_embed;
+mod browser_enter;
 mod browser_halls;
 mod browser_spoiler;
 mod browser_standings;
@@ -25,6 +26,7 @@ mod serve_memory;
 mod serve_outage;
 mod serve_standings;
 mod serve_trf;
+mod serve_typed;
 mod serve_upstream;
 mod service;
 mod sniff;

@@ -176,6 +176,9 @@ pub enum EditAction {
     Replace {
         what: String,
     },
+    /// A move typed for a board without an e-board (the edit's one move), at the ply after
+    /// the game's last: stored and announced as a board's move is.
+    Typed,
     Result {
         result: GameResult,
         termination: Option<String>,

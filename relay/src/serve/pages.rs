@@ -23,6 +23,7 @@ const PAGES: &[(&str, &str)] = &[
     page!("player.html"),
     page!("team.html"),
     page!("console.html"),
+    page!("enter.html"),
     page!("style.css"),
     page!("js/api.js"),
     page!("js/board.js"),
@@ -39,6 +40,7 @@ const PAGES: &[(&str, &str)] = &[
     page!("js/player.js"),
     page!("js/team.js"),
     page!("js/console.js"),
+    page!("js/enter.js"),
     page!("js/console/alerts.js"),
     page!("js/console/eboard-actions.js"),
     page!("js/console/eboards.js"),
@@ -56,6 +58,8 @@ const PAGES: &[(&str, &str)] = &[
     page!("embed/embed.css"),
     page!("embed/embed.js"),
     page!("embed/relay-board.js"),
+    // The rules of chess for the move-entry page: chessops, bundled (vendor/chessops/README.md).
+    page!("vendor/chessops/chessops.min.js"),
     // lichess.org's chessground, as its npm package ships it (vendor/chessground/README.md).
     page!("vendor/chessground/chessground.min.js"),
     page!("vendor/chessground/chessground.base.css"),

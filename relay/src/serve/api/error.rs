@@ -66,6 +66,17 @@ pub enum ApiError {
     /// 403: a worker asking a relay that takes none.
     #[error("this relay takes no evaluation workers (start it with --eval-token)")]
     EvalOff,
+    /// 401: a move typed without a token.
+    #[error(
+        "entering moves needs an operator token or the admin token (Authorization: Bearer TOKEN)"
+    )]
+    NeedsOperator,
+    /// 403: an operator token the admin token did not sign (or no longer signs).
+    #[error("wrong operator token: it is not one this relay's arbiters handed out")]
+    WrongOperatorToken,
+    /// 403: an operator's token for other boards than the game's.
+    #[error("{0}")]
+    NotYourBoard(String),
     /// 503: the database did not answer (the detail is in the log).
     #[error("the database is not available; try again")]
     StoreDown,
@@ -83,9 +94,11 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Bad(_) => StatusCode::BAD_REQUEST,
-            ApiError::NeedsAdmin | ApiError::NeedsPushToken | ApiError::NeedsEvalToken => {
-                StatusCode::UNAUTHORIZED
-            }
+            ApiError::NeedsAdmin
+            | ApiError::NeedsPushToken
+            | ApiError::NeedsEvalToken
+            | ApiError::NeedsOperator => StatusCode::UNAUTHORIZED,
+            ApiError::WrongOperatorToken | ApiError::NotYourBoard(_) => StatusCode::FORBIDDEN,
             ApiError::WrongAdminToken
             | ApiError::WrongPushToken
             | ApiError::PushesOff

@@ -4,6 +4,7 @@
 //! values that are already right.
 
 use super::error::ApiError;
+use super::operator_token::{Grant, is_operator_token, verify};
 use crate::serve::id::{BoardNo, GameId, RoundId, Serial, TournamentId};
 use crate::serve::service::Tokens;
 use axum::body::Bytes;
@@ -162,6 +163,68 @@ where
             (Some(expected), Some(given)) if same(given, expected) => Ok(Admin),
             (Some(_), Some(_)) => Err(ApiError::WrongAdminToken),
         }
+    }
+}
+
+/// Who enters moves for a board without an e-board: an arbiter (the admin token: any board)
+/// or an operator (a token an arbiter handed out for some boards of one round). 401 without a
+/// token, 403 for one that is neither, 503 on a relay without an admin token (which signs the
+/// operators' tokens too).
+#[derive(Clone, Debug)]
+pub enum Entrant {
+    Arbiter,
+    Operator(Grant),
+}
+
+impl Entrant {
+    /// Refuses a game on a board this entrant was not given.
+    pub fn may_enter(&self, round: RoundId, board_no: u32) -> Result<(), ApiError> {
+        match self {
+            Entrant::Arbiter => Ok(()),
+            Entrant::Operator(g) if g.round == round && g.boards.contains(&board_no) => Ok(()),
+            Entrant::Operator(g) => {
+                let boards: Vec<String> = g.boards.iter().map(u32::to_string).collect();
+                Err(ApiError::NotYourBoard(format!(
+                    "this operator token is for board(s) {} of round {}, not board {board_no} of round {round}",
+                    boards.join(", "),
+                    g.round
+                )))
+            }
+        }
+    }
+
+    /// Who did it, for the log and the audit trail.
+    pub fn actor(&self) -> &'static str {
+        match self {
+            Entrant::Arbiter => "arbiter",
+            Entrant::Operator(_) => "operator",
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Entrant
+where
+    Tokens: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut request::Parts, state: &S) -> Result<Self, ApiError> {
+        let tokens = Tokens::from_ref(state);
+        let Some(admin) = tokens.admin() else {
+            return Err(ApiError::AdminOff);
+        };
+        let Some(given) = bearer(&parts.headers) else {
+            return Err(ApiError::NeedsOperator);
+        };
+        if same(given, admin) {
+            return Ok(Entrant::Arbiter);
+        }
+        if is_operator_token(given) {
+            return verify(admin, given)
+                .map(Entrant::Operator)
+                .ok_or(ApiError::WrongOperatorToken);
+        }
+        Err(ApiError::WrongOperatorToken)
     }
 }
 

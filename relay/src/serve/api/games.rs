@@ -4,7 +4,7 @@
 
 use super::check::{MAX_PLIES, check_text, start_position, stored_move};
 use super::error::ApiError;
-use super::extract::{Admin, JsonBody, Path, Reader};
+use super::extract::{Admin, Entrant, JsonBody, Path, Reader};
 use super::reply::wait_reply;
 use crate::serve::id::{GameId, Seq};
 use crate::serve::jobs::{EditAction, GameEdit, HallCommand, ToHall};
@@ -145,8 +145,10 @@ pub struct ResultBody {
     termination: Option<String>,
 }
 
+/// An arbiter's result is confirmed; an operator's (typed on a board's move-entry page, for a
+/// board it was given) is the game's result until an arbiter confirms it.
 pub async fn set_result(
-    _: Admin,
+    who: Entrant,
     State(store): State<Store>,
     State(hall): State<ToHall>,
     Path(id): Path<GameId>,
@@ -159,10 +161,11 @@ pub async fn set_result(
         .map_err(|e: relay_core::game::BadResult| ApiError::bad(e.to_string()))?;
     check_text("termination", b.termination.as_deref(), 100)?;
     let g = store.game(id).await?;
-    let status = if result == relay_core::game::GameResult::Ongoing {
-        GameStatus::Live
-    } else {
-        GameStatus::Confirmed
+    who.may_enter(g.round_id, g.pairing.board_no)?;
+    let status = match (result, &who) {
+        (relay_core::game::GameResult::Ongoing, _) => GameStatus::Live,
+        (_, Entrant::Arbiter) => GameStatus::Confirmed,
+        (_, Entrant::Operator(_)) => GameStatus::Finished,
     };
     let action = EditAction::Result {
         result,

@@ -28,6 +28,7 @@ mod extract;
 mod games;
 mod incidents;
 mod openapi;
+mod operator_token;
 mod ops;
 mod pairings;
 mod pgn;
@@ -41,6 +42,7 @@ mod standings;
 mod state;
 mod tournaments;
 mod trf;
+mod typed;
 pub mod ws;
 
 pub use rounds::round_json;

@@ -243,6 +243,17 @@ fn operation(r: &Route, requests: &mut Schemas, answers: &mut Schemas, error: &V
                 refusal("wrong token, or this relay takes no evaluation workers"),
             );
         }
+        Access::Entrant => {
+            responses.insert("401".into(), refusal("no token"));
+            responses.insert(
+                "403".into(),
+                refusal("wrong token, or an operator token for other boards"),
+            );
+            responses.insert(
+                "503".into(),
+                refusal("arbiter actions are switched off (no admin token is configured)"),
+            );
+        }
     }
     let mut op = json!({
         "summary": r.summary,

@@ -36,6 +36,10 @@ use super::tournaments::{
 use super::trf::{
     BoardBody, Renumbered, create_from_trf, get_trf, list_players, list_teams, put_trf, renumber,
 };
+use super::typed::{
+    OperatorBody, OperatorToken, TakebackBody, TypedDone, TypedMoveBody, create_operator,
+    get_typed, post_move, take_back,
+};
 use super::ws::{WsQuery, game_socket, round_socket};
 use crate::serve::views::{EboardView, RoundView};
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
@@ -70,6 +74,9 @@ pub enum Access {
     Push,
     /// The evaluation token ([`super::extract::EvalWorker`]).
     Worker,
+    /// An operator token for the game's board, or the admin token
+    /// ([`super::extract::Entrant`]).
+    Entrant,
 }
 
 /// What a route's request carries.
@@ -163,6 +170,13 @@ impl Route {
     fn worker(self) -> Route {
         Route {
             access: Access::Worker,
+            ..self
+        }
+    }
+
+    fn entrant(self) -> Route {
+        Route {
+            access: Access::Entrant,
             ..self
         }
     }
@@ -329,10 +343,29 @@ pub fn routes() -> Vec<Route> {
         .admin()
         .takes(Takes::Pgn),
         route!(post, "/api/games/{id}/result", set_result,
-            "Set (and confirm) a result",
+            "Set a result: confirmed with the admin token; with an operator token for the game's board, the game's result until an arbiter confirms it",
             json::<EditDone>())
-        .admin()
+        .entrant()
         .takes(body::<ResultBody>()),
+        route!(post, "/api/rounds/{id}/operators", create_operator,
+            "Hand out an operator token: it enters the moves, takebacks and results of the boards given (of this round) and nothing else",
+            Gives::Created(schema::<OperatorToken>))
+        .admin()
+        .takes(body::<OperatorBody>()),
+        route!(get, "/api/games/{id}/moves", get_typed,
+            "The game live, for its move-entry page (an operator token for its board, or the admin token)",
+            json::<crate::serve::views::GameView>())
+        .entrant(),
+        route!(post, "/api/games/{id}/moves", post_move,
+            "A move typed for a board without an e-board (SAN or UCI, the ply it is for, the clock if read): stored and announced as a board's move; the same move resent for its ply is done already, another move at a ply played is 409",
+            json::<TypedDone>())
+        .entrant()
+        .takes(body::<TypedMoveBody>()),
+        route!(post, "/api/games/{id}/takeback", take_back,
+            "Take back the last move of a game typed for a board without an e-board (a resend once it is gone is done already)",
+            json::<TypedDone>())
+        .entrant()
+        .takes(body::<TakebackBody>()),
         route!(post, "/api/games/{id}/confirm", confirm_result,
             "Confirm the proposed or current result",
             json::<EditDone>())

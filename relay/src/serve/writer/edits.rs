@@ -1,6 +1,7 @@
 //! Arbiters' edits of games: each committed under the guard of the edit count it was made
 //! on (another arbiter's edit first: refused, and the board's recorder takes the stored game
-//! back), then announced.
+//! back), then announced; and the moves, takebacks and results typed for boards without
+//! e-boards, which go the same way without the guard.
 
 use super::state::Writer;
 use crate::serve::events::Event;
@@ -68,6 +69,22 @@ impl Writer {
                         from_ply: *from_ply,
                     },
                 ));
+                seq
+            }
+            EditAction::Typed => {
+                let m = edit.moves.last().cloned().ok_or_else(|| {
+                    StoreError::Conflict(format!("game {game}: a typed move without its move"))
+                })?;
+                let op = Op::Move { game, m };
+                let record = op.record();
+                // A ply stored meanwhile (the same move sent twice at once) is refused here.
+                let seq = guarded(&store, edit, op).await?;
+                if let Some(message) = ServerMessage::from_change(seq, game, record) {
+                    self.parts.metrics.moves_committed.inc();
+                    self.parts
+                        .publisher
+                        .publish(Event::new(round, Some(game), seq, &message));
+                }
                 seq
             }
             EditAction::Replace { what } => {
