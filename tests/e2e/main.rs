@@ -24,6 +24,7 @@ mod serve_illegal;
 mod serve_lichess;
 mod serve_memory;
 mod serve_outage;
+mod serve_sources;
 mod serve_standings;
 mod serve_trf;
 mod serve_typed;

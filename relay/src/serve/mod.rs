@@ -41,6 +41,7 @@ pub mod publish;
 pub mod push;
 pub mod service;
 pub mod shutdown;
+pub mod sources;
 pub mod views;
 pub mod wire;
 pub mod writer;
@@ -113,6 +114,10 @@ pub async fn start(settings: &Settings) -> Result<Started> {
     set_own_tournament(&store, &current, settings).await?;
     let core = start_core(store, listener, current, settings).await?;
     start_options(&core.shared, settings);
+    // The relay reading the boards polls the sources too (one of several on a PostgreSQL).
+    if !settings.no_boards {
+        sources::start_all(core.shared.polling()).await;
+    }
     let watcher = watch_boards(&core.shared, settings, core.ports);
     Ok(Started {
         shared: core.shared,

@@ -20,6 +20,7 @@ use super::push::run::Pushing;
 use super::push::status::Targets;
 use super::shutdown::Shutdown;
 use super::writer::{self, Slot, Writer};
+use crate::serve::sources::{Polling, Sources};
 use relay_core::recorder::RecorderConfig;
 use relay_store::{RoundId, RoundInfo, Seq, SqliteCommits, Store, StoreError, now_ms};
 use std::collections::HashMap;
@@ -71,6 +72,8 @@ pub struct Shared {
     pub targets: Targets,
     /// The analysis desk, when evaluation is on (`--eval-workers`, `--eval-token`).
     pub analysis: OnceLock<Arc<Analysis>>,
+    /// The PGN sources this relay polls, and what each found.
+    pub sources: Arc<Sources>,
     tokens: Tokens,
     started_at_ms: i64,
     /// Told when the service shuts down: live sockets close cleanly, readers and workers end.
@@ -172,6 +175,17 @@ impl Shared {
     }
 
     /// What a pusher works with.
+    /// What polling the PGN sources needs.
+    pub fn polling(&self) -> Polling {
+        Polling {
+            store: self.store.clone(),
+            boards: self.boards.clone(),
+            hall: self.hall.clone(),
+            sources: self.sources.clone(),
+            closing: self.closing(),
+        }
+    }
+
     pub fn pushing(&self) -> Pushing {
         Pushing {
             lookup: self.lookup.clone(),
@@ -311,6 +325,7 @@ impl Core {
             claims: OnceLock::new(),
             targets: Targets::default(),
             analysis: OnceLock::new(),
+            sources: Default::default(),
             tokens: Tokens {
                 admin: admin_token.map(Arc::from),
                 push: Arc::default(),

@@ -29,6 +29,7 @@ mod pool;
 mod push;
 mod reads;
 mod rounds;
+mod sources;
 mod standings;
 mod trf;
 mod trf_record;
@@ -57,5 +58,6 @@ pub use push::{
 pub use reads::Reads;
 pub use relay_core::incident::Ruling;
 pub use rounds::{GameStart, RoundPatch, TournamentPatch, next_round_number};
+pub use sources::PgnSource;
 pub use standings::{RankingTerms, known_codes};
 pub use trf::{RoundBye, TournamentPlayer, TournamentTeam, TrfImported};

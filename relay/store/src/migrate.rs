@@ -63,10 +63,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../../migrations/sqlite/0011_standings.sql"),
         include_str!("../../../migrations/postgres/0011_standings.sql"),
     ),
+    (
+        12,
+        include_str!("../../../migrations/sqlite/0012_sources.sql"),
+        include_str!("../../../migrations/postgres/0012_sources.sql"),
+    ),
 ];
 
 /// The newest schema this relay knows.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 fn statements(script: &str) -> impl Iterator<Item = String> + '_ {
     // Comments are whole lines in our scripts; statements end with `;`.

@@ -44,6 +44,20 @@ impl Segment for Serial {
     }
 }
 
+/// A round's PGN source by its number (`/api/rounds/{id}/sources/{source}`).
+#[derive(Clone, Copy, Debug)]
+pub struct SourceNo(pub i64);
+
+impl Segment for SourceNo {
+    fn from_segment(s: &str) -> Result<Self, ApiError> {
+        s.parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(SourceNo)
+            .ok_or_else(|| ApiError::NotFound(format!("no source {s:?}")))
+    }
+}
+
 /// The values a route's path names, in order: one, or two for a board of a round.
 pub trait FromPath: Sized {
     fn from_path(segments: &[String]) -> Result<Self, ApiError>;

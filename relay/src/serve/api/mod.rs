@@ -38,6 +38,7 @@ mod record;
 mod reply;
 mod rounds;
 mod routes;
+mod sources;
 mod standings;
 mod state;
 mod tournaments;

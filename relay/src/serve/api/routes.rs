@@ -25,6 +25,7 @@ use super::record::{IllegalMoveView, Record};
 use super::rounds::{
     Changes, RoundBody, Since, create_round, edit_round, get_round, round_changes,
 };
+use super::sources::{SourceBody, Stopped, add_source, list_sources, remove_source};
 use super::standings::{
     KnownCode, RoundQuery, StandingsAnswer, crosstable_csv, get_ranking, get_standings,
     list_tiebreaks, standings_csv,
@@ -356,6 +357,19 @@ pub fn routes() -> Vec<Route> {
             "The game live, for its move-entry page (an operator token for its board, or the admin token)",
             json::<crate::serve::views::GameView>())
         .entrant(),
+        route!(post, "/api/rounds/{id}/sources", add_source,
+            "Poll a PGN URL for the round's games (another relay's round, DGT LiveChess Cloud, a Lichess round, a file), optionally for some boards only: its moves, clocks and results fill the boards without e-boards; a game an e-board plays is never overwritten (a clash)",
+            Gives::Created(schema::<crate::serve::sources::SourceState>))
+        .admin()
+        .takes(body::<SourceBody>()),
+        route!(get, "/api/rounds/{id}/sources", list_sources,
+            "The round's PGN sources and what their polls found: last poll and status, games read and placed, moves given, errors, clashes, games no board took",
+            json::<Vec<crate::serve::sources::SourceState>>())
+        .admin(),
+        route!(delete, "/api/rounds/{id}/sources/{source}", remove_source,
+            "Stop polling a PGN source (the moves it gave stay)",
+            json::<Stopped>())
+        .admin(),
         route!(post, "/api/games/{id}/moves", post_move,
             "A move typed for a board without an e-board (SAN or UCI, the ply it is for, the clock if read): stored and announced as a board's move; the same move resent for its ply is done already, another move at a ply played is 409",
             json::<TypedDone>())

@@ -1,0 +1,64 @@
+//! The PGN sources rounds poll (`relay serve`'s `sources`): kept so that a restart polls them
+//! again. Only what the arbiter said is kept; what a poll found lives in the service.
+
+use crate::error::Result;
+use crate::id::RoundId;
+use crate::pool::{Store, now_ms, on_pool};
+
+/// A URL a round takes games from, and the boards it may fill ("" for any).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgnSource {
+    pub id: i64,
+    pub round_id: RoundId,
+    pub url: String,
+    pub boards: String,
+}
+
+impl Store {
+    /// Keeps a new source; its id.
+    pub async fn add_source(&self, round: RoundId, url: &str, boards: &str) -> Result<i64> {
+        let (id,): (i64,) = on_pool!(self, pool => sqlx::query_as(
+            "INSERT INTO pgn_sources (round_id, url, boards, created_at_ms) VALUES ($1, $2, $3, $4) RETURNING id")
+            .bind(round)
+            .bind(url)
+            .bind(boards)
+            .bind(now_ms())
+            .fetch_one(pool)
+            .await?);
+        Ok(id)
+    }
+
+    /// Every source of the rounds not final yet (`None`: of every round), oldest first.
+    pub async fn sources(&self, round: Option<RoundId>) -> Result<Vec<PgnSource>> {
+        type Row = (i64, i64, String, String);
+        let rows: Vec<Row> = on_pool!(self, pool => match round {
+            Some(r) => sqlx::query_as("SELECT id, round_id, url, boards FROM pgn_sources WHERE round_id = $1 ORDER BY id")
+                .bind(r)
+                .fetch_all(pool)
+                .await?,
+            None => sqlx::query_as("SELECT s.id, s.round_id, s.url, s.boards FROM pgn_sources s JOIN rounds r ON r.id = s.round_id WHERE r.final = 0 ORDER BY s.id")
+                .fetch_all(pool)
+                .await?,
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(id, round_id, url, boards)| PgnSource {
+                id,
+                round_id: RoundId::from(round_id),
+                url,
+                boards,
+            })
+            .collect())
+    }
+
+    /// Forgets a source of `round`; whether there was one.
+    pub async fn remove_source(&self, round: RoundId, id: i64) -> Result<bool> {
+        let done = on_pool!(self, pool => sqlx::query("DELETE FROM pgn_sources WHERE id = $1 AND round_id = $2")
+            .bind(id)
+            .bind(round)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+}
