@@ -44,6 +44,8 @@ enum Command {
     Import(cli::import::ImportArgs),
     /// Evaluate positions for a relay with a UCI engine (Stockfish), from any machine.
     EvalWorker(cli::eval_worker::EvalWorkerArgs),
+    /// Lichess: make a tournament's broadcast (tour and rounds) for relay serve to push to.
+    Lichess(cli::lichess::LichessArgs),
 }
 
 /// Errors end the program with one line an operator can act on ("relay: database …: cannot
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cli::export::main(a),
         Command::Import(a) => cli::import::main(a),
         Command::EvalWorker(a) => cli::eval_worker::run(a),
+        Command::Lichess(a) => cli::lichess::main(a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,

@@ -43,6 +43,77 @@ pub struct StandIn {
     slowed_at: Option<Instant>,
     /// Answers every request as Lichess does when all is well: no 429, no refused board.
     plain: bool,
+    /// Tours made (`POST /broadcast/new`): id and form.
+    pub tours: Vec<(String, HashMap<String, String>)>,
+    /// Rounds made (`POST /broadcast/{tour}/new`): tour, id and form.
+    pub made_rounds: Vec<(String, String, HashMap<String, String>)>,
+}
+
+/// An `application/x-www-form-urlencoded` body's fields.
+fn form_fields(text: &str) -> HashMap<String, String> {
+    let decode = |s: &str| {
+        let bytes = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                    out.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
+                    i += 2;
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    text.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+/// Lichess's tour and round creation, as its API documents them: a form, the token, a name
+/// of 3 to 80 characters, a round only in a tour that exists; the ids in the answer.
+fn make(s: &mut StandIn, path: &str, auth: &str, text: &str) -> Option<(u16, Value)> {
+    let tour_of_round = path
+        .strip_prefix("/broadcast/")
+        .and_then(|p| p.strip_suffix("/new"))
+        .filter(|t| *t != "new" && !t.contains('/'));
+    if path != "/broadcast/new" && tour_of_round.is_none() {
+        return None;
+    }
+    if auth != format!("Bearer {LICHESS_TOKEN}") {
+        return Some((401, json!({"error": "No such token"})));
+    }
+    let form = form_fields(text.trim());
+    let name = form.get("name").cloned().unwrap_or_default();
+    if !(3..=80).contains(&name.chars().count()) {
+        return Some((
+            400,
+            json!({"error": {"name": ["Must be 3 to 80 characters"]}}),
+        ));
+    }
+    Some(match tour_of_round {
+        None => {
+            let id = format!("Tour{:04}", s.tours.len() + 1);
+            s.tours.push((id.clone(), form));
+            (200, json!({"tour": {"id": id, "name": name}, "rounds": []}))
+        }
+        Some(tour) => {
+            if !s.tours.iter().any(|(t, _)| t == tour) {
+                return Some((404, json!({"error": "Not found"})));
+            }
+            let id = format!("Rnd{:05}", s.made_rounds.len() + 1);
+            s.made_rounds.push((tour.to_string(), id.clone(), form));
+            (
+                200,
+                json!({"round": {"id": id, "name": name}, "tour": {"id": tour}, "study": {"writeable": true}}),
+            )
+        }
+    })
 }
 
 pub type Shared = Arc<Mutex<StandIn>>;
@@ -110,6 +181,9 @@ fn serve(stream: TcpStream, state: Shared) {
 
 fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
     let mut s = state.lock().expect("lock");
+    if let Some(made) = make(&mut s, path, auth, text) {
+        return made;
+    }
     let n = s.requests.len();
     let games: Vec<&str> = text.split("\n\n[").collect();
     let mut seen = Seen {
@@ -120,7 +194,11 @@ fn handle(state: &Shared, path: &str, auth: &str, text: &str) -> (u16, Value) {
     let lichess_round = path
         .strip_prefix("/api/broadcast/round/")
         .and_then(|p| p.strip_suffix("/push"))
-        .filter(|r| *r == ROUND_ID || MORE_ROUNDS.contains(r))
+        .filter(|r| {
+            *r == ROUND_ID
+                || MORE_ROUNDS.contains(r)
+                || s.made_rounds.iter().any(|(_, id, _)| id == r)
+        })
         .unwrap_or("")
         .to_string();
     let out = if lichess_round.is_empty() {
@@ -388,4 +466,123 @@ fn of_two_relays_given_the_same_lichess_round_one_pushes_and_the_standby_takes_o
         s.games.len()
     );
     let _ = emu;
+}
+
+/// `relay lichess setup` makes the broadcast from the tournament (a pairing program's file:
+/// its name, time control, players' FIDE ids and rounds), keeps the round ids, and `relay
+/// serve --lichess-token` without `--lichess-round` pushes a round to the Lichess round made
+/// for it: nothing pasted by hand.
+#[test]
+fn lichess_set_up_from_relay_and_pushed_to_without_pasting_ids() {
+    let Some(trf) = super::referees::data("vega_sample_tournament.trfx") else {
+        return;
+    };
+    let dir = temp_dir("lichess-setup");
+    let db = format!("sqlite://{}/relay.db", dir.display());
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_relay"))
+            .args(args)
+            .output()
+            .expect("relay");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (ok, text) = run(&["import", "--db", &db, &trf.display().to_string()]);
+    assert!(ok, "{text}");
+    let (url, state) = start_standin(true);
+    // A wrong token: refused, nothing kept.
+    let (ok, text) = run(&[
+        "lichess",
+        "setup",
+        "--db",
+        &db,
+        "--tournament",
+        "1",
+        "--token",
+        "lip_wrong",
+        "--url",
+        &url,
+    ]);
+    assert!(!ok && text.contains("401"), "{text}");
+    let (ok, text) = run(&[
+        "lichess",
+        "setup",
+        "--db",
+        &db,
+        "--tournament",
+        "1",
+        "--token",
+        LICHESS_TOKEN,
+        "--url",
+        &url,
+    ]);
+    assert!(ok, "{text}");
+    let (tours, made) = {
+        let s = state.lock().expect("lock");
+        (s.tours.clone(), s.made_rounds.clone())
+    };
+    assert_eq!(tours.len(), 1, "{text}");
+    let (tour, form) = &tours[0];
+    assert!(form["name"].len() >= 3, "{form:?}");
+    let players = form.get("players").cloned().unwrap_or_default();
+    // The file's four players with a FIDE id, as Lichess's replacements.
+    assert!(
+        players.lines().count() == 4 && players.lines().any(|l| l == "John Doe = 123456"),
+        "players with FIDE ids: {players:?}"
+    );
+    // A Lichess round per relay round, pushed to (not pulled), each in the tour made.
+    let rounds = get_rounds(&db);
+    assert_eq!(made.len(), rounds, "{text}");
+    assert!(
+        made.iter()
+            .all(|(t, _, f)| t == tour && f["syncSource"] == "push")
+    );
+
+    // The service pushes round 2 to the Lichess round made for it.
+    let second = made[1].1.clone();
+    let r = Relay::serve(
+        &dir,
+        &[
+            "--db",
+            &db,
+            "--port",
+            &format!("{}/none-*", dir.display()),
+            "--lichess-token",
+            LICHESS_TOKEN,
+            "--lichess-url",
+            &url,
+            "--lichess-local-round",
+            "2",
+        ],
+    );
+    let expected = get_json(&r.url("/api/rounds/2"))["games"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    assert!(expected > 0);
+    wait_until(30, "every game of round 2 on its Lichess round", || {
+        let s = state.lock().expect("lock");
+        let n = s.round_of.values().filter(|r| **r == second).count();
+        (n == expected).then_some(())
+    });
+}
+
+/// How many rounds the store's first tournament has.
+fn get_rounds(db: &str) -> usize {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let store = relay_store::Store::open(db).await.expect("store");
+        let t = store
+            .tournament(relay_store::TournamentId::from(1))
+            .await
+            .expect("tournament");
+        t.rounds.len()
+    })
 }

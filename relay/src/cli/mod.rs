@@ -8,6 +8,7 @@ pub mod emulate;
 pub mod eval_worker;
 pub mod export;
 pub mod import;
+pub mod lichess;
 pub mod ports;
 pub mod replay;
 pub mod serve;

@@ -283,12 +283,12 @@ impl ServeOptions {
                 .or(file.lichess_token)
                 .filter(|t| !t.is_empty()),
         ) {
+            // Without --lichess-round, the rounds `relay lichess setup` made are pushed to.
             (true, None) => None,
-            (true, Some(_)) => bail!("--lichess-token needs --lichess-round ID"),
             (false, None) => bail!(
                 "--lichess-round needs --lichess-token (a Lichess API token with study:write)"
             ),
-            (false, Some(token)) => {
+            (_, Some(token)) => {
                 if let Some(bad) = lichess_rounds
                     .iter()
                     .find(|r| r.len() != 8 || !r.chars().all(|c| c.is_ascii_alphanumeric()))

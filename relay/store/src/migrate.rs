@@ -65,8 +65,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (
         12,
-        include_str!("../../../migrations/sqlite/0012_sources.sql"),
-        include_str!("../../../migrations/postgres/0012_sources.sql"),
+        include_str!("../../../migrations/sqlite/0012_sources_lichess.sql"),
+        include_str!("../../../migrations/postgres/0012_sources_lichess.sql"),
     ),
 ];
 

@@ -57,6 +57,8 @@ reads! {
     fn round_seqs() -> Vec<(RoundId, Seq)>;
     /// A round's byes.
     fn round_byes(round: RoundId) -> Vec<RoundBye>;
+    /// The Lichess broadcast rounds made for a round.
+    fn lichess_rounds(round: RoundId) -> Vec<String>;
     /// A tournament with its rounds.
     fn tournament(id: TournamentId) -> TournamentInfo;
     /// A tournament's broadcast delay in seconds.

@@ -1,5 +1,6 @@
-//! The PGN sources rounds poll (`relay serve`'s `sources`): kept so that a restart polls them
-//! again. Only what the arbiter said is kept; what a poll found lives in the service.
+//! The PGN sources rounds poll (`relay serve`'s `sources`), kept so that a restart polls them
+//! again (only what the arbiter said is kept; what a poll found lives in the service); and the
+//! Lichess broadcast rounds `relay lichess setup` made for a round, which the pusher reads.
 
 use crate::error::Result;
 use crate::id::RoundId;
@@ -60,5 +61,43 @@ impl Store {
             .await?
             .rows_affected());
         Ok(done > 0)
+    }
+}
+
+impl Store {
+    /// Keeps the Lichess broadcast rounds made for `round` (of the tour `tour`), in board
+    /// order: boards 1–100 to the first, 101–200 to the second, and so on.
+    pub async fn set_lichess_rounds(
+        &self,
+        round: RoundId,
+        tour: &str,
+        ids: &[String],
+    ) -> Result<()> {
+        on_pool!(self, pool => {
+            sqlx::query("DELETE FROM lichess_rounds WHERE round_id = $1")
+                .bind(round)
+                .execute(pool)
+                .await?;
+            for (slice, id) in ids.iter().enumerate() {
+                sqlx::query("INSERT INTO lichess_rounds (round_id, slice, tour, lichess_round) VALUES ($1, $2, $3, $4)")
+                    .bind(round)
+                    .bind(slice as i64)
+                    .bind(tour)
+                    .bind(id)
+                    .execute(pool)
+                    .await?;
+            }
+        });
+        Ok(())
+    }
+
+    /// The Lichess broadcast rounds `relay lichess setup` made for `round`, in board order.
+    pub async fn lichess_rounds(&self, round: RoundId) -> Result<Vec<String>> {
+        let rows: Vec<(String,)> = on_pool!(self, pool => sqlx::query_as(
+            "SELECT lichess_round FROM lichess_rounds WHERE round_id = $1 ORDER BY slice")
+            .bind(round)
+            .fetch_all(pool)
+            .await?);
+        Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 }

@@ -186,6 +186,8 @@ pub struct Lichess {
     /// The requests to one Lichess round still to go, and its index.
     requests: VecDeque<Vec<Entry>>,
     sending_to: usize,
+    /// No Lichess round was given: the ones `relay lichess setup` made are read at start.
+    from_setup: bool,
 }
 
 impl Lichess {
@@ -203,7 +205,14 @@ impl Lichess {
             due: VecDeque::new(),
             requests: VecDeque::new(),
             sending_to: 0,
+            from_setup: false,
         }
+        .reading_setup()
+    }
+
+    fn reading_setup(mut self) -> Lichess {
+        self.from_setup = self.target.rounds.is_empty();
+        self
     }
 
     /// Lichess's answer to one request, read.
@@ -255,7 +264,11 @@ impl Target for Lichess {
     type Carries = Vec<Entry>;
 
     fn name(&self) -> String {
-        format!("lichess round {}", self.target.rounds.join(", "))
+        if self.target.rounds.is_empty() {
+            "lichess (the rounds relay lichess setup made)".into()
+        } else {
+            format!("lichess round {}", self.target.rounds.join(", "))
+        }
     }
 
     fn duty(&self) -> String {
@@ -271,6 +284,20 @@ impl Target for Lichess {
                 Err(e) => return Err(format!("the store: {e}").into()),
             },
         };
+        if self.from_setup {
+            // No --lichess-round: the rounds `relay lichess setup` made for this round.
+            self.target.rounds = match self.lookup.store.lichess_rounds(self.round).await {
+                Ok(ids) if !ids.is_empty() => ids,
+                Ok(_) => {
+                    return Err(format!(
+                        "round {} has no Lichess rounds yet (relay lichess setup makes them)",
+                        self.round
+                    )
+                    .into());
+                }
+                Err(e) => return Err(format!("the store: {e}").into()),
+            };
+        }
         tracing::info!(round = %self.round, lichess = %self.target.rounds.join(","), "pushing the round to Lichess");
         Ok(())
     }
