@@ -37,7 +37,7 @@ pub struct StandIn {
     /// The Lichess round each `[GameId]` was pushed to.
     pub round_of: HashMap<String, String>,
     /// The last PGN taken for each `[GameId]`, with its board.
-    games: HashMap<String, (String, relay_core::game::Game)>,
+    pub games: HashMap<String, (String, relay_core::game::Game)>,
     /// Each board's `[GameId]`s over time (must stay one).
     ids_of_board: HashMap<String, std::collections::BTreeSet<String>>,
     slowed_at: Option<Instant>,

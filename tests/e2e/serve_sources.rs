@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 const TOKEN: &str = "arbiter-secret-sources";
 
 /// A web server with one PGN file that a test changes, answering `If-None-Match` with 304.
-struct PgnServer {
-    port: u16,
+pub(super) struct PgnServer {
+    pub(super) port: u16,
     body: Arc<Mutex<String>>,
     full: Arc<AtomicU64>,
     unchanged: Arc<AtomicU64>,
@@ -25,7 +25,7 @@ struct PgnServer {
 }
 
 impl PgnServer {
-    fn start() -> PgnServer {
+    pub(super) fn start() -> PgnServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("address").port();
         let body: Arc<Mutex<String>> = Arc::default();
@@ -88,7 +88,7 @@ impl PgnServer {
         }
     }
 
-    fn set(&self, text: &str) {
+    pub(super) fn set(&self, text: &str) {
         *self.body.lock().unwrap_or_else(|p| p.into_inner()) = text.to_string();
     }
 }
