@@ -959,7 +959,8 @@ async fn an_export_leaves_out_a_game_the_format_cannot_hold_and_names_it() {
     let mut b = push_batch(1, &["e2e4", "e7e5"], "*");
     let mut second = b["games"][0].clone();
     second["id"] = json!(12);
-    second["pairing"] = json!({"board_no": 2, "white": {"name": "Vachier-Lagrave, Maxime"},
+    // A name in letters code page 850 lacks: CBF cannot hold it.
+    second["pairing"] = json!({"board_no": 2, "white": {"name": "Иванов, Иван"},
                                "black": {"name": "Carlsen, Magnus"}});
     b["games"].as_array_mut().expect("games").push(second);
     let ok = push(&app, Some("push-token-w"), &b).await;
@@ -973,10 +974,7 @@ async fn an_export_leaves_out_a_game_the_format_cannot_hold_and_names_it() {
     assert_eq!(headers["x-relay-games-written"], "1");
     assert_eq!(headers["x-relay-games-skipped"], "1");
     let why = headers["x-relay-game-skipped"].to_str().expect("ascii");
-    assert!(
-        why.contains("Vachier-Lagrave") && why.contains("holds a '-'"),
-        "{why}"
-    );
+    assert!(why.contains("code page (850) lacks"), "{why}");
     let games: Vec<_> = relay_core::cbf::games(&cbf, None)
         .expect("reads")
         .collect::<Result<_, _>>()

@@ -48,8 +48,13 @@ fn python_chess_available() -> bool {
 }
 
 fn python_read(pgn: &str) -> serde_json::Value {
+    python(READER, pgn)
+}
+
+/// What `script` (python-chess reading standard input) prints as JSON for `pgn`.
+fn python(script: &str, pgn: &str) -> serde_json::Value {
     let mut child = Command::new("python3")
-        .args(["-c", READER])
+        .args(["-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -161,29 +166,7 @@ print(json.dumps(out))
 "#;
 
 fn python_tags(pgn: &str) -> Vec<serde_json::Value> {
-    let mut child = Command::new("python3")
-        .args(["-c", TAG_READER])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start python3");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(pgn.as_bytes())
-        .expect("write pgn");
-    let out = child.wait_with_output().expect("python3 output");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<serde_json::Value>(&out.stdout)
-        .expect("json from python")
-        .as_array()
-        .expect("list")
-        .clone()
+    python(TAG_READER, pgn).as_array().expect("list").clone()
 }
 
 /// Each game's tags (those python-chess keeps: it fills in the seven-tag roster) and moves.

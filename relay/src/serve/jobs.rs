@@ -136,6 +136,28 @@ pub struct GameEdit {
     pub reply: Answer<Seq>,
 }
 
+impl GameEdit {
+    /// Hands the hall this change of `game_id` (made on edit count `edits`, if given); the
+    /// answer comes on the receiver once the writer stored it. `None`: the hall has stopped.
+    pub fn send(
+        hall: &ToHall,
+        game_id: GameId,
+        action: EditAction,
+        moves: Vec<StoredMove>,
+        edits: Option<i64>,
+    ) -> Option<oneshot::Receiver<Result<Seq, Refusal>>> {
+        let (reply, rx) = oneshot::channel();
+        hall.send(HallCommand::Edit(GameEdit {
+            game_id,
+            action,
+            moves,
+            edits,
+            reply,
+        }))
+        .then_some(rx)
+    }
+}
+
 /// What arbiters ask of the hall.
 #[derive(Debug)]
 pub enum HallCommand {

@@ -7,7 +7,7 @@ use super::error::ApiError;
 use super::extract::{Admin, Entrant, JsonBody, Path, Reader};
 use super::reply::wait_reply;
 use crate::serve::id::{GameId, Seq};
-use crate::serve::jobs::{EditAction, GameEdit, HallCommand, ToHall};
+use crate::serve::jobs::{EditAction, GameEdit, ToHall};
 use crate::serve::live::Boards;
 use crate::serve::lookup::Lookup;
 use crate::serve::views::{GameStatus, GameView, stored_result};
@@ -121,16 +121,8 @@ pub(super) async fn send_edit(
 ) -> Result<Json<EditDone>, ApiError> {
     let edits = made_on(h, g)?;
     let game_id = g.id;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    if !hall.send(HallCommand::Edit(GameEdit {
-        game_id,
-        action,
-        moves,
-        edits: Some(edits),
-        reply: tx,
-    })) {
-        return Err(ApiError::ShuttingDown);
-    }
+    let rx =
+        GameEdit::send(hall, game_id, action, moves, Some(edits)).ok_or(ApiError::ShuttingDown)?;
     let seq = wait_reply(rx).await?;
     Ok(Json(EditDone { game_id, seq }))
 }

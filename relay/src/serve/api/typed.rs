@@ -12,7 +12,7 @@ use super::extract::{Admin, Entrant, JsonBody, Path};
 use super::operator_token::{Grant, mint};
 use super::reply::wait_reply;
 use crate::serve::id::{GameId, RoundId, Seq};
-use crate::serve::jobs::{EditAction, GameEdit, HallCommand, ToHall};
+use crate::serve::jobs::{EditAction, GameEdit, ToHall};
 use crate::serve::live::Boards;
 use crate::serve::lookup::Lookup;
 use crate::serve::service::Tokens;
@@ -191,16 +191,7 @@ async fn send(
     action: EditAction,
     moves: Vec<StoredMove>,
 ) -> Result<Seq, ApiError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    if !hall.send(HallCommand::Edit(GameEdit {
-        game_id,
-        action,
-        moves,
-        edits: None,
-        reply: tx,
-    })) {
-        return Err(ApiError::ShuttingDown);
-    }
+    let rx = GameEdit::send(hall, game_id, action, moves, None).ok_or(ApiError::ShuttingDown)?;
     wait_reply(rx).await
 }
 

@@ -13,7 +13,7 @@
 
 use super::registry::Polling;
 use crate::serve::id::GameId;
-use crate::serve::jobs::{EditAction, GameEdit, HallCommand};
+use crate::serve::jobs::{EditAction, GameEdit};
 use crate::serve::views::{GameStatus, stored_result};
 use relay_core::game::{Game, GameResult};
 use relay_store::{PgnSource, StoredGame, StoredMove, now_ms};
@@ -136,16 +136,9 @@ async fn edit(
     action: EditAction,
     moves: Vec<StoredMove>,
 ) -> Result<(), String> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    if !p.hall.send(HallCommand::Edit(GameEdit {
-        game_id,
-        action,
-        moves,
-        edits: None,
-        reply: tx,
-    })) {
+    let Some(rx) = GameEdit::send(&p.hall, game_id, action, moves, None) else {
         return Err("the service is stopping".into());
-    }
+    };
     match tokio::time::timeout(Duration::from_secs(15), rx).await {
         Ok(Ok(Ok(_))) => Ok(()),
         Ok(Ok(Err(e))) => Err(format!("{e:?}")),
