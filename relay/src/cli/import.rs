@@ -20,9 +20,7 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use relay_core::game::{Game, GameResult};
-use relay_store::{NewTournament, Pairing, Player, RoundId, Store, StoredMove, TournamentId};
-use shakmaty::fen::Fen;
-use shakmaty::{EnPassantMode, Position};
+use relay_store::{NewTournament, Pairing, Player, RoundId, Store, TournamentId};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -76,31 +74,6 @@ fn round_and_board(g: &Game) -> (Option<String>, Option<u32>) {
     };
     let b = b.or_else(|| tag(g, "Board").and_then(|v| v.parse().ok()));
     (r, b.filter(|&b| b > 0))
-}
-
-/// A game's moves as the store keeps them (SAN, UCI, clocks, the position after).
-fn stored_moves(g: &Game) -> Vec<StoredMove> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    let mut pos = g.start.clone();
-    g.moves
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let uci = m.mv.to_uci(g.castling_mode).to_string();
-            pos.play_unchecked(m.mv);
-            StoredMove {
-                ply: i as u32 + 1,
-                san: m.san.to_string(),
-                uci,
-                clk_ms: m.clk.map(|c| c.0),
-                emt_ms: m.emt.map(|c| c.0),
-                accepted_at_ms: now,
-                fen_after: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
-            }
-        })
-        .collect()
 }
 
 async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
@@ -181,7 +154,7 @@ async fn import(store: &Store, a: &ImportArgs, games: &[Game]) -> Result<()> {
             let chess960 = g.castling_mode == shakmaty::CastlingMode::Chess960;
             store.start_game(id, Some(&fen), chess960, None).await?;
         }
-        let moves = stored_moves(g);
+        let moves = relay_store::stored_moves(g, relay_store::now_ms());
         let had = store.game(id).await?.moves.len();
         if !moves.is_empty() || had > 0 {
             store.replace_moves(id, &moves, "import").await?;

@@ -1,10 +1,35 @@
-//! Stored games back to the core's [`Game`], ready for the PGN writer.
+//! Stored games back to the core's [`Game`], ready for the PGN writer, and a game's moves the
+//! other way, as the store keeps them.
 
-use crate::model::{RoundInfo, StoredGame};
+use crate::model::{RoundInfo, StoredGame, StoredMove};
 use relay_core::clock_time::ClockTime;
 use relay_core::game::{Game, GameResult, RecordedMove, Tags};
-use shakmaty::Chess;
+use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
+use shakmaty::{Chess, EnPassantMode, Position};
+
+/// A game's moves as the store keeps them (SAN, UCI, clocks, the position after), each
+/// accepted at `at_ms`.
+pub fn stored_moves(g: &Game, at_ms: i64) -> Vec<StoredMove> {
+    let mut pos = g.start.clone();
+    g.moves
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let uci = m.uci(g.castling_mode).to_string();
+            pos.play_unchecked(m.mv);
+            StoredMove {
+                ply: i as u32 + 1,
+                san: m.san.to_string(),
+                uci,
+                clk_ms: m.clk.map(|c| c.millis()),
+                emt_ms: m.emt.map(|c| c.millis()),
+                accepted_at_ms: at_ms,
+                fen_after: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+            }
+        })
+        .collect()
+}
 
 /// Rebuilds a stored game: replays its moves from the start position (checking each is legal,
 /// so a damaged row can never produce an illegal PGN) and fills in the tags. `event`, `site`

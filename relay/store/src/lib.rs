@@ -42,7 +42,7 @@ pub use cluster::{
 pub use direct::SqliteCommits;
 pub use error::{Result, StoreError};
 pub use evals::{Score, StoredEval, position_key};
-pub use export::{round_game, to_game};
+pub use export::{round_game, stored_moves, to_game};
 pub use id::{BadId, GameId, RoundId, Seq, TournamentId};
 pub use incidents::{Incident, IncidentKind, Side, UnknownWord};
 pub use migrate::SCHEMA_VERSION;

@@ -121,6 +121,28 @@ pub struct TypedDone {
     already: bool,
 }
 
+impl TypedDone {
+    /// Done now, at change `seq`.
+    fn stored(game_id: GameId, ply: u32, seq: Seq) -> TypedDone {
+        TypedDone {
+            game_id,
+            ply,
+            seq: Some(seq),
+            already: false,
+        }
+    }
+
+    /// Found done already (a resend): nothing changed.
+    fn already(game_id: GameId, ply: u32) -> TypedDone {
+        TypedDone {
+            game_id,
+            ply,
+            seq: None,
+            already: true,
+        }
+    }
+}
+
 /// The game an entrant may type for: on a board it was given, and no e-board playing it.
 async fn typed_game(
     store: &Store,
@@ -212,19 +234,14 @@ pub async fn post_move(
             g.moves.len()
         )));
     }
-    let pos = position_before(&g, ply)?;
+    let mut pos = position_before(&g, ply)?;
     let mv = typed_move(&b, &pos, ply)?;
     let uci = mv.to_uci(g.castling_mode()).to_string();
     // A resend of a move already stored is done; another move there is a clash.
     let done = |g: &StoredGame| -> Result<Option<TypedDone>, ApiError> {
         match g.moves.get(ply as usize - 1) {
             None => Ok(None),
-            Some(m) if m.uci == uci => Ok(Some(TypedDone {
-                game_id: id,
-                ply,
-                seq: None,
-                already: true,
-            })),
+            Some(m) if m.uci == uci => Ok(Some(TypedDone::already(id, ply))),
             Some(m) => Err(ApiError::Conflict(format!(
                 "ply {ply} is {} already; take it back first to play another move there",
                 m.san
@@ -240,18 +257,12 @@ pub async fn post_move(
             "game {id} is over ({result}); take the result back first"
         )));
     }
-    let mut after = pos.clone();
-    let mut m = stored_move(&mut after, mv, ply, g.castling_mode(), None);
+    let mut m = stored_move(&mut pos, mv, ply, g.castling_mode(), None);
     m.clk_ms = b.clk_ms;
     match send(&hall, id, EditAction::Typed, vec![m]).await {
         Ok(seq) => {
             tracing::info!(game = %id, ply, by = who.actor(), "typed move stored");
-            Ok(Json(TypedDone {
-                game_id: id,
-                ply,
-                seq: Some(seq),
-                already: false,
-            }))
+            Ok(Json(TypedDone::stored(id, ply, seq)))
         }
         // Two sends of the same ply at once: the second finds the first's move.
         Err(ApiError::Conflict(why)) => {
@@ -281,12 +292,7 @@ pub async fn take_back(
     let g = typed_game(&store, &boards, &who, id).await?;
     let last = g.moves.len() as u32;
     if b.ply == last + 1 {
-        return Ok(Json(TypedDone {
-            game_id: id,
-            ply: b.ply,
-            seq: None,
-            already: true,
-        }));
+        return Ok(Json(TypedDone::already(id, b.ply)));
     }
     if b.ply == 0 || b.ply != last {
         return Err(ApiError::Conflict(format!(
@@ -297,10 +303,5 @@ pub async fn take_back(
     let keep = g.moves[..last as usize - 1].to_vec();
     let seq = send(&hall, id, EditAction::Truncate { from_ply: b.ply }, keep).await?;
     tracing::info!(game = %id, ply = b.ply, by = who.actor(), "typed move taken back");
-    Ok(Json(TypedDone {
-        game_id: id,
-        ply: b.ply,
-        seq: Some(seq),
-        already: false,
-    }))
+    Ok(Json(TypedDone::stored(id, b.ply, seq)))
 }

@@ -192,6 +192,7 @@ pub struct Lichess {
 
 impl Lichess {
     pub fn new(lookup: Lookup, target: LichessTarget) -> Lichess {
+        let from_setup = target.rounds.is_empty();
         Lichess {
             lookup,
             base: target.url.trim_end_matches('/').to_string(),
@@ -205,14 +206,8 @@ impl Lichess {
             due: VecDeque::new(),
             requests: VecDeque::new(),
             sending_to: 0,
-            from_setup: false,
+            from_setup,
         }
-        .reading_setup()
-    }
-
-    fn reading_setup(mut self) -> Lichess {
-        self.from_setup = self.target.rounds.is_empty();
-        self
     }
 
     /// Lichess's answer to one request, read.

@@ -18,7 +18,7 @@ use crate::serve::views::{GameStatus, stored_result};
 use relay_core::game::{Game, GameResult};
 use relay_store::{PgnSource, StoredGame, StoredMove, now_ms};
 use shakmaty::fen::Fen;
-use shakmaty::{Chess, EnPassantMode, Position};
+use shakmaty::EnPassantMode;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -104,29 +104,6 @@ fn board_of(game: &Game, round: &[StoredGame]) -> Option<u32> {
             name(&g.pairing.white.name) == white && name(&g.pairing.black.name) == black
         })
         .map(|g| g.pairing.board_no)
-}
-
-/// The source's moves of `game`, as the store keeps them, from the first one.
-fn stored_moves(game: &Game) -> Vec<StoredMove> {
-    let mut pos: Chess = game.start.clone();
-    let at = now_ms();
-    game.moves
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let uci = m.uci(game.castling_mode).to_string();
-            pos.play_unchecked(m.mv);
-            StoredMove {
-                ply: i as u32 + 1,
-                san: m.san.to_string(),
-                uci,
-                clk_ms: m.clk.map(|c| c.millis()),
-                emt_ms: m.emt.map(|c| c.millis()),
-                accepted_at_ms: at,
-                fen_after: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
-            }
-        })
-        .collect()
 }
 
 /// Hands the hall one change of a game and waits until it is stored.
@@ -219,7 +196,7 @@ async fn follow(
     fed: &mut Fed,
 ) -> Result<(u64, Option<String>), String> {
     let id = stored.id;
-    let theirs = stored_moves(game);
+    let theirs = relay_store::stored_moves(game, now_ms());
     let start = Fen::from_position(&game.start, EnPassantMode::Legal).to_string();
     let ours_start = stored
         .start_position()
