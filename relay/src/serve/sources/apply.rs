@@ -17,8 +17,8 @@ use crate::serve::jobs::{EditAction, GameEdit};
 use crate::serve::views::{GameStatus, stored_result};
 use relay_core::game::{Game, GameResult};
 use relay_store::{PgnSource, StoredGame, StoredMove, now_ms};
-use shakmaty::fen::Fen;
 use shakmaty::EnPassantMode;
+use shakmaty::fen::Fen;
 use std::collections::HashSet;
 use std::time::Duration;
 
