@@ -369,6 +369,10 @@ async fn send_ping(socket: &mut impl ClientSocket) -> bool {
 /// Writes `out` in one go, with the client's heartbeat when `beat_now` (and a ping after it
 /// when the client has been quiet), the heartbeat's `timer` then set for the next one.
 /// `false`: the client is gone, or was closed for answering no pings.
+///
+/// Its future (440 bytes: the send, its timeout's timer, a close or a ping) is boxed by the
+/// caller for the moment it runs: awaited in place it made every client's task that much
+/// larger for all its life, though a write usually completes at its first poll.
 async fn write_out(
     s: &Shared,
     socket: &mut impl ClientSocket,
@@ -586,7 +590,14 @@ async fn next_change<T>(
     (changed, rx)
 }
 
-async fn follow(
+/// Follows `scope` for one client until it leaves or the service stops.
+///
+/// A plain function returning the task's future, not an `async fn`: an `async fn` moves its
+/// arguments into locals of its body and its future keeps room for both, so the socket
+/// (328 bytes) and the rest were held twice by every client's task for its whole life. The
+/// writes and the close are boxed while they run for the same reason (see `write_out`).
+#[allow(clippy::manual_async_fn)]
+fn follow(
     s: Arc<Shared>,
     scope: Scope,
     since: Option<Seq>,
@@ -594,116 +605,133 @@ async fn follow(
     mut delay: i64,
     arbiter: bool,
     mut socket: impl ClientSocket,
-) {
-    s.metrics.ws_clients.inc();
-    let _gauge = ClientGauge(s.clone());
-    // Subscribed before the snapshot, so nothing in between is missed, and waited for by
-    // futures that live across the loop's turns: `changed()` made afresh at every turn put
-    // the client on each watch channel's list of waiters and took it off again, under that
-    // channel's lock, which every client of the service shares: twice per channel per write.
-    let mut closing = Box::pin(next_change(s.closing()));
-    let mut round_edits = Box::pin(next_change(s.lookup.round_edits()));
-    // Every DELIVERY_SAMPLE-th client of the service has its deliveries timed.
-    static CLIENTS: AtomicU64 = AtomicU64::new(0);
-    let mut me = Follower {
-        scope,
-        arbiter,
-        wants,
-        last_seq: Seq::default(),
-        timed: CLIENTS
-            .fetch_add(1, Ordering::Relaxed)
-            .is_multiple_of(DELIVERY_SAMPLE),
-        moves_at: Vec::new(),
-    };
-    // Subscribed before the snapshot is taken: nothing published in between is missed
-    // (anything seen twice is recognised by its change number).
-    let mut feed = s.feeds.get(scope.round(), delay);
-    let mut rx = feed.subscribe();
-    // A snapshot's or a resumption's future (1.7 KB: the snapshot's build and its send) is
-    // boxed for the moment it runs. Awaited in place it made every client's task that much
-    // larger for all its life, though it runs once at the start and again only after a lag
-    // or an edit of the delay: 5,000 spectators kept about 6 MiB of it.
-    let resumed = match since {
-        Some(n) if delay == 0 => Box::pin(me.resume(&s, &feed, n, &mut socket)).await,
-        _ => None,
-    };
-    let ok = match resumed {
-        Some(ok) => ok,
-        None => Box::pin(me.start(&s, &feed, &mut socket)).await,
-    };
-    if !ok {
-        return;
-    }
-    // A client's WebSocket stack answers a ping as soon as it reads, so a client that
-    // answers nothing for the silence limit has stopped reading and is closed (its kernel
-    // buffers would take hours of heartbeats to fill, so a stalled send alone would not tell).
-    let mut beat = Beat::new(s.limits.client_silence);
-    let heartbeat = tokio::time::sleep_until(beat.due);
-    tokio::pin!(heartbeat);
-    loop {
-        tokio::select! {
-            ev = rx.recv() => match ev {
-                Ok(e) => {
-                    // Everything else already waiting goes out with it in one write: a busy
-                    // round costs a client one system call, not one per message.
-                    let mut out = Vec::new();
-                    me.take_live(&e, &mut out);
-                    while out.len() < 512 {
-                        match rx.try_recv() {
-                            Ok(more) => me.take_live(&more, &mut out),
-                            // A lag shows at the next recv(), which answers it.
-                            Err(_) => break,
+) -> impl Future<Output = ()> + Send {
+    async move {
+        s.metrics.ws_clients.inc();
+        let _gauge = ClientGauge(s.clone());
+        // Subscribed before the snapshot, so nothing in between is missed, and waited for by
+        // futures that live across the loop's turns: `changed()` made afresh at every turn put
+        // the client on each watch channel's list of waiters and took it off again, under that
+        // channel's lock, which every client of the service shares: twice per channel per write.
+        let mut closing = Box::pin(next_change(s.closing()));
+        let mut round_edits = Box::pin(next_change(s.lookup.round_edits()));
+        // Every DELIVERY_SAMPLE-th client of the service has its deliveries timed.
+        static CLIENTS: AtomicU64 = AtomicU64::new(0);
+        let mut me = Follower {
+            scope,
+            arbiter,
+            wants,
+            last_seq: Seq::default(),
+            timed: CLIENTS
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(DELIVERY_SAMPLE),
+            moves_at: Vec::new(),
+        };
+        // Subscribed before the snapshot is taken: nothing published in between is missed
+        // (anything seen twice is recognised by its change number).
+        let mut feed = s.feeds.get(scope.round(), delay);
+        let mut rx = feed.subscribe();
+        // A snapshot's or a resumption's future (1.7 KB: the snapshot's build and its send) is
+        // boxed for the moment it runs. Awaited in place it made every client's task that much
+        // larger for all its life, though it runs once at the start and again only after a lag
+        // or an edit of the delay: 5,000 spectators kept about 6 MiB of it.
+        let resumed = match since {
+            Some(n) if delay == 0 => Box::pin(me.resume(&s, &feed, n, &mut socket)).await,
+            _ => None,
+        };
+        let ok = match resumed {
+            Some(ok) => ok,
+            None => Box::pin(me.start(&s, &feed, &mut socket)).await,
+        };
+        if !ok {
+            return;
+        }
+        // A client's WebSocket stack answers a ping as soon as it reads, so a client that
+        // answers nothing for the silence limit has stopped reading and is closed (its kernel
+        // buffers would take hours of heartbeats to fill, so a stalled send alone would not tell).
+        let mut beat = Beat::new(s.limits.client_silence);
+        let heartbeat = tokio::time::sleep_until(beat.due);
+        tokio::pin!(heartbeat);
+        loop {
+            tokio::select! {
+                ev = rx.recv() => match ev {
+                    Ok(e) => {
+                        // Everything else already waiting goes out with it in one write: a busy
+                        // round costs a client one system call, not one per message.
+                        let mut out = Vec::new();
+                        me.take_live(&e, &mut out);
+                        while out.len() < 512 {
+                            match rx.try_recv() {
+                                Ok(more) => me.take_live(&more, &mut out),
+                                // A lag shows at the next recv(), which answers it.
+                                Err(_) => break,
+                            }
+                        }
+                        // A heartbeat nearly due rides along: in a busy round it costs no write
+                        // of its own.
+                        let due = !out.is_empty()
+                            && beat.due <= tokio::time::Instant::now() + HEARTBEAT_RIDE;
+                        let written =
+                            Box::pin(write_out(&s, &mut socket, out, &mut beat, heartbeat.as_mut(), due));
+                        if !written.await {
+                            return;
+                        }
+                        me.delivered(&s.metrics);
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        // Too slow to follow every change: start again from a snapshot.
+                        rx = feed.subscribe();
+                        if !Box::pin(me.start(&s, &feed, &mut socket)).await {
+                            return;
                         }
                     }
-                    // A heartbeat nearly due rides along: in a busy round it costs no write
-                    // of its own.
-                    let due = !out.is_empty()
-                        && beat.due <= tokio::time::Instant::now() + HEARTBEAT_RIDE;
-                    if !write_out(&s, &mut socket, out, &mut beat, heartbeat.as_mut(), due).await {
-                        return;
+                    Err(RecvError::Closed) => break,
+                },
+                msg = socket.next() => match msg {
+                    Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
+                    Some(Ok(_)) => beat.heard(),
+                },
+                (changed, mut edits) = &mut round_edits, if !arbiter => {
+                    if changed.is_err() {
+                        break;
                     }
-                    me.delivered(&s.metrics);
-                }
-                Err(RecvError::Lagged(_)) => {
-                    // Too slow to follow every change: start again from a snapshot.
-                    rx = feed.subscribe();
-                    if !Box::pin(me.start(&s, &feed, &mut socket)).await {
-                        return;
-                    }
-                }
-                Err(RecvError::Closed) => break,
-            },
-            msg = socket.next() => match msg {
-                Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => beat.heard(),
-            },
-            (changed, mut edits) = &mut round_edits, if !arbiter => {
-                if changed.is_err() {
-                    break;
-                }
-                // An arbiter edited a tournament or round: a client whose delay is no longer
-                // right starts again from a snapshot of the view it is now owed.
-                let now = edits.borrow_and_update().get(&scope.round()).copied();
-                round_edits.set(next_change(edits));
-                if let Some(now) = now && now != delay {
-                    delay = now;
-                    feed = s.feeds.get(scope.round(), delay);
-                    rx = feed.subscribe();
-                    if !Box::pin(me.start(&s, &feed, &mut socket)).await {
-                        return;
+                    // An arbiter edited a tournament or round: a client whose delay is no longer
+                    // right starts again from a snapshot of the view it is now owed.
+                    let now = edits.borrow_and_update().get(&scope.round()).copied();
+                    round_edits.set(next_change(edits));
+                    if let Some(now) = now && now != delay {
+                        delay = now;
+                        feed = s.feeds.get(scope.round(), delay);
+                        rx = feed.subscribe();
+                        if !Box::pin(me.start(&s, &feed, &mut socket)).await {
+                            return;
+                        }
                     }
                 }
+                () = &mut heartbeat => {
+                    // Nothing went out for a heartbeat's time: it goes alone.
+                    let written = Box::pin(write_out(
+                        &s,
+                        &mut socket,
+                        Vec::new(),
+                        &mut beat,
+                        heartbeat.as_mut(),
+                        true,
+                    ));
+                    if !written.await {
+                        return;
+                    }
+                }
+                _ = &mut closing => break,
             }
-            () = &mut heartbeat => {
-                // Nothing went out for a heartbeat's time: it goes alone.
-                if !write_out(&s, &mut socket, Vec::new(), &mut beat, heartbeat.as_mut(), true).await {
-                    return;
-                }
-            }
-            _ = &mut closing => break,
         }
+        Box::pin(close(
+            &mut socket,
+            CloseCode::Away,
+            "relay is shutting down",
+        ))
+        .await;
     }
-    close(&mut socket, CloseCode::Away, "relay is shutting down").await;
 }
 
 #[cfg(test)]

@@ -63,7 +63,9 @@ type Batch = Arc<Vec<Arc<Event>>>;
 /// batches.
 pub struct Receiver {
     rx: broadcast::Receiver<Batch>,
-    batch: Batch,
+    /// `None` until the first batch: an empty one made at subscription was an allocation
+    /// a client, kept for as long as the feed was quiet.
+    batch: Option<Batch>,
     /// The next event of `batch` to hand out.
     next: usize,
 }
@@ -75,7 +77,7 @@ impl Receiver {
             if let Some(e) = self.take() {
                 return Ok(e);
             }
-            self.batch = self.rx.recv().await?;
+            self.batch = Some(self.rx.recv().await?);
             self.next = 0;
         }
     }
@@ -86,13 +88,13 @@ impl Receiver {
             if let Some(e) = self.take() {
                 return Ok(e);
             }
-            self.batch = self.rx.try_recv()?;
+            self.batch = Some(self.rx.try_recv()?);
             self.next = 0;
         }
     }
 
     fn take(&mut self) -> Option<Arc<Event>> {
-        let e = self.batch.get(self.next)?.clone();
+        let e = self.batch.as_ref()?.get(self.next)?.clone();
         self.next += 1;
         Some(e)
     }
@@ -101,7 +103,10 @@ impl Receiver {
 impl std::fmt::Debug for Receiver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Receiver")
-            .field("waiting", &(self.batch.len() - self.next))
+            .field(
+                "waiting",
+                &self.batch.as_ref().map_or(0, |b| b.len() - self.next),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -357,7 +362,7 @@ impl Feed {
         let _held = self.recent.lock();
         Receiver {
             rx: self.tx[self.next_shard.fetch_add(1, Ordering::Relaxed) % SHARDS].subscribe(),
-            batch: Arc::new(Vec::new()),
+            batch: None,
             next: 0,
         }
     }
