@@ -190,7 +190,8 @@ impl CaseName {
                 web: 3,
                 ..c("cluster40k", 200, 1.0, 40_000, 40)
             },
-            // Run as a pair, without evaluation and with it (`evals::pair`).
+            // Run once for each number of workers `--eval-workers` lists, 0 without evaluation
+            // (`evals::runs`).
             CaseName::Eval => c("eval", 200, 1.0, 1000, 60),
             // Run as a pair, boards read without a gap and with outages (`recovery_pair`).
             CaseName::Recovery => c("recovery", 100, 1.0, 10, 60),
