@@ -10,8 +10,8 @@ use parking_lot::{Mutex, MutexGuard};
 use relay_store::{GameId, RoundId, Seq};
 use relay_store::{StoreError, now_ms};
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
@@ -24,6 +24,11 @@ const CHANNEL_CAPACITY: usize = 1024;
 /// a client further behind is answered from the store's log. An event costs about 700 bytes
 /// (its message, its encoded frame): 2,048 a feed were 1.4 MiB of every round's feed.
 const RECENT: usize = 512;
+/// The ring of a feed nobody follows (its round's spectators are elsewhere, or none yet): a
+/// first client gets a snapshot, and one coming back from further behind is answered from the
+/// store's log. At 10x a board's next game opens the next round every few minutes, and each
+/// of those rounds' feeds kept 512 events (350 KiB) for no client.
+const RECENT_UNFOLLOWED: usize = 64;
 /// Snapshots asked for in one second that make a crowd, for whom one snapshot a second is
 /// built and shared.
 const CROWD: u64 = 20;
@@ -158,8 +163,10 @@ pub struct Feed {
     /// going back to wait for the next batch takes its channel's lock, and thousands of
     /// clients on one channel woken together by a sweep queued for that one lock on both
     /// cores (`perf record` of `sched_yield` at 19,000 spectators: 75% in the channel's
-    /// `recv`).
-    tx: Vec<broadcast::Sender<Batch>>,
+    /// `recv`). A channel is made when its first client comes (under `recent`, as a
+    /// subscription is): each holds [`CHANNEL_CAPACITY`] slots from the start (40 KiB), and
+    /// most feeds have one follower or none.
+    tx: [OnceLock<broadcast::Sender<Batch>>; SHARDS],
     /// The channel the next client subscribes to.
     next_shard: AtomicUsize,
     /// The last change events, oldest first (pushed under this lock with the send, so a
@@ -202,9 +209,7 @@ impl Feed {
         Feed {
             round,
             delay_ms,
-            tx: (0..SHARDS)
-                .map(|_| broadcast::channel(CHANNEL_CAPACITY).0)
-                .collect(),
+            tx: std::array::from_fn(|_| OnceLock::new()),
             next_shard: AtomicUsize::new(0),
             recent: Mutex::new(VecDeque::new()),
             last_seq: AtomicI64::new(0),
@@ -281,14 +286,19 @@ impl Feed {
 
     /// Sends a batch to every client (no receiver is fine: nobody is watching).
     fn send(&self, batch: Batch) {
-        for tx in &self.tx {
+        for tx in self.channels() {
             let _ = tx.send(batch.clone());
         }
     }
 
+    /// The channels made so far.
+    fn channels(&self) -> impl Iterator<Item = &broadcast::Sender<Batch>> {
+        self.tx.iter().filter_map(OnceLock::get)
+    }
+
     /// How many clients follow the feed.
     fn clients(&self) -> usize {
-        self.tx.iter().map(|tx| tx.receiver_count()).sum()
+        self.channels().map(|tx| tx.receiver_count()).sum()
     }
 
     /// Whether the feed's clients are a crowd whose events are paced: [`CROWD_FANOUT`] of
@@ -347,7 +357,12 @@ impl Feed {
     fn release(&self, recent: &mut VecDeque<Arc<Event>>, e: Arc<Event>) -> Arc<Event> {
         if e.change {
             self.last_seq.fetch_max(e.seq.get(), Ordering::Relaxed);
-            if recent.len() >= RECENT {
+            let keep = if self.clients() == 0 {
+                RECENT_UNFOLLOWED
+            } else {
+                RECENT
+            };
+            while recent.len() >= keep {
                 recent.pop_front();
             }
             recent.push_back(e.clone());
@@ -361,7 +376,9 @@ impl Feed {
     pub fn subscribe(&self) -> Receiver {
         let _held = self.recent.lock();
         Receiver {
-            rx: self.tx[self.next_shard.fetch_add(1, Ordering::Relaxed) % SHARDS].subscribe(),
+            rx: self.tx[self.next_shard.fetch_add(1, Ordering::Relaxed) % SHARDS]
+                .get_or_init(|| broadcast::channel(CHANNEL_CAPACITY).0)
+                .subscribe(),
             batch: None,
             next: 0,
         }
@@ -557,6 +574,7 @@ mod tests {
     #[test]
     fn the_ring_answers_only_for_what_it_still_has() {
         let feed = Feed::new(RoundId::from(1), 0);
+        let _follower = feed.subscribe();
         // Nothing seen yet: the feed cannot vouch for any gap.
         assert_eq!(seqs(feed.since(Seq::from(0))), None);
         for seq in 1..=3 {
@@ -577,6 +595,20 @@ mod tests {
             seqs(feed.since(Seq::from(last) - 2)),
             Some(vec![last - 1, last])
         );
+        let held = |feed: &Feed, n: usize| feed.since(Seq::from(last - n as i64)).map(|e| e.len());
+        assert_eq!(held(&feed, RECENT), Some(RECENT));
+        assert_eq!(held(&feed, RECENT + 1), None);
+
+        // Nobody following: a short ring.
+        let unfollowed = Feed::new(RoundId::from(2), 0);
+        for seq in 1..=last {
+            unfollowed.push(event(Seq::from(seq), true));
+        }
+        assert_eq!(
+            held(&unfollowed, RECENT_UNFOLLOWED),
+            Some(RECENT_UNFOLLOWED)
+        );
+        assert_eq!(held(&unfollowed, RECENT_UNFOLLOWED + 1), None);
     }
 
     #[test]
@@ -620,11 +652,10 @@ mod tests {
         assert_eq!(first.try_recv().expect("sent at once").seq, Seq::from(1));
         let mut crowd: Vec<_> = (1..CROWD_FANOUT).map(|_| feed.subscribe()).collect();
         // Spread over every channel, and counted over all of them.
-        assert!(
-            feed.tx
-                .iter()
-                .all(|tx| tx.receiver_count() >= CROWD_FANOUT / SHARDS)
-        );
+        assert!(feed.tx.iter().all(|tx| {
+            tx.get()
+                .is_some_and(|tx| tx.receiver_count() >= CROWD_FANOUT / SHARDS)
+        }));
         assert_eq!(feed.clients(), CROWD_FANOUT);
         feed.push(event(Seq::from(2), true));
         feed.push(event(Seq::from(2), false));
