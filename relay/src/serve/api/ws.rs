@@ -352,17 +352,24 @@ async fn send(socket: &mut impl ClientSocket, frame: Frame) -> bool {
     send_all(socket, std::slice::from_ref(&frame)).await
 }
 
-/// A close frame, sent with a short wait (the client may be gone).
-async fn close(socket: &mut impl ClientSocket, code: CloseCode, reason: &str) {
-    let frame = CloseFrame {
-        code,
-        reason: reason.into(),
-    };
-    let _ = tokio::time::timeout(
-        Duration::from_secs(1),
-        socket.control(WsMessage::Close(Some(frame))),
-    )
-    .await;
+/// A close frame, sent with a short wait (the client may be gone). Boxed (see
+/// [`write_out`]): a client closes once.
+fn close<'a>(
+    socket: &'a mut impl ClientSocket,
+    code: CloseCode,
+    reason: &'a str,
+) -> Pin<Box<impl Future<Output = ()> + Send + 'a>> {
+    Box::pin(async move {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            socket.control(WsMessage::Close(Some(frame))),
+        )
+        .await;
+    })
 }
 
 /// A ping, for a client that has been quiet (a reading client answers at once).
@@ -375,40 +382,44 @@ async fn send_ping(socket: &mut impl ClientSocket) -> bool {
 /// when the client has been quiet), the heartbeat's `timer` then set for the next one.
 /// `false`: the client is gone, or was closed for answering no pings.
 ///
-/// Its future (440 bytes: the send, its timeout's timer, a close or a ping) is boxed by the
-/// caller for the moment it runs: awaited in place it made every client's task that much
-/// larger for all its life, though a write usually completes at its first poll.
-async fn write_out(
-    s: &Shared,
-    socket: &mut impl ClientSocket,
+/// Its future (440 bytes: the send, its timeout's timer, a close or a ping) is boxed here,
+/// for the moment it runs, as are a client's other rare or brief futures ([`close`],
+/// [`Follower::start`], [`Follower::resume`]): awaited in place, each made every client's
+/// task that much larger for all its life, though a write usually completes at its first
+/// poll.
+fn write_out<'a>(
+    s: &'a Shared,
+    socket: &'a mut impl ClientSocket,
     mut out: Vec<Frame>,
-    beat: &mut Beat,
-    timer: Pin<&mut tokio::time::Sleep>,
+    beat: &'a mut Beat,
+    timer: Pin<&'a mut tokio::time::Sleep>,
     beat_now: bool,
-) -> bool {
-    let mut ping = false;
-    if beat_now {
-        match beat.beat(tokio::time::Instant::now(), &mut out) {
-            Some(p) => ping = p,
-            None => {
-                s.metrics.silent_closed.inc();
-                close(
-                    socket,
-                    CloseCode::Policy,
-                    "no answer to pings: the client stopped reading",
-                )
-                .await;
-                return false;
+) -> Pin<Box<impl Future<Output = bool> + Send + 'a>> {
+    Box::pin(async move {
+        let mut ping = false;
+        if beat_now {
+            match beat.beat(tokio::time::Instant::now(), &mut out) {
+                Some(p) => ping = p,
+                None => {
+                    s.metrics.silent_closed.inc();
+                    close(
+                        socket,
+                        CloseCode::Policy,
+                        "no answer to pings: the client stopped reading",
+                    )
+                    .await;
+                    return false;
+                }
             }
         }
-    }
-    if !send_all(socket, &out).await || (ping && !send_ping(socket).await) {
-        return false;
-    }
-    if beat_now {
-        timer.reset(beat.due);
-    }
-    true
+        if !send_all(socket, &out).await || (ping && !send_ping(socket).await) {
+            return false;
+        }
+        if beat_now {
+            timer.reset(beat.due);
+        }
+        true
+    })
 }
 
 /// A client's heartbeat: when the next is due, and when the client was last heard.
@@ -526,61 +537,72 @@ impl Follower {
         }
     }
 
-    /// Sends the snapshot of the client's view and the feed's changes after it.
-    async fn start(&mut self, s: &Shared, feed: &Feed, socket: &mut impl ClientSocket) -> bool {
-        // From the feed's view in memory: round spectators share the feed's snapshot (each
-        // game with its last move only); arbiters and the console get every move.
-        let of = match self.scope {
-            Scope::Round(_) if self.arbiter || self.wants.eboards || self.wants.all_moves => {
-                SnapshotOf::Full
+    /// Sends the snapshot of the client's view and the feed's changes after it. Boxed (see
+    /// [`write_out`]; 1.7 KB: the snapshot's build and its send): it runs once at the start
+    /// and again only after a lag or an edit of the delay.
+    fn start<'a>(
+        &'a mut self,
+        s: &'a Shared,
+        feed: &'a Feed,
+        socket: &'a mut impl ClientSocket,
+    ) -> Pin<Box<impl Future<Output = bool> + Send + 'a>> {
+        Box::pin(async move {
+            // From the feed's view in memory: round spectators share the feed's snapshot (each
+            // game with its last move only); arbiters and the console get every move.
+            let of = match self.scope {
+                Scope::Round(_) if self.arbiter || self.wants.eboards || self.wants.all_moves => {
+                    SnapshotOf::Full
+                }
+                Scope::Round(_) => SnapshotOf::Summary,
+                Scope::Game { game, .. } => SnapshotOf::Game(game),
+            };
+            let (seq, parts) = match feed.snapshot(&s.lookup, &s.metrics, of).await {
+                Ok(x) => x,
+                Err(e) => {
+                    let error = ApiError::from(e).to_string();
+                    let _ = send(socket, ServerMessage::Error { error }.frame()).await;
+                    return false;
+                }
+            };
+            self.last_seq = seq;
+            let mut out: Vec<Frame> = parts.iter().cloned().collect();
+            for e in feed.since(seq).unwrap_or_default() {
+                self.take(&e, &mut out);
             }
-            Scope::Round(_) => SnapshotOf::Summary,
-            Scope::Game { game, .. } => SnapshotOf::Game(game),
-        };
-        let (seq, parts) = match feed.snapshot(&s.lookup, &s.metrics, of).await {
-            Ok(x) => x,
-            Err(e) => {
-                let error = ApiError::from(e).to_string();
-                let _ = send(socket, ServerMessage::Error { error }.frame()).await;
-                return false;
-            }
-        };
-        self.last_seq = seq;
-        let mut out: Vec<Frame> = parts.iter().cloned().collect();
-        for e in feed.since(seq).unwrap_or_default() {
-            self.take(&e, &mut out);
-        }
-        send_all(socket, &out).await
+            send_all(socket, &out).await
+        })
     }
 
     /// Picks up a client coming back with `?since=N` from the feed's ring, else from the
-    /// store; `false` when a snapshot is the better answer.
-    async fn resume(
-        &mut self,
-        s: &Shared,
-        feed: &Feed,
+    /// store; `None` when a snapshot is the better answer. Boxed, as [`Follower::start`].
+    fn resume<'a>(
+        &'a mut self,
+        s: &'a Shared,
+        feed: &'a Feed,
         since: Seq,
-        socket: &mut impl ClientSocket,
-    ) -> Option<bool> {
-        self.last_seq = since;
-        if let Some(events) = feed.since(since) {
-            let mut out = Vec::new();
-            for e in &events {
-                self.take(e, &mut out);
+        socket: &'a mut impl ClientSocket,
+    ) -> Pin<Box<impl Future<Output = Option<bool>> + Send + 'a>> {
+        Box::pin(async move {
+            self.last_seq = since;
+            if let Some(events) = feed.since(since) {
+                let mut out = Vec::new();
+                for e in &events {
+                    self.take(e, &mut out);
+                }
+                return Some(send_all(socket, &out).await);
             }
-            return Some(send_all(socket, &out).await);
-        }
-        let (last, msgs) = missed(s, self.scope, since).await?;
-        for m in msgs {
-            let Some(text) = render(s, m).await else {
-                continue;
-            };
-            if !send(socket, text).await {
-                return Some(false);
+            let (last, msgs) = missed(s, self.scope, since).await?;
+            for m in msgs {
+                let Some(text) = render(s, m).await else {
+                    continue;
+                };
+                if !send(socket, text).await {
+                    return Some(false);
+                }
             }
-        }
-        self.last_seq = last;
-        Some(true)
+            self.last_seq = last;
+            Some(true)
+        })
     }
 }
 
@@ -599,8 +621,8 @@ async fn next_change<T>(
 ///
 /// A plain function returning the task's future, not an `async fn`: an `async fn` moves its
 /// arguments into locals of its body and its future keeps room for both, so the socket
-/// (328 bytes) and the rest were held twice by every client's task for its whole life. The
-/// writes and the close are boxed while they run for the same reason (see `write_out`).
+/// (328 bytes) and the rest were held twice by every client's task for its whole life. Its
+/// rare or brief futures box themselves for the same reason (see [`write_out`]).
 #[allow(clippy::manual_async_fn)]
 fn follow(
     s: Arc<Shared>,
@@ -636,17 +658,13 @@ fn follow(
         // (anything seen twice is recognised by its change number).
         let mut feed = s.feeds.get(scope.round(), delay);
         let mut rx = feed.subscribe();
-        // A snapshot's or a resumption's future (1.7 KB: the snapshot's build and its send) is
-        // boxed for the moment it runs. Awaited in place it made every client's task that much
-        // larger for all its life, though it runs once at the start and again only after a lag
-        // or an edit of the delay: 5,000 spectators kept about 6 MiB of it.
         let resumed = match since {
-            Some(n) if delay == 0 => Box::pin(me.resume(&s, &feed, n, &mut socket)).await,
+            Some(n) if delay == 0 => me.resume(&s, &feed, n, &mut socket).await,
             _ => None,
         };
         let ok = match resumed {
             Some(ok) => ok,
-            None => Box::pin(me.start(&s, &feed, &mut socket)).await,
+            None => me.start(&s, &feed, &mut socket).await,
         };
         if !ok {
             return;
@@ -677,7 +695,7 @@ fn follow(
                         let due = !out.is_empty()
                             && beat.due <= tokio::time::Instant::now() + HEARTBEAT_RIDE;
                         let written =
-                            Box::pin(write_out(&s, &mut socket, out, &mut beat, heartbeat.as_mut(), due));
+                            write_out(&s, &mut socket, out, &mut beat, heartbeat.as_mut(), due);
                         if !written.await {
                             return;
                         }
@@ -686,7 +704,7 @@ fn follow(
                     Err(RecvError::Lagged(_)) => {
                         // Too slow to follow every change: start again from a snapshot.
                         rx = feed.subscribe();
-                        if !Box::pin(me.start(&s, &feed, &mut socket)).await {
+                        if !me.start(&s, &feed, &mut socket).await {
                             return;
                         }
                     }
@@ -708,21 +726,15 @@ fn follow(
                         delay = now;
                         feed = s.feeds.get(scope.round(), delay);
                         rx = feed.subscribe();
-                        if !Box::pin(me.start(&s, &feed, &mut socket)).await {
+                        if !me.start(&s, &feed, &mut socket).await {
                             return;
                         }
                     }
                 }
                 () = &mut heartbeat => {
                     // Nothing went out for a heartbeat's time: it goes alone.
-                    let written = Box::pin(write_out(
-                        &s,
-                        &mut socket,
-                        Vec::new(),
-                        &mut beat,
-                        heartbeat.as_mut(),
-                        true,
-                    ));
+                    let written =
+                        write_out(&s, &mut socket, Vec::new(), &mut beat, heartbeat.as_mut(), true);
                     if !written.await {
                         return;
                     }
@@ -730,12 +742,7 @@ fn follow(
                 _ = &mut closing => break,
             }
         }
-        Box::pin(close(
-            &mut socket,
-            CloseCode::Away,
-            "relay is shutting down",
-        ))
-        .await;
+        close(&mut socket, CloseCode::Away, "relay is shutting down").await;
     }
 }
 
